@@ -1,0 +1,1 @@
+"""mnemarket.agents layer."""

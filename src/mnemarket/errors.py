@@ -1,0 +1,43 @@
+"""Errors shared by every layer.
+
+A small hierarchy: `UserError` for the caller's mistakes (bad config, unknown names, wrong
+arguments), `ProviderError` for model back ends, `StoreError` for persistence. Every message
+says what was wrong, what was expected and what to do.
+"""
+
+from __future__ import annotations
+
+
+class MnemarketError(Exception):
+    """Base class of every error mnemarket raises on purpose."""
+
+
+class UserError(MnemarketError):
+    """The caller asked for something that cannot work; the message says how to fix it."""
+
+
+class ConfigError(UserError):
+    """A configuration file or value is invalid.
+
+    Attributes:
+        path: the file the value came from, if any.
+        field: dotted path of the offending field, if any.
+    """
+
+    def __init__(self, message: str, *, path: str | None = None, field: str | None = None):
+        prefix = ": ".join(p for p in (path, field) if p)
+        super().__init__(f"{prefix}: {message}" if prefix else message)
+        self.path = path
+        self.field = field
+
+
+class ProviderError(MnemarketError):
+    """A model back end failed (unreachable, garbled output, over budget, missing install)."""
+
+
+class BudgetExceeded(ProviderError):
+    """A spend or token cap would be exceeded by the next call."""
+
+
+class StoreError(MnemarketError):
+    """The persistence layer could not read or write state."""

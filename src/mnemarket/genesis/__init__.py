@@ -1,0 +1,1 @@
+"""mnemarket.genesis layer."""

@@ -1,0 +1,156 @@
+"""Invokable artifacts: system services that plug a method table into the kernel.
+
+The kernel dispatches and charges every call; the callee never touches the caller's scrip for
+the method cost. The method table is the single source of truth for argument validation, cost,
+permission and the documentation agents read.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from mnemarket.kernel.artifact import Artifact, Operation
+from mnemarket.kernel.results import ActionFailure, ErrorCode
+
+if TYPE_CHECKING:
+    from mnemarket.kernel.transaction import Transaction
+    from mnemarket.kernel.world import World
+
+
+class NoArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+@dataclass
+class MethodOutcome:
+    """What a method returns to the caller on success."""
+
+    message: str
+    data: Any = None
+
+
+class InvokeContext:
+    """What a method handler may see and do: the caller, the clock, and the staged transaction."""
+
+    def __init__(self, world: World, tx: Transaction, caller: str, target: Artifact):
+        self.world = world
+        self.tx = tx
+        self.caller = caller
+        self.target = target
+
+    @property
+    def tick(self) -> int:
+        return self.world.tick
+
+    def artifact(self, artifact_id: str) -> Artifact:
+        """A live artifact or an UNKNOWN_ARTIFACT failure with the nearest ids."""
+        return self.world.require_artifact(artifact_id, self.tx)
+
+    def allowed(self, operation: Operation, artifact: Artifact, principal: str | None = None) -> bool:
+        return artifact.access.allows(operation, principal or self.caller, artifact.owner)
+
+    def require(self, operation: Operation, artifact: Artifact, principal: str | None = None) -> None:
+        self.world.require_access(operation, artifact, principal or self.caller)
+
+    def state(self, key: str, namespace: str | None = None) -> Any:
+        return self.tx.get_state(namespace or self.target.id, key)
+
+    def put_state(self, key: str, value: Any, namespace: str | None = None) -> None:
+        self.tx.put_state(namespace or self.target.id, key, value)
+
+    def state_items(self, namespace: str | None = None) -> dict[str, Any]:
+        return self.tx.state_items(namespace or self.target.id)
+
+
+Handler = Callable[[InvokeContext, Any], MethodOutcome]
+Permission = Callable[[InvokeContext, Any], None]
+
+
+@dataclass(frozen=True)
+class MethodSpec:
+    """One method of an invokable artifact.
+
+    Attributes:
+        name: the method name agents call.
+        args: pydantic model of the arguments (positional calls follow its field order).
+        handler: does the work inside the caller's transaction; raises ActionFailure to fail.
+        description: one line for the docs agents read.
+        cost: scrip the caller pays per call, or a function of the validated arguments.
+        cost_text: how a variable cost is computed, for the docs.
+        permission: raises ActionFailure when the caller may not call it with these arguments.
+        permission_text: who may call it, for the docs.
+    """
+
+    name: str
+    args: type[BaseModel]
+    handler: Handler
+    description: str
+    cost: int | Callable[[Any], int] = 0
+    cost_text: str | None = None
+    permission: Permission | None = None
+    permission_text: str = "anyone"
+
+    def cost_for(self, args: BaseModel) -> int:
+        return self.cost(args) if callable(self.cost) else self.cost
+
+    def describe_cost(self) -> str:
+        if self.cost_text:
+            return self.cost_text
+        return f"{self.cost} scrip" if not callable(self.cost) else "variable"
+
+    def signature(self) -> str:
+        parts = []
+        for name, info in self.args.model_fields.items():
+            annotation = getattr(info.annotation, "__name__", None) or str(info.annotation)
+            annotation = annotation.replace("typing.", "")
+            parts.append(f"{name}: {annotation}" + ("" if info.is_required() else "?"))
+        return ", ".join(parts)
+
+    def bind(self, raw: dict[str, Any] | list[Any]) -> BaseModel:
+        """Validate raw args (by name or position) or fail with the expected schema."""
+        fields = list(self.args.model_fields)
+        if isinstance(raw, list):
+            if len(raw) > len(fields):
+                raise self._args_failure(f"takes at most {len(fields)} positional args, got {len(raw)}")
+            raw = dict(zip(fields, raw))
+        try:
+            return self.args.model_validate(raw)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(map(str, e['loc'])) or 'args'}: {e['msg']}" for e in exc.errors())
+            raise self._args_failure(problems) from None
+
+    def _args_failure(self, problem: str) -> ActionFailure:
+        example = {name: "..." for name, info in self.args.model_fields.items() if info.is_required()}
+        return ActionFailure(
+            ErrorCode.INVALID_ARGUMENTS, f"bad args for {self.name}: {problem}",
+            f"{self.name} takes ({self.signature()}); pass args as an object, e.g. {json.dumps(example)}")
+
+
+@dataclass
+class Invokable:
+    """A system artifact with a method table. Subclasses fill `methods` in `__post_init__`."""
+
+    artifact_id: str
+    description: str
+    methods: dict[str, MethodSpec] = field(default_factory=dict)
+
+    def add(self, spec: MethodSpec) -> None:
+        self.methods[spec.name] = spec
+
+    def on_register(self, world: World) -> None:
+        """Hook for rules and principals the artifact needs (e.g. a mint rule)."""
+
+    def render_docs(self) -> str:
+        """The documentation agents read, generated from the method table."""
+        lines = [f"{self.artifact_id}: {self.description}"]
+        for spec in self.methods.values():
+            lines.append(
+                f"  - {spec.name}({spec.signature()}) cost {spec.describe_cost()}; "
+                f"who: {spec.permission_text}. {spec.description}")
+        return "\n".join(lines)

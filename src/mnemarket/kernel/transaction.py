@@ -1,0 +1,137 @@
+"""A transaction stages one action's changes over the world's state until they are committed.
+
+Nothing touches the world until the change set is durable, so a failure at any step (a handler
+error, an injected fault, a killed process) leaves no scrip or ownership moved.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from mnemarket.kernel.artifact import Artifact
+from mnemarket.kernel.changes import ChangeSet, CommitHook
+from mnemarket.kernel.ledger import SYSTEM_PRINCIPAL, EntryKind, LedgerEntry
+from mnemarket.kernel.results import ActionFailure, ErrorCode
+
+if TYPE_CHECKING:
+    from mnemarket.kernel.world import World
+
+
+class Transaction:
+    """Staged reads and writes of one action. Reads see the staged values first."""
+
+    def __init__(self, world: World, principal: str):
+        self.world = world
+        self.principal = principal
+        self.changes = ChangeSet()
+        self.minted = 0
+        self.burned = 0
+        self.charged = 0  # scrip the acting principal paid, for the result
+
+    # -- artifacts -------------------------------------------------------------------------
+    def artifact(self, artifact_id: str) -> Artifact | None:
+        """The artifact as staged or committed, deleted ones included; None if it never existed."""
+        staged = self.changes.artifacts.get(artifact_id)
+        return staged if staged is not None else self.world.artifacts.get(artifact_id)
+
+    def put_artifact(self, artifact: Artifact) -> None:
+        self.changes.artifacts[artifact.id] = artifact
+
+    # -- principals and scrip ----------------------------------------------------------------
+    def is_principal(self, principal: str) -> bool:
+        return principal in self.changes.principals or principal in self.world.principals
+
+    def add_principal(self, principal: str, kind: str) -> None:
+        if not self.is_principal(principal):
+            self.changes.principals[principal] = kind
+            self.changes.balances.setdefault(principal, 0)
+
+    def balance(self, principal: str) -> int:
+        staged = self.changes.balances.get(principal)
+        return staged if staged is not None else self.world.balances.get(principal, 0)
+
+    def _entry(self, sender: str, recipient: str, amount: int, kind: EntryKind, reason: str,
+               rule: str | None = None) -> None:
+        entry_id = self.world.ledger_count + len(self.changes.ledger) + 1
+        self.changes.ledger.append(LedgerEntry(
+            id=entry_id, tick=self.world.tick, sender=sender, recipient=recipient, amount=amount,
+            kind=kind, reason=reason, rule=rule))
+
+    def _require_principal(self, principal: str) -> None:
+        if not self.is_principal(principal):
+            raise ActionFailure(
+                ErrorCode.UNKNOWN_PRINCIPAL, f"no principal {principal!r}",
+                f"scrip can go only to existing principals: {self.world.nearest_principals(principal)}")
+
+    def move(self, sender: str, recipient: str, amount: int, *, kind: EntryKind = "transfer",
+             reason: str = "") -> None:
+        """Move scrip between principals; fails the action if the sender cannot cover it."""
+        if amount < 0:
+            raise ValueError(f"amount must be >= 0, got {amount!r}")
+        if amount == 0:
+            return
+        self._require_principal(sender)
+        self._require_principal(recipient)
+        have = self.balance(sender)
+        if have < amount:
+            raise ActionFailure(
+                ErrorCode.INSUFFICIENT_SCRIP,
+                f"{sender!r} has {have} scrip but this needs {amount} ({reason or kind})",
+                f"earn or receive {amount - have} more scrip first, or choose something cheaper")
+        self.changes.balances[sender] = have - amount
+        self.changes.balances[recipient] = self.balance(recipient) + amount
+        if sender == self.principal:
+            self.charged += amount
+        self._entry(sender, recipient, amount, kind, reason)
+
+    def mint(self, recipient: str, amount: int, *, rule: str, reason: str = "") -> None:
+        """Create scrip under a registered mint rule."""
+        self.world.require_rule(rule, "mint")
+        if amount <= 0:
+            raise ValueError(f"mint amount must be > 0, got {amount!r}")
+        self._require_principal(recipient)
+        self.changes.balances[recipient] = self.balance(recipient) + amount
+        self.minted += amount
+        self._entry(SYSTEM_PRINCIPAL, recipient, amount, "mint", reason, rule)
+
+    def burn(self, sender: str, amount: int, *, rule: str, reason: str = "") -> None:
+        """Destroy scrip under a registered burn rule."""
+        self.world.require_rule(rule, "burn")
+        if amount <= 0:
+            raise ValueError(f"burn amount must be > 0, got {amount!r}")
+        have = self.balance(sender)
+        if have < amount:
+            raise ActionFailure(
+                ErrorCode.INSUFFICIENT_SCRIP, f"{sender!r} has {have} scrip, cannot burn {amount}",
+                f"earn or receive {amount - have} more scrip first")
+        self.changes.balances[sender] = have - amount
+        if sender == self.principal:
+            self.charged += amount
+        self.burned += amount
+        self._entry(sender, SYSTEM_PRINCIPAL, amount, "burn", reason, rule)
+
+    # -- keyed state of system artifacts ---------------------------------------------------------
+    def get_state(self, namespace: str, key: str) -> Any:
+        if (namespace, key) in self.changes.state:
+            return self.changes.state[(namespace, key)]
+        return self.world.state.get((namespace, key))
+
+    def put_state(self, namespace: str, key: str, value: Any) -> None:
+        """Upsert a JSON-serialisable value; None deletes the key."""
+        self.changes.state[(namespace, key)] = value
+
+    def state_items(self, namespace: str) -> dict[str, Any]:
+        """All live keys of a namespace, staged changes applied."""
+        items = {k: v for (ns, k), v in self.world.state.items() if ns == namespace}
+        for (ns, key), value in self.changes.state.items():
+            if ns != namespace:
+                continue
+            if value is None:
+                items.pop(key, None)
+            else:
+                items[key] = value
+        return items
+
+    def on_commit(self, hook: CommitHook) -> None:
+        """Run `hook(connection)` inside the database transaction that commits this action."""
+        self.changes.hooks.append(hook)

@@ -1,0 +1,274 @@
+"""The world: artifacts, principals and scrip, changed only through validated actions."""
+
+from __future__ import annotations
+
+import difflib
+from collections import deque
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from mnemarket.kernel.actions import Action, parse_action
+from mnemarket.kernel.artifact import Artifact, Operation
+from mnemarket.kernel.changes import ChangeSet
+from mnemarket.kernel.events import Event
+from mnemarket.kernel.invokable import Invokable
+from mnemarket.kernel.ledger import SYSTEM_PRINCIPAL, LedgerEntry, RuleKind, Supply, SupplyReport, SupplyRule
+from mnemarket.kernel.persistence import InMemoryPersistence, Persistence
+from mnemarket.kernel.results import ActionFailure, ActionResult, ErrorCode
+from mnemarket.kernel.transaction import Transaction
+
+RECENT_EVENTS = 200
+MAX_CONTENT_CHARS = 100_000
+
+
+class World:
+    """Holds the state and applies actions one at a time, each atomically with its event.
+
+    Args:
+        persistence: where committed state lives; an in-process store when omitted.
+        max_content_chars: the largest artifact content a write may store.
+    """
+
+    def __init__(self, persistence: Persistence | None = None, *, max_content_chars: int = MAX_CONTENT_CHARS):
+        self.persistence: Persistence = persistence or InMemoryPersistence()
+        self.max_content_chars = max_content_chars
+        self.invokables: dict[str, Invokable] = {}
+        self.rules: dict[str, SupplyRule] = {}
+        self._buffer: list[ChangeSet] | None = None
+        self._batch_size = 0
+        self._load()
+
+    # -- state --------------------------------------------------------------------------------------
+    def _load(self) -> None:
+        snap = self.persistence.load()
+        self.artifacts: dict[str, Artifact] = dict(snap.artifacts) if snap else {}
+        self.principals: dict[str, str] = dict(snap.principals) if snap else {}
+        self.balances: dict[str, int] = dict(snap.balances) if snap else {}
+        self.state: dict[tuple[str, str], Any] = dict(snap.state) if snap else {}
+        meta = snap.meta if snap else {}
+        self.tick = meta.get("tick", 0)
+        self.supply = Supply(initial=meta.get("initial", 0), minted=meta.get("minted", 0),
+                             burned=meta.get("burned", 0))
+        self.event_count = meta.get("event_count", 0)
+        self.ledger_count = meta.get("ledger_count", 0)
+        self.recent_events: deque[Event] = deque(
+            self.persistence.events(after=max(0, self.event_count - RECENT_EVENTS)), maxlen=RECENT_EVENTS)
+
+    def reload(self) -> None:
+        """Drop in-memory state and re-read the last committed state."""
+        self._buffer = None
+        self._load()
+
+    def _meta(self) -> dict[str, int]:
+        return {"tick": self.tick, "initial": self.supply.initial, "minted": self.supply.minted,
+                "burned": self.supply.burned, "event_count": self.event_count,
+                "ledger_count": self.ledger_count}
+
+    # -- setup (admin operations: committed, but not agent actions, so no event) --------------------------
+    def create_principal(self, principal: str, starting_scrip: int = 0, *, kind: str = "agent") -> None:
+        """Add a principal with an initial allocation (counted in the initial supply)."""
+        if principal in self.principals:
+            raise ValueError(f"principal {principal!r} already exists")
+        if principal == SYSTEM_PRINCIPAL:
+            raise ValueError(f"{SYSTEM_PRINCIPAL!r} is reserved for mints and burns")
+        if starting_scrip < 0:
+            raise ValueError(f"starting_scrip must be >= 0, got {starting_scrip!r}")
+        tx = Transaction(self, SYSTEM_PRINCIPAL)
+        tx.add_principal(principal, kind)
+        if starting_scrip:
+            tx.changes.balances[principal] = starting_scrip
+            tx._entry(SYSTEM_PRINCIPAL, principal, starting_scrip, "initial", "starting allocation")
+        self._commit(tx, initial=starting_scrip)
+
+    def register_rule(self, name: str, kind: RuleKind, description: str) -> None:
+        """Declare a named way scrip may be minted or burned (idempotent)."""
+        self.rules[name] = SupplyRule(name=name, kind=kind, description=description)
+
+    def require_rule(self, name: str, kind: RuleKind) -> None:
+        rule = self.rules.get(name)
+        if rule is None or rule.kind != kind:
+            known = [r.name for r in self.rules.values() if r.kind == kind]
+            raise ValueError(f"{kind} rule {name!r} is not registered; registered: {known}")
+
+    def register(self, invokable: Invokable, *, owner: str = SYSTEM_PRINCIPAL) -> None:
+        """Plug in a system artifact; creates its artifact and principal on first registration."""
+        self.invokables[invokable.artifact_id] = invokable
+        invokable.on_register(self)
+        if invokable.artifact_id in self.artifacts:
+            return
+        tx = Transaction(self, SYSTEM_PRINCIPAL)
+        tx.add_principal(invokable.artifact_id, "system")
+        tx.put_artifact(Artifact(
+            id=invokable.artifact_id, type="system", content=invokable.description,
+            creator=SYSTEM_PRINCIPAL, owner=owner, created_tick=self.tick, updated_tick=self.tick))
+        self._commit(tx)
+
+    def advance_tick(self, to: int | None = None) -> int:
+        """Move the clock forward by one tick (or to `to`) and commit it."""
+        new_tick = self.tick + 1 if to is None else to
+        if new_tick < self.tick:
+            raise ValueError(f"tick cannot go back from {self.tick} to {new_tick}")
+        self.tick = new_tick
+        self._flush_or_commit(ChangeSet(meta=self._meta()))
+        return self.tick
+
+    # -- actions ------------------------------------------------------------------------------
+    def submit(self, principal: str, raw: str | dict[str, Any]) -> ActionResult:
+        """Parse raw model output and execute it; unparseable output becomes a recorded failure."""
+        parsed = parse_action(raw)
+        if isinstance(parsed, ActionResult):
+            action_dump = raw if isinstance(raw, dict) else {"raw": str(raw)[:2000]}
+            return self._record(principal, "invalid", action_dump, parsed, None)
+        return self.execute(principal, parsed)
+
+    def execute(self, principal: str, action: Action) -> ActionResult:
+        """Apply one action for `principal`: all its changes and its event commit together."""
+        from mnemarket.kernel.handlers import HANDLERS
+
+        tx = Transaction(self, principal)
+        try:
+            if principal not in self.principals:
+                raise ActionFailure(ErrorCode.UNKNOWN_PRINCIPAL, f"no principal {principal!r}",
+                                    f"act as one of: {self.nearest_principals(principal)}")
+            result = HANDLERS[action.action_type](self, tx, principal, action)
+            result.scrip_charged = tx.charged
+        except ActionFailure as failure:
+            result, tx = failure.to_result(), None
+        return self._record(principal, action.action_type, action.model_dump(mode="json"), result, tx)
+
+    def _record(self, principal: str, action_type: str, action_dump: dict[str, Any],
+                result: ActionResult, tx: Transaction | None) -> ActionResult:
+        result.tick = self.tick
+        result.event_id = self.event_count + 1
+        event = Event(id=result.event_id, tick=self.tick, principal=principal, action_type=action_type,
+                      action=action_dump, result=result.model_dump(mode="json"))
+        if tx is None:
+            tx = Transaction(self, principal)
+        for entry in tx.changes.ledger:
+            entry.event_id = event.id
+        tx.changes.event = event
+        self._commit(tx)
+        return result
+
+    # -- commit -------------------------------------------------------------------------------
+    def _commit(self, tx: Transaction, *, initial: int = 0) -> None:
+        changes = tx.changes
+        supply = Supply(initial=self.supply.initial + initial, minted=self.supply.minted + tx.minted,
+                        burned=self.supply.burned + tx.burned)
+        changes.meta = {**self._meta(), "initial": supply.initial, "minted": supply.minted,
+                        "burned": supply.burned,
+                        "event_count": self.event_count + (changes.event is not None),
+                        "ledger_count": self.ledger_count + len(changes.ledger)}
+        self._flush_or_commit(changes)
+        self._apply(changes, supply)
+
+    def _flush_or_commit(self, changes: ChangeSet) -> None:
+        if self._buffer is not None:
+            self._buffer.append(changes)
+            if len(self._buffer) >= self._batch_size:
+                self._flush()
+        else:
+            self.persistence.commit([changes])
+
+    def _apply(self, changes: ChangeSet, supply: Supply) -> None:
+        self.artifacts.update(changes.artifacts)
+        self.principals.update(changes.principals)
+        self.balances.update(changes.balances)
+        for key, value in changes.state.items():
+            if value is None:
+                self.state.pop(key, None)
+            else:
+                self.state[key] = value
+        self.supply = supply
+        self.event_count = changes.meta["event_count"]
+        self.ledger_count = changes.meta["ledger_count"]
+        if changes.event is not None:
+            self.recent_events.append(changes.event)
+
+    @contextmanager
+    def batch(self, max_actions: int = 1000) -> Iterator[None]:
+        """Group commits: up to `max_actions` change sets go to the store in one transaction.
+
+        Each action is still all-or-nothing, but a killed process loses the unflushed part of the
+        batch, so use it for bulk setup and scripted runs, not where every action must be durable
+        the moment it returns (agent turns). A failed flush reloads the last committed state.
+        """
+        if self._buffer is not None:
+            yield
+            return
+        self._buffer, self._batch_size = [], max_actions
+        try:
+            yield
+        finally:
+            self._flush()
+            self._buffer = None
+
+    def _flush(self) -> None:
+        pending, self._buffer = self._buffer or [], []
+        if not pending:
+            return
+        try:
+            self.persistence.commit(pending)
+        except BaseException:
+            self.reload()
+            raise
+
+    # -- queries ---------------------------------------------------------------------------
+    def get(self, artifact_id: str) -> Artifact | None:
+        """A live (not deleted) artifact, or None."""
+        artifact = self.artifacts.get(artifact_id)
+        return artifact if artifact is not None and not artifact.deleted else None
+
+    def live_ids(self) -> list[str]:
+        return [a.id for a in self.artifacts.values() if not a.deleted]
+
+    def nearest_ids(self, artifact_id: str, n: int = 3) -> str:
+        close = difflib.get_close_matches(artifact_id, self.live_ids(), n=n, cutoff=0.5)
+        if close:
+            return "did you mean " + ", ".join(map(repr, close)) + "?"
+        return "use query_kernel to list artifacts"
+
+    def nearest_principals(self, principal: str) -> str:
+        close = difflib.get_close_matches(principal, list(self.principals), n=3, cutoff=0.4)
+        names = close or sorted(self.principals)[:10]
+        return ", ".join(map(repr, names)) or "(none yet)"
+
+    def require_artifact(self, artifact_id: str, tx: Transaction | None = None) -> Artifact:
+        artifact = tx.artifact(artifact_id) if tx else self.artifacts.get(artifact_id)
+        if artifact is None or artifact.deleted:
+            state = "was deleted" if artifact is not None else "does not exist"
+            raise ActionFailure(ErrorCode.UNKNOWN_ARTIFACT, f"artifact {artifact_id!r} {state}",
+                                self.nearest_ids(artifact_id))
+        return artifact
+
+    def require_access(self, operation: Operation, artifact: Artifact, principal: str) -> None:
+        if not artifact.access.allows(operation, principal, artifact.owner):
+            raise ActionFailure(
+                ErrorCode.PERMISSION_DENIED,
+                f"{principal!r} may not {operation} {artifact.id!r}",
+                f"{operation} on {artifact.id!r} is allowed for "
+                f"{artifact.access.describe(operation, artifact.owner)}; ask its owner for access "
+                "or buy it through genesis_escrow")
+
+    def total_scrip(self) -> int:
+        return sum(self.balances.values())
+
+    def check_supply(self) -> SupplyReport:
+        """Prove conservation: total == initial + minted - burned, and no negative balance."""
+        return SupplyReport(total=self.total_scrip(), initial=self.supply.initial,
+                            minted=self.supply.minted, burned=self.supply.burned,
+                            negative_balances={p: b for p, b in self.balances.items() if b < 0})
+
+    def events(self, *, after: int = 0, limit: int | None = None) -> list[Event]:
+        return self.persistence.events(after=after, limit=limit)
+
+    def ledger(self, principal: str | None = None, limit: int | None = None) -> list[LedgerEntry]:
+        return self.persistence.ledger(principal=principal, limit=limit)
+
+    def close(self) -> None:
+        self.persistence.close()
+
+    def invokable_docs(self) -> str:
+        """Documentation of every registered invokable, generated from their method tables."""
+        return "\n".join(inv.render_docs() for inv in self.invokables.values())

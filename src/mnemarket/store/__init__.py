@@ -1,0 +1,6 @@
+"""Persistence: the kernel's protocol on SQLite (default) or PostgreSQL, plus memory tables."""
+
+from mnemarket.store.engine import make_engine, to_url
+from mnemarket.store.world_store import SqlWorldStore
+
+__all__ = ["SqlWorldStore", "make_engine", "to_url"]

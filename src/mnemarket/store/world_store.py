@@ -1,0 +1,194 @@
+"""SqlWorldStore: the kernel's persistence protocol on SQLite or PostgreSQL (SQLAlchemy Core)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import bindparam, func, insert, or_, select, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.exc import SQLAlchemyError
+
+from mnemarket.errors import StoreError
+from mnemarket.kernel import AccessPolicy, Artifact, ChangeSet, Event, LedgerEntry, WorldSnapshot
+from mnemarket.store.engine import make_engine
+from mnemarket.store.world_tables import (
+    WORLD_TABLES, ArtifactRow, EventRow, LedgerRow, PrincipalRow, StateRow, WorldMetaRow,
+)
+
+_meta = WorldMetaRow.__table__
+_principals = PrincipalRow.__table__
+_artifacts = ArtifactRow.__table__
+_ledger = LedgerRow.__table__
+_events = EventRow.__table__
+_state = StateRow.__table__
+
+_META_COLUMNS = ("tick", "initial", "minted", "burned", "event_count", "ledger_count")
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), sort_keys=True)
+
+
+def _artifact_row(a: Artifact) -> dict[str, Any]:
+    return {"id": a.id, "type": a.type, "content": a.content, "creator": a.creator, "owner": a.owner,
+            "metadata_json": _dumps(a.metadata), "access_json": _dumps(a.access.model_dump()),
+            "read_price": a.read_price, "invoke_price": a.invoke_price, "version": a.version,
+            "created_tick": a.created_tick, "updated_tick": a.updated_tick, "deleted": a.deleted}
+
+
+def _artifact_from_row(row: Any, policies: dict[str, AccessPolicy]) -> Artifact:
+    # Rows were validated on the way in; construct without re-validation for fast reopen.
+    # Policies are frozen, so artifacts with the same policy can share one instance.
+    access = policies.get(row.access_json)
+    if access is None:
+        access = policies[row.access_json] = AccessPolicy.model_validate_json(row.access_json)
+    return Artifact.model_construct(
+        id=row.id, type=row.type, content=row.content, creator=row.creator, owner=row.owner,
+        metadata=json.loads(row.metadata_json) if row.metadata_json != "{}" else {},
+        access=access,
+        read_price=row.read_price, invoke_price=row.invoke_price, version=row.version,
+        created_tick=row.created_tick, updated_tick=row.updated_tick, deleted=bool(row.deleted))
+
+
+class SqlWorldStore:
+    """Durable world state in one database. Each `commit` is one database transaction.
+
+    Args:
+        path_or_url: a SQLite file path, or a database URL (PostgreSQL for real deployments).
+        engine: an existing engine to share (e.g. with memory stores in the same database).
+    """
+
+    def __init__(self, path_or_url: str | Path | None = None, *, engine: Engine | None = None):
+        if engine is None:
+            if path_or_url is None:
+                raise StoreError("SqlWorldStore needs a path_or_url or an engine")
+            engine = make_engine(path_or_url)
+        self.engine = engine
+        self._prepare_statements(pg_insert if engine.dialect.name == "postgresql" else sqlite_insert)
+        try:
+            with engine.begin() as conn:
+                for table in WORLD_TABLES:
+                    table.create(conn, checkfirst=True)
+        except SQLAlchemyError as exc:
+            raise StoreError(f"cannot open world database {engine.url!r}: {exc}") from exc
+
+    def _prepare_statements(self, upsert: Any) -> None:
+        # Built once: constructing statements costs more than executing them on a hot path.
+        self._insert_principal = insert(_principals)
+        self._update_balance = (update(_principals).where(_principals.c.id == bindparam("pid"))
+                                .values(balance=bindparam("bal")))
+        stmt = upsert(_artifacts)
+        self._upsert_artifact = stmt.on_conflict_do_update(
+            index_elements=["id"], set_={c: stmt.excluded[c] for c in _artifacts.c.keys() if c != "id"})
+        stmt = upsert(_state)
+        self._upsert_state = stmt.on_conflict_do_update(
+            index_elements=["namespace", "key"], set_={"value_json": stmt.excluded.value_json})
+        self._delete_state = _state.delete().where(
+            _state.c.namespace == bindparam("ns"), _state.c.key == bindparam("k"))
+        self._insert_ledger = insert(_ledger)
+        self._insert_event = insert(_events)
+        stmt = upsert(_meta)
+        self._upsert_meta = stmt.on_conflict_do_update(
+            index_elements=["id"], set_={c: stmt.excluded[c] for c in _META_COLUMNS})
+
+    # -- protocol ---------------------------------------------------------------------------------
+    def load(self) -> WorldSnapshot | None:
+        with self.engine.connect() as conn:
+            meta = conn.execute(select(_meta).where(_meta.c.id == 1)).first()
+            if meta is None:
+                return None
+            snap = WorldSnapshot(meta={name: getattr(meta, name) for name in _META_COLUMNS})
+            for row in conn.execute(select(_principals)):
+                snap.principals[row.id] = row.kind
+                snap.balances[row.id] = row.balance
+            policies: dict[str, AccessPolicy] = {}
+            for row in conn.execute(select(_artifacts)):
+                snap.artifacts[row.id] = _artifact_from_row(row, policies)
+            for row in conn.execute(select(_state)):
+                snap.state[(row.namespace, row.key)] = json.loads(row.value_json)
+            return snap
+
+    def commit(self, changes: Sequence[ChangeSet]) -> None:
+        try:
+            with self.engine.begin() as conn:
+                self._write(conn, changes)
+        except SQLAlchemyError as exc:
+            raise StoreError(f"commit failed, nothing was written: {exc}") from exc
+
+    def _write(self, conn: Connection, changes: Sequence[ChangeSet]) -> None:
+        artifacts: dict[str, Artifact] = {}
+        principals: dict[str, str] = {}
+        balances: dict[str, int] = {}
+        state: dict[tuple[str, str], Any] = {}
+        ledger: list[dict[str, Any]] = []
+        events: list[dict[str, Any]] = []
+        meta: dict[str, int] = {}
+        for change in changes:  # later change sets win, as they would applied one by one
+            artifacts.update(change.artifacts)
+            principals.update(change.principals)
+            balances.update(change.balances)
+            state.update(change.state)
+            meta.update(change.meta)
+            ledger.extend(e.model_dump() for e in change.ledger)
+            if change.event is not None:
+                e = change.event
+                events.append({"id": e.id, "tick": e.tick, "principal": e.principal,
+                               "action_type": e.action_type, "action_json": _dumps(e.action),
+                               "result_json": _dumps(e.result)})
+        if principals:
+            conn.execute(self._insert_principal, [
+                {"id": p, "kind": k, "balance": balances.get(p, 0)} for p, k in principals.items()])
+        existing = [{"pid": p, "bal": b} for p, b in balances.items() if p not in principals]
+        if existing:
+            conn.execute(self._update_balance, existing)
+        if artifacts:
+            conn.execute(self._upsert_artifact, [_artifact_row(a) for a in artifacts.values()])
+        upserts = [{"namespace": ns, "key": k, "value_json": _dumps(v)}
+                   for (ns, k), v in state.items() if v is not None]
+        if upserts:
+            conn.execute(self._upsert_state, upserts)
+        deletes = [{"ns": ns, "k": k} for (ns, k), v in state.items() if v is None]
+        if deletes:
+            conn.execute(self._delete_state, deletes)
+        if ledger:
+            conn.execute(self._insert_ledger, ledger)
+        if events:
+            conn.execute(self._insert_event, events)
+        if meta:
+            conn.execute(self._upsert_meta, [{"id": 1, **{c: meta[c] for c in _META_COLUMNS}}])
+        for change in changes:
+            for hook in change.hooks:
+                hook(conn)
+
+    def events(self, *, after: int = 0, limit: int | None = None) -> list[Event]:
+        query = select(_events).where(_events.c.id > after).order_by(_events.c.id)
+        if limit is not None:
+            query = query.limit(limit)
+        with self.engine.connect() as conn:
+            return [Event(id=r.id, tick=r.tick, principal=r.principal, action_type=r.action_type,
+                          action=json.loads(r.action_json), result=json.loads(r.result_json))
+                    for r in conn.execute(query)]
+
+    def ledger(self, *, principal: str | None = None, limit: int | None = None) -> list[LedgerEntry]:
+        query = select(_ledger).order_by(_ledger.c.id.desc())
+        if principal is not None:
+            query = query.where(or_(_ledger.c.sender == principal, _ledger.c.recipient == principal))
+        if limit is not None:
+            query = query.limit(limit)
+        with self.engine.connect() as conn:
+            rows = conn.execute(query).mappings().all()
+        return [LedgerEntry(**row) for row in reversed(rows)]
+
+    def count(self, table: str) -> int:
+        """Row count of one of the world tables (for checks and reports)."""
+        tables = {t.name: t for t in WORLD_TABLES}
+        with self.engine.connect() as conn:
+            return conn.execute(select(func.count()).select_from(tables[table])).scalar_one()
+
+    def close(self) -> None:
+        self.engine.dispose()

@@ -1,0 +1,79 @@
+"""Tables of the world's state. JSON columns are stored as text for SQLite/PostgreSQL parity."""
+
+from __future__ import annotations
+
+from sqlalchemy import BigInteger, Column, Text
+from sqlmodel import Field, SQLModel
+
+
+class WorldMetaRow(SQLModel, table=True):
+    """The world's counters, one row (id = 1)."""
+
+    __tablename__ = "world_meta"
+    id: int = Field(default=1, primary_key=True)
+    tick: int = Field(default=0, sa_type=BigInteger)
+    initial: int = Field(default=0, sa_type=BigInteger)
+    minted: int = Field(default=0, sa_type=BigInteger)
+    burned: int = Field(default=0, sa_type=BigInteger)
+    event_count: int = Field(default=0, sa_type=BigInteger)
+    ledger_count: int = Field(default=0, sa_type=BigInteger)
+
+
+class PrincipalRow(SQLModel, table=True):
+    __tablename__ = "principals"
+    id: str = Field(primary_key=True)
+    kind: str
+    balance: int = Field(default=0, sa_type=BigInteger)
+
+
+class ArtifactRow(SQLModel, table=True):
+    __tablename__ = "artifacts"
+    id: str = Field(primary_key=True)
+    type: str = Field(index=True)
+    content: str = Field(sa_column=Column(Text, nullable=False))
+    creator: str
+    owner: str = Field(index=True)
+    metadata_json: str = Field(sa_column=Column(Text, nullable=False))
+    access_json: str = Field(sa_column=Column(Text, nullable=False))
+    read_price: int = 0
+    invoke_price: int = 0
+    version: int = 1
+    created_tick: int = Field(default=0, sa_type=BigInteger)
+    updated_tick: int = Field(default=0, sa_type=BigInteger)
+    deleted: bool = False
+
+
+class LedgerRow(SQLModel, table=True):
+    __tablename__ = "ledger"
+    id: int = Field(primary_key=True, sa_type=BigInteger)
+    tick: int = Field(sa_type=BigInteger)
+    sender: str = Field(index=True)
+    recipient: str = Field(index=True)
+    amount: int = Field(sa_type=BigInteger)
+    kind: str
+    reason: str = ""
+    rule: str | None = None
+    event_id: int | None = Field(default=None, sa_type=BigInteger)
+
+
+class EventRow(SQLModel, table=True):
+    __tablename__ = "events"
+    id: int = Field(primary_key=True, sa_type=BigInteger)
+    tick: int = Field(sa_type=BigInteger, index=True)
+    principal: str = Field(index=True)
+    action_type: str
+    action_json: str = Field(sa_column=Column(Text, nullable=False))
+    result_json: str = Field(sa_column=Column(Text, nullable=False))
+
+
+class StateRow(SQLModel, table=True):
+    """Keyed JSON state of system artifacts (escrow listings, licences, provenance, ...)."""
+
+    __tablename__ = "artifact_state"
+    namespace: str = Field(primary_key=True)
+    key: str = Field(primary_key=True)
+    value_json: str = Field(sa_column=Column(Text, nullable=False))
+
+
+WORLD_TABLES = [WorldMetaRow.__table__, PrincipalRow.__table__, ArtifactRow.__table__,
+                LedgerRow.__table__, EventRow.__table__, StateRow.__table__]

@@ -1,0 +1,101 @@
+"""The SQL store keeps the world exactly: every artifact field, balances, tick, events, state."""
+
+from __future__ import annotations
+
+import pytest
+
+from mnemarket.errors import StoreError
+from mnemarket.kernel import AccessPolicy, InvokeArtifact, Transfer, World, WriteArtifact
+from mnemarket.store import SqlWorldStore, to_url
+
+from ..kernel.helpers import make_world
+
+
+def test_reopened_world_is_identical(engine_factory):
+    world = make_world(SqlWorldStore(engine=engine_factory()))
+    world.execute("alice", WriteArtifact(
+        artifact_id="doc", content="héllo\nworld", artifact_type="note", metadata={"tags": ["a", 1]},
+        access=AccessPolicy(read=["bob"], write="owner", authorized_writer="notes"), read_price=3))
+    world.advance_tick()
+    world.execute("bob", Transfer(to="alice", amount=7, memo="m"))
+    world.execute("bob", InvokeArtifact(artifact_id="notes", method="put", args=["k", "v"]))
+    world.execute("alice", InvokeArtifact(artifact_id="notes", method="pay", args={"to": "bob", "amount": 20}))
+    world.submit("bob", "garbage")
+    world.advance_tick()
+
+    reopened = make_world(SqlWorldStore(engine=engine_factory()))
+    assert reopened.artifacts == world.artifacts
+    assert reopened.artifacts["doc"].access.read == ["bob"]
+    assert reopened.balances == world.balances and reopened.principals == world.principals
+    assert reopened.tick == world.tick == 2
+    assert reopened.event_count == world.event_count == len(reopened.events()) == 5
+    assert reopened.supply == world.supply and reopened.supply.minted == 20
+    assert reopened.state == world.state == {("notes", "k"): {"value": "v", "by": "bob"}}
+    assert reopened.check_supply().ok
+    assert [e.model_dump() for e in reopened.ledger()] == [e.model_dump() for e in world.ledger()]
+    assert [e.model_dump() for e in reopened.events()] == [e.model_dump() for e in world.events()]
+
+
+def test_batch_commits_together_and_survives_reopen(engine_factory):
+    world = make_world(SqlWorldStore(engine=engine_factory()))
+    with world.batch(max_actions=7):
+        for i in range(20):
+            world.execute("alice", Transfer(to="bob", amount=1))
+    reopened = make_world(SqlWorldStore(engine=engine_factory()))
+    assert reopened.balances["bob"] == 70 and reopened.event_count == 20
+
+
+def test_failed_commit_changes_nothing_in_memory_or_database(engine_factory):
+    world = make_world(SqlWorldStore(engine=engine_factory()))
+    store: SqlWorldStore = world.persistence  # type: ignore[assignment]
+
+    def boom(conn):
+        raise RuntimeError("disk on fire")
+
+    from mnemarket.kernel import Transaction
+    tx = Transaction(world, "alice")
+    tx.move("alice", "bob", 10)
+    tx.on_commit(boom)
+    with pytest.raises(RuntimeError, match="disk on fire"):
+        world._commit(tx)
+    assert world.balances["alice"] == 100
+    assert make_world(SqlWorldStore(engine=engine_factory())).balances["alice"] == 100
+    assert store.count("ledger") == 2  # only the two starting allocations
+
+
+def test_failed_batch_flush_reloads_last_committed_state(engine_factory):
+    world = make_world(SqlWorldStore(engine=engine_factory()))
+    world.execute("alice", Transfer(to="bob", amount=5))
+    with pytest.raises(StoreError):
+        with world.batch():
+            world.execute("alice", Transfer(to="bob", amount=5))
+            # the store refuses the flush, as a full disk or a lost connection would
+            world.persistence.commit = _failing_commit(world.persistence.commit)  # type: ignore[method-assign]
+    assert world.balances["alice"] == 95
+
+
+def _failing_commit(real):
+    def commit(changes):
+        raise StoreError("injected flush failure")
+    return commit
+
+
+def test_hooks_run_inside_the_action_transaction(engine_factory):
+    world = make_world(SqlWorldStore(engine=engine_factory()))
+    seen = []
+    from mnemarket.kernel import Transaction
+    tx = Transaction(world, "alice")
+    tx.on_commit(lambda conn: seen.append(conn.in_transaction()))
+    world._commit(tx)
+    assert seen == [True]
+
+
+def test_bad_url_scheme_is_a_clear_error():
+    with pytest.raises(StoreError, match="not supported"):
+        to_url("mysql://x")
+    assert to_url("postgresql://u@h/db").startswith("postgresql+psycopg://")
+
+
+def test_world_on_fresh_database_starts_empty(engine_factory):
+    world = World(SqlWorldStore(engine=engine_factory()))
+    assert world.balances == {} and world.tick == 0 and world.events() == []
