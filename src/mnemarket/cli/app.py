@@ -1,42 +1,255 @@
-"""The `mnemarket` command line."""
+"""The `mnemarket` command line: run, resume, inspect, memory, replay, validate, demo."""
 
 from __future__ import annotations
 
+import json
+import sys
 from pathlib import Path
 
 import typer
 from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-app = typer.Typer(add_completion=False, no_args_is_help=True,
+from mnemarket.errors import MnemarketError
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Agent world simulations in an artifact economy where memory is tradable.")
+memory_app = typer.Typer(no_args_is_help=True, help="Look into a run's memory stores.")
+app.add_typer(memory_app, name="memory")
 console = Console()
+
+DEMO_SCENARIO = Path("config/demo.yaml")
+
+
+def _fail(message: str) -> None:
+    """One plain line on stderr (no wrapping, so scripts can grep it) and exit code 2."""
+    typer.echo(f"error: {' '.join(message.split())}", err=True)
+    raise typer.Exit(code=2)
+
+
+def _run_with_progress(runner, title: str):
+    from mnemarket.sim.runner import RunStatus  # noqa: F401  (typing only)
+
+    total = runner.config.sessions * runner.config.turns
+    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=console, transient=False) as progress:
+        task = progress.add_task(title, total=total)
+        done = [0]
+
+        def report(kind: str, session: int, turn: int) -> None:
+            if kind == "turn":
+                done[0] = (session - 1) * runner.config.turns + turn
+                progress.update(task, completed=done[0], description=f"{title}: session {session} turn {turn}")
+        runner.setup()
+        last = runner.world.state.get(("run", "last_turn"))
+        if last:
+            progress.update(task, completed=(last["session"] - 1) * runner.config.turns + last["turn"])
+        return runner.run(report)
+
+
+def _print_summary(run_dir: Path) -> None:
+    summary = json.loads((run_dir / "summary.json").read_text())
+    table = Table(title=f"{run_dir}: {summary.get('status', '?')}")
+    for column in ("agent", "balance", "turns", "invalid", "lessons stored", "lessons migrated", "loop warnings",
+                   "tokens/turn", "baseline tokens/turn"):
+        table.add_column(column, justify="right" if column != "agent" else "left")
+    for agent, figures in summary["agents"].items():
+        table.add_row(agent, str(figures["balance"]), str(figures["turns"]), str(figures["invalid_actions"]),
+                      str(figures["lessons_stored_by_action"]), str(figures["lessons_migrated"]),
+                      str(figures["loop_breaker_triggers"]), str(figures["mean_context_tokens"]),
+                      str(figures["mean_baseline_tokens"]))
+    console.print(table)
+    trades = ", ".join(f"{t['kind']} {t['artifact_id']} {t['seller']}->{t['buyer']} @{t['price']}"
+                       for t in summary["trades"]) or "none"
+    console.print(f"trades: {trades}")
+    console.print(f"scrip: total {summary['total_scrip']} = initial {summary['initial_total_scrip']} + minted "
+                  f"{summary['minted']} - burned {summary['burned']} ({'conserved' if summary['supply_ok'] else 'BROKEN'})")
+    console.print(f"report: {run_dir / 'report.html'}")
+    if summary.get("message"):
+        console.print(f"[yellow]{summary['message']}[/yellow]")
 
 
 @app.callback()
 def _root() -> None:
-    """Keep subcommands explicit even while there is only one."""
+    """mnemarket: run, resume, inspect and compare agent economies."""
 
 
 @app.command()
-def demo(out: Path = typer.Option(Path("runs/demo"), help="run directory")) -> None:
-    """Run the offline demo and print what happened."""
-    from mnemarket.sim.kernel_demo import run_kernel_demo
+def run(scenario: Path = typer.Argument(..., help="scenario YAML, e.g. config/demo.yaml"),
+        model: str = typer.Option(None, help="provider for every agent: local, gemini:MODEL, scripted, replay:PATH, "
+                                             "openai:http://HOST:PORT/v1:MODEL"),
+        sessions: int = typer.Option(None, min=1), turns: int = typer.Option(None, min=1, help="turns per session"),
+        out: Path = typer.Option(None, help="run directory (default runs/<scenario>)"),
+        db: str = typer.Option(None, help="database URL instead of RUN_DIR/world.db (postgresql://...)"),
+        seed: int = typer.Option(None), record: bool = typer.Option(False, help="record model calls for replay"),
+        spend_cap: float = typer.Option(None, help="stop cleanly when model spend reaches this many USD")) -> None:
+    """Run a scenario."""
+    from mnemarket.sim.runner import RunOptions, Runner
 
-    outcome = run_kernel_demo(out)
-    table = Table(title="kernel demo: every action, as the acting principal saw it")
-    for column in ("tick", "who", "ok", "result / fix"):
-        table.add_column(column)
-    for who, result in outcome.steps:
-        text = result.message if result.success else f"{result.message}\n[dim]fix: {result.hint}[/dim]"
-        table.add_row(str(result.tick), who, "[green]yes[/green]" if result.success else "[red]no[/red]", text)
-    console.print(table)
-    console.print(f"balances: {outcome.balances}")
-    console.print(f"scrip conserved: {outcome.supply_ok}; events: {outcome.events}; "
-                  f"reopened from disk identical: {outcome.reopened_identical}")
-    console.print(f"database: {outcome.db_path}")
-    if not (outcome.supply_ok and outcome.reopened_identical):
+    if not scenario.exists():
+        _fail(f"scenario {str(scenario)!r} not found; try config/demo.yaml")
+    out = out or Path("runs") / scenario.stem
+    try:
+        runner = Runner.create(scenario, out, RunOptions(model=model, sessions=sessions, turns=turns, db=db, seed=seed,
+                                                         record=record, spend_cap_usd=spend_cap))
+        try:
+            _run_with_progress(runner, scenario.stem)
+        finally:
+            runner.close()
+    except MnemarketError as exc:
+        _fail(str(exc))
+    _print_summary(out)
+
+
+@app.command()
+def resume(run_dir: Path, spend_cap: float = typer.Option(None, help="raise the spend cap before resuming")) -> None:
+    """Continue a run that was stopped (killed, or by its budget)."""
+    from mnemarket.sim.runner import Runner
+
+    try:
+        runner = Runner.open(run_dir, spend_cap_usd=spend_cap)
+        try:
+            _run_with_progress(runner, f"resume {run_dir.name}")
+        finally:
+            runner.close()
+    except MnemarketError as exc:
+        _fail(str(exc))
+    _print_summary(run_dir)
+
+
+def _open_world(run_dir: Path):
+    from mnemarket.sim.runner import Runner
+
+    runner = Runner.open(run_dir)
+    runner.setup()
+    return runner
+
+
+@app.command()
+def inspect(run_dir: Path, agent: str = typer.Option(None, help="one agent's figures and recent actions"),
+            as_json: bool = typer.Option(False, "--json", help="print the summary as JSON")) -> None:
+    """Show what a run holds."""
+    from mnemarket.sim.inspect import summarize
+
+    try:
+        runner = _open_world(run_dir)
+    except MnemarketError as exc:
+        _fail(str(exc))
+    try:
+        summary = summarize(runner.world, runner.genesis)
+        if agent is not None and agent not in summary["agents"]:
+            _fail(f"no agent {agent!r} in this run; agents: {', '.join(summary['agents'])}")
+        if as_json:
+            data = summary if agent is None else {"agent": agent, **summary["agents"][agent]}
+            sys.stdout.write(json.dumps(data, indent=2) + "\n")
+            return
+        if agent is None:
+            (run_dir / "summary.json").write_text(json.dumps(summary, indent=2))
+            _print_summary(run_dir)
+            return
+        console.print(summary["agents"][agent])
+        for event in runner.world.events(principal=agent)[-15:]:
+            status = "[green]OK[/green]" if event.success else "[red]FAILED[/red]"
+            console.print(f"t{event.tick} {event.action_type} {event.action.get('method') or ''} {status} "
+                          f"{event.result.get('message', '')}")
+    finally:
+        runner.close()
+
+
+@memory_app.command("search")
+def memory_search(run_dir: Path, query: str, store: str = typer.Option(..., "--store", help="memory store id"),
+                  k: int = typer.Option(5, "-k", min=1, max=50)) -> None:
+    """Search one memory store of a run (read-only: does not touch recency)."""
+    try:
+        runner = _open_world(run_dir)
+    except MnemarketError as exc:
+        _fail(str(exc))
+    try:
+        artifact = runner.world.get(store)
+        if artifact is None or artifact.type != "memory_store":
+            stores = sorted(a.id for a in runner.world.artifacts.values() if a.type == "memory_store")
+            _fail(f"no memory store {store!r}; stores: {', '.join(stores)}")
+        hits = runner.genesis.memory.store(store).search(query, k=k, touch=False)
+        table = Table(title=f"{store}: {query!r}")
+        for column in ("id", "kind", "score", "text"):
+            table.add_column(column)
+        for hit in hits:
+            table.add_row(hit.id, hit.kind, f"{hit.score:.3f}", hit.text)
+        console.print(table)
+    finally:
+        runner.close()
+
+
+@memory_app.command("show")
+def memory_show(run_dir: Path, agent: str = typer.Option(..., "--agent")) -> None:
+    """Show an agent's working memory, long-term and episodic entries."""
+    try:
+        runner = _open_world(run_dir)
+    except MnemarketError as exc:
+        _fail(str(exc))
+    try:
+        found = next((a for a in runner.agents if a.id == agent), None)
+        if found is None:
+            _fail(f"no agent {agent!r}; agents: {', '.join(a.id for a in runner.agents)}")
+        wm = runner.world.get(found.config.working_memory_id)
+        console.rule(f"{agent}: working memory")
+        console.print(wm.content if wm else "(none)")
+        for title, store in (("long-term", found.longterm), ("episodic", found.episodic)):
+            console.rule(f"{agent}: {title} ({len(store)} entries)")
+            for record in store.records():
+                console.print(f"[dim]{record.id} {record.kind} imp={record.importance:.2f} t={record.created:g}[/dim] "
+                              f"{record.text}")
+    finally:
+        runner.close()
+
+
+@app.command()
+def replay(run_dir: Path, out: Path = typer.Option(None, help="where to re-execute (default RUN_DIR-replay)")) -> None:
+    """Re-execute a recorded run from its recordings and report whether it matched."""
+    from mnemarket.sim.replay import replay_run
+
+    try:
+        result = replay_run(run_dir, out)
+    except MnemarketError as exc:
+        _fail(str(exc))
+    if result.matched:
+        console.print(f"[green]replay matched[/green]: {result.events} events, balances and artifacts identical "
+                      f"({result.out_dir})")
+    else:
+        console.print(f"[red]replay diverged[/red]: {result.detail}")
         raise typer.Exit(code=1)
+
+
+@app.command()
+def validate(path: Path) -> None:
+    """Check agent, scenario or genesis YAML files (a file or a directory) without running anything."""
+    from mnemarket.sim.validate import validate_path
+
+    if not path.exists():
+        _fail(f"{str(path)!r} does not exist")
+    problems, checked = validate_path(path)
+    for problem in problems:
+        typer.echo(f"invalid: {problem}", err=True)
+    if problems:
+        raise typer.Exit(code=1)
+    console.print(f"[green]✓[/green] {checked} file(s) valid")
+
+
+@app.command()
+def demo(out: Path = typer.Option(Path("runs/demo"), help="run directory (replaced if it exists)"),
+         model: str = typer.Option("local", help="provider; the default is the shipped offline Gemma 3 270M"),
+         turns: int = typer.Option(None, min=1), sessions: int = typer.Option(None, min=1)) -> None:
+    """Run the demo scenario offline with the embedded defaults and print the summary."""
+    import shutil
+
+    if not DEMO_SCENARIO.exists():
+        _fail(f"{DEMO_SCENARIO} not found: run `make demo` from the repository root")
+    if (out / "config.json").exists():
+        shutil.rmtree(out)
+    console.print(f"running {DEMO_SCENARIO} with model {model!r} (offline); run directory {out}")
+    run(DEMO_SCENARIO, model=model, sessions=sessions, turns=turns, out=out, db=None, seed=None, record=True,
+        spend_cap=None)
 
 
 def main() -> None:

@@ -1,1 +1,17 @@
-"""mnemarket.genesis layer."""
+"""Genesis artifacts: the system services of the economy (ledger, store, escrow, embedder, memory, bounties)."""
+
+from mnemarket.genesis.artifact_store import GenesisStore
+from mnemarket.genesis.bounties import GenesisBounty
+from mnemarket.genesis.config import Bounty, Costs, GenesisConfig, load_genesis_config
+from mnemarket.genesis.embedder_service import GenesisEmbedder
+from mnemarket.genesis.escrow import GenesisEscrow
+from mnemarket.genesis.install import Genesis, install_genesis, render_genesis_docs
+from mnemarket.genesis.ledger_service import GenesisLedger
+from mnemarket.genesis.memory_service import STORE_TYPE, GenesisMemory
+from mnemarket.genesis.trades import Trade, all_trades
+
+__all__ = [
+    "Bounty", "Costs", "Genesis", "GenesisBounty", "GenesisConfig", "GenesisEmbedder", "GenesisEscrow",
+    "GenesisLedger", "GenesisMemory", "GenesisStore", "STORE_TYPE", "Trade", "all_trades", "install_genesis",
+    "load_genesis_config", "render_genesis_docs",
+]

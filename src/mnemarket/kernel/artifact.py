@@ -78,6 +78,7 @@ class Artifact(BaseModel):
     access: AccessPolicy = Field(default_factory=AccessPolicy)
     read_price: int = Field(default=0, ge=0, description="scrip paid to the owner by each reader")
     invoke_price: int = Field(default=0, ge=0, description="scrip paid to the owner per invoke")
+    max_chars: int | None = Field(default=None, ge=1, description="size limit of this artifact's content")
     version: int = 1
     created_tick: int = 0
     updated_tick: int = 0

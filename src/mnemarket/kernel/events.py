@@ -18,6 +18,8 @@ class Event(BaseModel):
     action_type: str
     action: dict[str, Any]
     result: dict[str, Any]
+    meta: dict[str, Any] = {}
+    """What the caller attached (e.g. session, turn, workflow step): lets agents rebuild their state."""
 
     @property
     def success(self) -> bool:

@@ -42,12 +42,17 @@ def _check_version(artifact: Artifact, expected: int | None) -> None:
             f"read {artifact.id!r} again and retry with expected_version={artifact.version}")
 
 
-def _check_size(world: World, content: str) -> None:
-    if len(content) > world.max_content_chars:
+def _check_size(world: World, content: str, artifact: Artifact | None = None) -> None:
+    limit = world.max_content_chars
+    if artifact is not None and artifact.max_chars is not None:
+        limit = min(limit, artifact.max_chars)
+    if len(content) > limit:
+        where = f"{artifact.id!r} holds" if artifact is not None else "an artifact holds"
         raise ActionFailure(
             ErrorCode.LIMIT_EXCEEDED,
-            f"content is {len(content)} characters; the limit is {world.max_content_chars}",
-            "shorten the content or split it across several artifacts")
+            f"content is {len(content)} characters; {where} at most {limit}",
+            f"cut {len(content) - limit} characters: keep only what you still need "
+            "(or move it to long-term memory)")
 
 
 _OWNER_ONLY_FIELDS = ("access", "read_price", "invoke_price")
@@ -82,6 +87,7 @@ def _write(world: World, tx: Transaction, who: str, action: WriteArtifact) -> Ac
                             f"use invoke_artifact on {existing.id!r} instead of writing it")
     world.require_access("write", existing, who)
     _check_version(existing, action.expected_version)
+    _check_size(world, action.content, existing)
     changed = {name for name in _OWNER_ONLY_FIELDS if getattr(action, name) is not None}
     if changed and who != existing.owner:
         raise ActionFailure(
@@ -119,7 +125,7 @@ def _edit(world: World, tx: Transaction, who: str, action: EditArtifact) -> Acti
             ErrorCode.TEXT_NOT_UNIQUE, f"old_text occurs {count} times in {artifact.id!r}",
             "include more surrounding text in old_text so it matches exactly once")
     content = artifact.content.replace(action.old_text, action.new_text, 1)
-    _check_size(world, content)
+    _check_size(world, content, artifact)
     edited = artifact.model_copy(
         update={"content": content, "version": artifact.version + 1, "updated_tick": world.tick}, deep=True)
     tx.put_artifact(edited)

@@ -106,9 +106,13 @@ class MethodSpec:
     def signature(self) -> str:
         parts = []
         for name, info in self.args.model_fields.items():
-            annotation = getattr(info.annotation, "__name__", None) or str(info.annotation)
-            annotation = annotation.replace("typing.", "")
-            parts.append(f"{name}: {annotation}" + ("" if info.is_required() else "?"))
+            annotation = info.annotation
+            text = annotation.__name__ if isinstance(annotation, type) else str(annotation)
+            text = text.replace("typing.", "")
+            if info.is_required():
+                parts.append(f"{name}: {text}")
+            else:
+                parts.append(f"{name}?: {text.removesuffix(' | None')}")
         return ", ".join(parts)
 
     def bind(self, raw: dict[str, Any] | list[Any]) -> BaseModel:
@@ -145,6 +149,13 @@ class Invokable:
 
     def on_register(self, world: World) -> None:
         """Hook for rules and principals the artifact needs (e.g. a mint rule)."""
+
+    def render_compact(self) -> str:
+        """One line for tight prompts: method(args) = cost, names only."""
+        methods = "; ".join(
+            f"{spec.name}({', '.join(n + ('' if i.is_required() else '?') for n, i in spec.args.model_fields.items())})"
+            f"={spec.describe_cost().replace(' scrip', '')}" for spec in self.methods.values())
+        return f"{self.artifact_id}: {methods}"
 
     def render_docs(self) -> str:
         """The documentation agents read, generated from the method table."""

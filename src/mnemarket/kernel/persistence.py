@@ -39,8 +39,8 @@ class Persistence(Protocol):
     def commit(self, changes: Sequence[ChangeSet]) -> None:
         """Write the change sets (and run their hooks) in one transaction."""
 
-    def events(self, *, after: int = 0, limit: int | None = None) -> list[Event]:
-        """Events with id > after, oldest first."""
+    def events(self, *, after: int = 0, limit: int | None = None, principal: str | None = None) -> list[Event]:
+        """Events with id > after (of one principal, if given), oldest first."""
 
     def ledger(self, *, principal: str | None = None, limit: int | None = None) -> list[LedgerEntry]:
         """Ledger entries (newest last), optionally only those a principal sent or received."""
@@ -79,8 +79,8 @@ class InMemoryPersistence:
             if change.event is not None:
                 self._events.append(change.event)
 
-    def events(self, *, after: int = 0, limit: int | None = None) -> list[Event]:
-        selected = [e for e in self._events if e.id > after]
+    def events(self, *, after: int = 0, limit: int | None = None, principal: str | None = None) -> list[Event]:
+        selected = [e for e in self._events if e.id > after and principal in (None, e.principal)]
         return selected[:limit] if limit is not None else selected
 
     def ledger(self, *, principal: str | None = None, limit: int | None = None) -> list[LedgerEntry]:

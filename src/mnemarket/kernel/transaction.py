@@ -6,6 +6,7 @@ error, an injected fault, a killed process) leaves no scrip or ownership moved.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from mnemarket.kernel.artifact import Artifact
@@ -27,6 +28,7 @@ class Transaction:
         self.minted = 0
         self.burned = 0
         self.charged = 0  # scrip the acting principal paid, for the result
+        self.after_commit_hooks: list[Callable[[], None]] = []
 
     # -- artifacts -------------------------------------------------------------------------
     def artifact(self, artifact_id: str) -> Artifact | None:
@@ -131,6 +133,10 @@ class Transaction:
             else:
                 items[key] = value
         return items
+
+    def after_commit(self, hook: Callable[[], None]) -> None:
+        """Run `hook()` once the action is durable (e.g. to update an in-memory index)."""
+        self.after_commit_hooks.append(hook)
 
     def on_commit(self, hook: CommitHook) -> None:
         """Run `hook(connection)` inside the database transaction that commits this action."""

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import difflib
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 from mnemarket.kernel.actions import Action, parse_action
 from mnemarket.kernel.artifact import Artifact, Operation
-from mnemarket.kernel.changes import ChangeSet
+from mnemarket.kernel.changes import ChangeSet, CommitHook
 from mnemarket.kernel.events import Event
 from mnemarket.kernel.invokable import Invokable
 from mnemarket.kernel.ledger import SYSTEM_PRINCIPAL, LedgerEntry, RuleKind, Supply, SupplyReport, SupplyRule
@@ -19,6 +19,7 @@ from mnemarket.kernel.results import ActionFailure, ActionResult, ErrorCode
 from mnemarket.kernel.transaction import Transaction
 
 RECENT_EVENTS = 200
+Capture = Callable[[ActionResult], Sequence[CommitHook]]
 MAX_CONTENT_CHARS = 100_000
 
 
@@ -81,6 +82,20 @@ class World:
             tx._entry(SYSTEM_PRINCIPAL, principal, starting_scrip, "initial", "starting allocation")
         self._commit(tx, initial=starting_scrip)
 
+    def create_artifact(self, artifact: Artifact) -> None:
+        """Place an artifact during setup (e.g. an agent's working memory); no event is recorded."""
+        if artifact.id in self.artifacts:
+            raise ValueError(f"artifact {artifact.id!r} already exists")
+        tx = Transaction(self, SYSTEM_PRINCIPAL)
+        tx.put_artifact(artifact)
+        self._commit(tx)
+
+    def set_state(self, namespace: str, key: str, value: Any) -> None:
+        """Commit one keyed state row outside any action (run progress, markers); None deletes."""
+        tx = Transaction(self, SYSTEM_PRINCIPAL)
+        tx.put_state(namespace, key, value)
+        self._commit(tx)
+
     def register_rule(self, name: str, kind: RuleKind, description: str) -> None:
         """Declare a named way scrip may be minted or burned (idempotent)."""
         self.rules[name] = SupplyRule(name=name, kind=kind, description=description)
@@ -114,16 +129,31 @@ class World:
         return self.tick
 
     # -- actions ------------------------------------------------------------------------------
-    def submit(self, principal: str, raw: str | dict[str, Any]) -> ActionResult:
+    def submit(self, principal: str, raw: str | dict[str, Any], *, meta: dict[str, Any] | None = None,
+               hooks: Sequence[CommitHook] = (), capture: Capture | None = None) -> ActionResult:
         """Parse raw model output and execute it; unparseable output becomes a recorded failure."""
         parsed = parse_action(raw)
         if isinstance(parsed, ActionResult):
             action_dump = raw if isinstance(raw, dict) else {"raw": str(raw)[:2000]}
-            return self._record(principal, "invalid", action_dump, parsed, None)
-        return self.execute(principal, parsed)
+            tx = Transaction(self, principal)
+            for hook in hooks:
+                tx.on_commit(hook)
+            return self._record(principal, "invalid", action_dump, parsed, tx, meta, capture)
+        return self.execute(principal, parsed, meta=meta, hooks=hooks, capture=capture)
 
-    def execute(self, principal: str, action: Action) -> ActionResult:
-        """Apply one action for `principal`: all its changes and its event commit together."""
+    def execute(self, principal: str, action: Action, *, meta: dict[str, Any] | None = None,
+                hooks: Sequence[CommitHook] = (), capture: Capture | None = None) -> ActionResult:
+        """Apply one action for `principal`: all its changes and its event commit together.
+
+        Args:
+            principal: who acts.
+            action: what they do.
+            meta: stored with the event (session, turn, step...), so callers can rebuild state.
+            hooks: extra writes (e.g. memory touches) committed in the same transaction,
+                whether the action succeeds or fails.
+            capture: given the result, returns more such writes (e.g. an episodic memory of
+                what happened), so what is remembered commits atomically with what happened.
+        """
         from mnemarket.kernel.handlers import HANDLERS
 
         tx = Transaction(self, principal)
@@ -134,20 +164,24 @@ class World:
             result = HANDLERS[action.action_type](self, tx, principal, action)
             result.scrip_charged = tx.charged
         except ActionFailure as failure:
-            result, tx = failure.to_result(), None
-        return self._record(principal, action.action_type, action.model_dump(mode="json"), result, tx)
+            result, tx = failure.to_result(), Transaction(self, principal)
+        for hook in hooks:
+            tx.on_commit(hook)
+        return self._record(principal, action.action_type, action.model_dump(mode="json"), result, tx, meta,
+                            capture)
 
-    def _record(self, principal: str, action_type: str, action_dump: dict[str, Any],
-                result: ActionResult, tx: Transaction | None) -> ActionResult:
+    def _record(self, principal: str, action_type: str, action_dump: dict[str, Any], result: ActionResult,
+                tx: Transaction, meta: dict[str, Any] | None, capture: Capture | None = None) -> ActionResult:
         result.tick = self.tick
         result.event_id = self.event_count + 1
         event = Event(id=result.event_id, tick=self.tick, principal=principal, action_type=action_type,
-                      action=action_dump, result=result.model_dump(mode="json"))
-        if tx is None:
-            tx = Transaction(self, principal)
+                      action=action_dump, result=result.model_dump(mode="json"), meta=meta or {})
         for entry in tx.changes.ledger:
             entry.event_id = event.id
         tx.changes.event = event
+        if capture is not None:
+            for hook in capture(result):
+                tx.on_commit(hook)
         self._commit(tx)
         return result
 
@@ -162,6 +196,8 @@ class World:
                         "ledger_count": self.ledger_count + len(changes.ledger)}
         self._flush_or_commit(changes)
         self._apply(changes, supply)
+        for hook in tx.after_commit_hooks:
+            hook()
 
     def _flush_or_commit(self, changes: ChangeSet) -> None:
         if self._buffer is not None:
@@ -260,8 +296,8 @@ class World:
                             minted=self.supply.minted, burned=self.supply.burned,
                             negative_balances={p: b for p, b in self.balances.items() if b < 0})
 
-    def events(self, *, after: int = 0, limit: int | None = None) -> list[Event]:
-        return self.persistence.events(after=after, limit=limit)
+    def events(self, *, after: int = 0, limit: int | None = None, principal: str | None = None) -> list[Event]:
+        return self.persistence.events(after=after, limit=limit, principal=principal)
 
     def ledger(self, principal: str | None = None, limit: int | None = None) -> list[LedgerEntry]:
         return self.persistence.ledger(principal=principal, limit=limit)

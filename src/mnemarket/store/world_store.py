@@ -37,7 +37,8 @@ def _dumps(value: Any) -> str:
 def _artifact_row(a: Artifact) -> dict[str, Any]:
     return {"id": a.id, "type": a.type, "content": a.content, "creator": a.creator, "owner": a.owner,
             "metadata_json": _dumps(a.metadata), "access_json": _dumps(a.access.model_dump()),
-            "read_price": a.read_price, "invoke_price": a.invoke_price, "version": a.version,
+            "read_price": a.read_price, "invoke_price": a.invoke_price, "max_chars": a.max_chars,
+            "version": a.version,
             "created_tick": a.created_tick, "updated_tick": a.updated_tick, "deleted": a.deleted}
 
 
@@ -51,7 +52,8 @@ def _artifact_from_row(row: Any, policies: dict[str, AccessPolicy]) -> Artifact:
         id=row.id, type=row.type, content=row.content, creator=row.creator, owner=row.owner,
         metadata=json.loads(row.metadata_json) if row.metadata_json != "{}" else {},
         access=access,
-        read_price=row.read_price, invoke_price=row.invoke_price, version=row.version,
+        read_price=row.read_price, invoke_price=row.invoke_price, max_chars=row.max_chars,
+        version=row.version,
         created_tick=row.created_tick, updated_tick=row.updated_tick, deleted=bool(row.deleted))
 
 
@@ -139,7 +141,7 @@ class SqlWorldStore:
                 e = change.event
                 events.append({"id": e.id, "tick": e.tick, "principal": e.principal,
                                "action_type": e.action_type, "action_json": _dumps(e.action),
-                               "result_json": _dumps(e.result)})
+                               "result_json": _dumps(e.result), "meta_json": _dumps(e.meta)})
         if principals:
             conn.execute(self._insert_principal, [
                 {"id": p, "kind": k, "balance": balances.get(p, 0)} for p, k in principals.items()])
@@ -165,13 +167,16 @@ class SqlWorldStore:
             for hook in change.hooks:
                 hook(conn)
 
-    def events(self, *, after: int = 0, limit: int | None = None) -> list[Event]:
+    def events(self, *, after: int = 0, limit: int | None = None, principal: str | None = None) -> list[Event]:
         query = select(_events).where(_events.c.id > after).order_by(_events.c.id)
+        if principal is not None:
+            query = query.where(_events.c.principal == principal)
         if limit is not None:
             query = query.limit(limit)
         with self.engine.connect() as conn:
             return [Event(id=r.id, tick=r.tick, principal=r.principal, action_type=r.action_type,
-                          action=json.loads(r.action_json), result=json.loads(r.result_json))
+                          action=json.loads(r.action_json), result=json.loads(r.result_json),
+                          meta=json.loads(r.meta_json))
                     for r in conn.execute(query)]
 
     def ledger(self, *, principal: str | None = None, limit: int | None = None) -> list[LedgerEntry]:

@@ -37,6 +37,7 @@ class ArtifactRow(SQLModel, table=True):
     access_json: str = Field(sa_column=Column(Text, nullable=False))
     read_price: int = 0
     invoke_price: int = 0
+    max_chars: int | None = None
     version: int = 1
     created_tick: int = Field(default=0, sa_type=BigInteger)
     updated_tick: int = Field(default=0, sa_type=BigInteger)
@@ -64,6 +65,7 @@ class EventRow(SQLModel, table=True):
     action_type: str
     action_json: str = Field(sa_column=Column(Text, nullable=False))
     result_json: str = Field(sa_column=Column(Text, nullable=False))
+    meta_json: str = Field(sa_column=Column(Text, nullable=False))
 
 
 class StateRow(SQLModel, table=True):

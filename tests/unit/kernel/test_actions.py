@@ -243,3 +243,16 @@ def test_invokable_docs_list_every_method_and_cost(world):
     docs = world.invokable_docs()
     for method, cost in (("put", "2 scrip"), ("all", "0 scrip"), ("pay", "amount // 10")):
         assert f"{method}(" in docs and cost in docs
+
+
+def test_per_artifact_size_limit_is_enforced_with_a_clear_message(world):
+    from mnemarket.kernel import Artifact
+    world.create_artifact(Artifact(id="alice_wm", content="goal: x", creator="alice", owner="alice", max_chars=20))
+    too_long = write(world, "alice", "alice_wm", "y" * 25)
+    assert too_long.error_code == ErrorCode.LIMIT_EXCEEDED
+    assert "'alice_wm' holds at most 20" in too_long.message and "cut 5 characters" in too_long.hint
+    edit = world.execute("alice", EditArtifact(artifact_id="alice_wm", old_text="x", new_text="z" * 30))
+    assert edit.error_code == ErrorCode.LIMIT_EXCEEDED
+    assert write(world, "alice", "alice_wm", "goal: short").success
+    with pytest.raises(ValueError, match="already exists"):
+        world.create_artifact(Artifact(id="alice_wm", creator="bob", owner="bob"))

@@ -99,3 +99,16 @@ def test_bad_url_scheme_is_a_clear_error():
 def test_world_on_fresh_database_starts_empty(engine_factory):
     world = World(SqlWorldStore(engine=engine_factory()))
     assert world.balances == {} and world.tick == 0 and world.events() == []
+
+
+def test_event_meta_hooks_and_per_principal_events_persist(engine_factory):
+    world = make_world(SqlWorldStore(engine=engine_factory()))
+    seen = []
+    world.execute("alice", Transfer(to="bob", amount=1), meta={"turn": 3, "step": "trade"},
+                  hooks=[lambda conn: seen.append("ran")])
+    world.submit("bob", "not json", meta={"turn": 3})
+    world.execute("bob", Transfer(to="alice", amount=1))
+    reopened = make_world(SqlWorldStore(engine=engine_factory()))
+    assert [e.meta for e in reopened.events(principal="alice")] == [{"turn": 3, "step": "trade"}]
+    assert [e.action_type for e in reopened.events(principal="bob")] == ["invalid", "transfer"]
+    assert seen == ["ran"]

@@ -1,0 +1,364 @@
+"""An agent: its setup in the world, the context it sees each turn, and the turn itself.
+
+A turn is prepare (assemble context) -> decide (a structured call to the model) -> apply (parse,
+validate and execute in the kernel, with episodic capture and memory touches committed in the
+same transaction) -> remember. All per-agent state that matters across turns is rebuilt from the
+world's event log, so a killed run resumes exactly.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel
+
+from mnemarket.agents.config import AgentConfig, Component
+from mnemarket.agents.context import AssembledContext, Section, assemble, estimate_tokens
+from mnemarket.agents.decision import DECISION_FORMAT, decision_schema, to_action_payload
+from mnemarket.agents.loop_breaker import LoopBreaker, LoopState
+from mnemarket.agents.working_memory import create_working_memory, parse_working_memory, prefixed_entries
+from mnemarket.genesis import STORE_TYPE, Genesis
+from mnemarket.kernel import AccessPolicy, ActionResult, Artifact, Event, InvokeArtifact, World, describe_actions
+from mnemarket.memory import MemoryHit, MemoryStore
+from mnemarket.providers import LLM, LLMResult, Message
+
+HISTORY_TURNS = 8
+LAST_DATA_CHARS = 700
+
+
+@dataclass
+class TurnPlan:
+    """Everything decided before the model is called."""
+
+    agent_id: str
+    session: int
+    turn: int
+    step: str
+    messages: list[Message]
+    context: AssembledContext
+    rag_query: str
+    rag_hits: list[MemoryHit]
+    loop: LoopState
+    baseline_tokens: int
+
+    def pending(self) -> PendingTurn:
+        return PendingTurn(session=self.session, turn=self.turn, step=self.step,
+                           rag_hit_ids=[h.id for h in self.rag_hits], loop_level=self.loop.level,
+                           tokens=self.context.tokens, baseline_tokens=self.baseline_tokens)
+
+    def log_record(self) -> dict[str, Any]:
+        return {"agent": self.agent_id, "session": self.session, "turn": self.turn, "step": self.step,
+                "tokens": self.context.tokens, "budget": self.context.budget,
+                "baseline_tokens": self.baseline_tokens,
+                "sections": [s.model_dump() for s in self.context.sections],
+                "rag_query": self.rag_query,
+                "rag_hits": [{"id": h.id, "text": h.text, "score": round(h.score, 4)} for h in self.rag_hits],
+                "loop": self.loop.level, "system": self.context.system, "user": self.context.user}
+
+
+class PendingTurn(BaseModel):
+    """What `apply` needs of a plan; committed with the decision so a resumed run re-applies it."""
+
+    session: int
+    turn: int
+    step: str
+    rag_hit_ids: list[str] = []
+    loop_level: int = 0
+    tokens: int = 0
+    baseline_tokens: int = 0
+
+
+@dataclass
+class TurnOutcome:
+    plan: PendingTurn
+    llm: LLMResult
+    result: ActionResult
+    captured: list[str] = field(default_factory=list)
+
+
+@dataclass
+class SessionReport:
+    agent_id: str
+    session: int
+    migrated: list[str]
+    skipped_duplicates: list[str]
+    failed: list[str]
+
+
+class Agent:
+    """One configured agent acting in a world through its LLM.
+
+    Args:
+        config: the agent's validated configuration.
+        components: every known prompt component, by name.
+        world: the world it acts in.
+        genesis: the registered genesis artifacts (memory stores live in genesis.memory).
+        llm: the model that decides (wrap it for accounting/recording before passing it).
+    """
+
+    def __init__(self, config: AgentConfig, components: dict[str, Component], world: World, genesis: Genesis,
+                 llm: LLM):
+        self.config = config
+        self.components = [components[name] for name in config.components]
+        self.world = world
+        self.genesis = genesis
+        self.llm = llm
+        self.loop_breaker = LoopBreaker()
+
+    @property
+    def id(self) -> str:
+        return self.config.id
+
+    @property
+    def longterm(self) -> MemoryStore:
+        return self.genesis.memory.store(self.config.store_id)
+
+    @property
+    def episodic(self) -> MemoryStore:
+        return self.genesis.memory.store(f"{self.id}_episodic")
+
+    # -- setup ------------------------------------------------------------------------------
+    def setup(self) -> None:
+        """Create the principal, working memory and stores, and seed gifted memories (idempotent)."""
+        if self.id in self.world.principals:
+            return
+        self.world.create_principal(self.id, self.config.starting_scrip)
+        if self.config.working_memory.enabled:
+            create_working_memory(self.world, self.id, self.config.working_memory_id,
+                                  self.config.working_memory.max_chars)
+        for store_id, what in ((self.config.store_id, "long-term"), (f"{self.id}_episodic", "episodic")):
+            if store_id not in self.world.artifacts:
+                self.world.create_artifact(Artifact(
+                    id=store_id, type=STORE_TYPE, content=f"{what} memory of {self.id}", creator=self.id,
+                    owner=self.id, access=AccessPolicy(read="owner"), created_tick=self.world.tick,
+                    updated_tick=self.world.tick))
+        self._seed()
+
+    def _seed(self) -> None:
+        character = self.config.character
+        items: list[dict[str, Any]] = []
+        facets = {"identity": character.identity, "background": character.background,
+                  "communication": character.communication, "decision_style": character.decision_style,
+                  "traits": ", ".join(character.traits), "skills": ", ".join(character.skills),
+                  "values": ", ".join(character.values)}
+        for category, text in facets.items():
+            if text:
+                items.append({"text": text, "kind": "character", "importance": 0.9,
+                              "metadata": {"category": category, "agent": self.id, "gifted": True}})
+        for name, text in character.knows.items():
+            items.append({"text": text, "kind": "character", "importance": 0.7,
+                          "metadata": {"category": "relationship", "about": name, "agent": self.id, "gifted": True}})
+        for lesson in self.config.preseeded_lessons:
+            items.append({"text": lesson, "kind": "lesson", "importance": 0.8,
+                          "metadata": {"agent": self.id, "preseeded": True}})
+        if items:
+            self.longterm.add_many([{**item, "created": self.world.tick, "tier": "long_term"} for item in items])
+
+    # -- state rebuilt from the event log --------------------------------------------------------------
+    def history(self) -> list[Event]:
+        return self.world.events(principal=self.id)
+
+    def current_step(self, history: list[Event]) -> str:
+        steps = self.config.workflow.step_names()
+        last = next((e for e in reversed(history) if "step" in e.meta), None)
+        if last is None:
+            return steps[0]
+        previous = last.meta["step"]
+        if last.meta.get("force_step_change"):
+            return steps[(steps.index(previous) + 1) % len(steps)] if previous in steps else steps[0]
+        target = self.config.workflow.transitions.get(previous)
+        if target is not None:
+            return target
+        return steps[(steps.index(previous) + 1) % len(steps)] if previous in steps else steps[0]
+
+    # -- context ----------------------------------------------------------------------------------
+    def _working_memory_text(self) -> str:
+        artifact = self.world.get(self.config.working_memory_id)
+        return artifact.content if artifact is not None else ""
+
+    def variables(self, history: list[Event], step: str, session: int, turn: int) -> dict[str, Any]:
+        wm = parse_working_memory(self._working_memory_text())
+        last = history[-1] if history else None
+        owned = sorted(a.id for a in self.world.artifacts.values() if a.owner == self.id and not a.deleted)
+        return {"agent_id": self.id, "name": self.config.display_name(), "balance": self.world.balances.get(self.id, 0),
+                "step": step, "_current_state": step, "session": session, "turn": turn,
+                "current_goal": wm.current_goal or "(none set)", "store_id": self.config.store_id,
+                "working_memory_id": self.config.working_memory_id,
+                "last_action": _describe_event(last) if last else "(none yet)",
+                "artifacts": ", ".join(owned) or "(none)",
+                "action_history": _history_text(history[-HISTORY_TURNS:])}
+
+    def rag_query(self, variables: dict[str, Any]) -> str:
+        try:
+            return self.config.rag.query_template.format_map(_Defaulting(variables))
+        except (ValueError, IndexError):
+            return self.config.rag.query_template
+
+    def retrieve(self, query: str) -> list[MemoryHit]:
+        rag = self.config.rag
+        if not rag.enabled or len(self.longterm) == 0:
+            return []
+        return self.longterm.search(query, k=rag.limit, now=self.world.tick, filter=rag.filters or None,
+                                    weights=rag.weights, mode=rag.mode, touch=False)
+
+    def prepare(self, session: int, turn: int) -> TurnPlan:
+        """Assemble this turn's context under the budget."""
+        history = self.history()
+        step = self.current_step(history)
+        loop = self.loop_breaker.state(history)
+        variables = self.variables(history, step, session, turn)
+        query = self.rag_query(variables)
+        hits = self.retrieve(query)
+        step_prompt = next(s.prompt for s in self.config.workflow.steps if s.name == step)
+        components = [c for c in self.components if c.applies_to(step)
+                      and (c.trigger == "always" or (c.trigger == "loop" and loop.level > 0))]
+        character = self.config.character
+        identity = f"You are {self.config.display_name()} (principal id {self.id})."
+        if character.identity:
+            identity += f" {character.identity}"
+        system = [
+            Section("system", f"{self.config.system_prompt.strip()}\n{identity}", 0, required=True),
+            Section("actions", f"ACTIONS\n{describe_actions()}\n\n{DECISION_FORMAT}", 0, required=True),
+            Section("genesis", "SERVICES (invoke_artifact target=service, method, args; =cost in scrip)\n"
+                    + "\n".join(inv.render_compact() for inv in self.world.invokables.values()), 4),
+        ]
+        user = [
+            Section("variables", (f"Turn {turn} of session {session}. Balance: {variables['balance']} scrip. "
+                                  f"Your artifacts: {variables['artifacts']}. Your long-term memory store: "
+                                  f"{self.config.store_id}. Current goal: {variables['current_goal']}."), 1),
+            Section("working_memory", f"YOUR WORKING MEMORY ({self.config.working_memory_id}; update it with "
+                    f"write_artifact, max {self.config.working_memory.max_chars} chars):\n"
+                    f"{self._working_memory_text()}" if self.config.working_memory.enabled else "", 2),
+            Section("rag", "RELEVANT MEMORIES (from your long-term store):\n"
+                    + "\n".join(f"- {h.text}" for h in hits) if hits else "", 3),
+            Section("history", f"YOUR RECENT ACTIONS (newest last):\n{variables['action_history']}", 2, keep="tail"),
+            *[Section(f"component:{c.name}", c.text.strip(), 0, required=True) for c in components],
+            Section("step", f"STEP {step.upper()}: {step_prompt.strip()}", 0, required=True),
+        ]
+        if loop.level > 1:
+            user.append(Section("loop_forced", f"Your last {loop.repeats} actions failed the same way: "
+                                f"{loop.signature}. Do NOT repeat it.", 0, required=True))
+        context = assemble(system, user, self.config.budget.max_context_tokens)
+        messages = [Message(role="system", content=context.system), Message(role="user", content=context.user)]
+        return TurnPlan(agent_id=self.id, session=session, turn=turn, step=step, messages=messages, context=context,
+                        rag_query=query, rag_hits=hits, loop=loop,
+                        baseline_tokens=self.baseline_tokens(history, context))
+
+    def baseline_tokens(self, history: list[Event], context: AssembledContext) -> int:
+        """Tokens a prompt would need that stuffs the whole character, history and memory in."""
+        character = self.config.character.model_dump_json()
+        everything = "\n".join(_describe_event(e) for e in history)
+        memories = "\n".join(r.text for r in self.longterm.records()) if len(self.longterm) else ""
+        return (estimate_tokens(context.system) + estimate_tokens(character) + estimate_tokens(everything)
+                + estimate_tokens(memories) + estimate_tokens(self._working_memory_text()))
+
+    # -- decide and apply --------------------------------------------------------------------------
+    async def decide(self, plan: TurnPlan) -> LLMResult:
+        schema = decision_schema(self.config.budget.decision_text_chars)
+        return await self.llm.agenerate(plan.messages, schema=schema, max_tokens=self.config.budget.max_output_tokens,
+                                        temperature=self.config.temperature, seed=plan.turn)
+
+    def apply(self, plan: TurnPlan | PendingTurn, decision: LLMResult) -> TurnOutcome:
+        """Execute the decision in the kernel; a garbled decision is a recorded failed action."""
+        if isinstance(plan, TurnPlan):
+            plan = plan.pending()
+        meta = {"session": plan.session, "turn": plan.turn, "step": plan.step, "model": decision.model_id,
+                "tokens": plan.tokens, "baseline_tokens": plan.baseline_tokens, "loop": plan.loop_level,
+                "force_step_change": plan.loop_level > 1, "rag_hits": plan.rag_hit_ids,
+                "prompt_tokens": decision.usage.prompt_tokens, "completion_tokens": decision.usage.completion_tokens,
+                "cost": decision.cost}
+        hooks = []
+        if plan.rag_hit_ids:
+            store, ids, now = self.longterm, list(plan.rag_hit_ids), self.world.tick
+            hooks.append(lambda conn: store.touch(ids, now, connection=conn))
+        if decision.ok and decision.parsed is not None:
+            payload: dict[str, Any] | str = to_action_payload(decision.parsed)
+        else:
+            meta["llm_error"] = decision.error
+            payload = decision.text or f"(no usable reply: {decision.error})"
+        captured: list[str] = []
+        result = self.world.submit(self.id, payload, meta=meta, hooks=hooks,
+                                   capture=lambda outcome: self._capture(plan, payload, outcome, captured))
+        return TurnOutcome(plan=plan, llm=decision, result=result, captured=captured)
+
+    def _capture(self, plan: PendingTurn, payload: dict[str, Any] | str, outcome: ActionResult,
+                 captured: list[str]) -> list:
+        """Episodic memory of this turn's outcome, if the config captures this kind of outcome."""
+        wanted = set(self.config.memory.episodic_capture)
+        kind = "success" if outcome.success else "failure"
+        is_trade = isinstance(payload, dict) and payload.get("method") in ("purchase", "buy_licence", "buy_copy")
+        if not ("all" in wanted or kind in wanted or (is_trade and "trade" in wanted)):
+            return []
+        what = json.dumps(payload)[:300] if isinstance(payload, dict) else f"the reply {str(payload)[:200]!r}"
+        text = (f"Turn {plan.turn}: I tried {what} -> "
+                + (f"OK: {outcome.message}" if outcome.success else f"FAILED: {outcome.message} FIX: {outcome.hint}"))
+        store, tick = self.episodic, self.world.tick
+        metadata = {"agent": self.id, "turn": plan.turn, "session": plan.session, "outcome": kind, "step": plan.step}
+        captured.append(text)
+        return [lambda conn: store.add(text, kind="observation", importance=0.3 if outcome.success else 0.7,
+                                       created=tick, metadata=metadata, tier="episodic",
+                                       record_id=f"s{plan.session}t{plan.turn}", connection=conn)]
+
+    # -- session end ----------------------------------------------------------------------------------
+    def end_session(self, session: int) -> SessionReport:
+        """Migrate prefixed working-memory entries into long-term memory (charged per add)."""
+        report = SessionReport(agent_id=self.id, session=session, migrated=[], skipped_duplicates=[], failed=[])
+        if not self.config.working_memory.enabled:
+            return report
+        entries = prefixed_entries(self._working_memory_text(), self.config.memory.migration_prefixes)
+        existing = {r.text.strip().lower() for r in self.longterm.records()} if len(self.longterm) else set()
+        for entry in entries:
+            # Exact repeats are always skipped (this also makes a resumed session end idempotent);
+            # near-duplicates only when de-duplication is on.
+            if entry.strip().lower() in existing or (self.config.memory.dedup and self._near_duplicate(entry)):
+                report.skipped_duplicates.append(entry)
+                continue
+            kind = entry.split(":", 1)[0].strip().lower()
+            result = self.world.execute(self.id, InvokeArtifact(
+                artifact_id="genesis_memory", method="add",
+                args={"store_id": self.config.store_id, "text": entry,
+                      "kind": kind if kind.isalpha() else "lesson",
+                      "metadata": {"migrated_from": self.config.working_memory_id, "session": session}}),
+                meta={"session": session, "migration": True})
+            (report.migrated if result.success else report.failed).append(entry)
+            existing.add(entry.strip().lower())
+        return report
+
+    def _near_duplicate(self, text: str) -> bool:
+        if len(self.longterm) == 0:
+            return False
+        hits = self.longterm.search(text, k=1, mode="dense", touch=False)
+        return bool(hits) and (hits[0].dense or 0.0) >= self.config.memory.dedup_threshold
+
+
+def _history_text(events: list[Event]) -> str:
+    """One line per recent action; the newest also shows its result data, which the agent needs."""
+    if not events:
+        return "(none yet)"
+    lines = [_describe_event(e) for e in events]
+    data = events[-1].result.get("data")
+    if data not in (None, "", [], {}):
+        lines[-1] += f"\n  RESULT DATA: {json.dumps(data)[:LAST_DATA_CHARS]}"
+    return "\n".join(lines)
+
+
+class _Defaulting(dict):
+    def __missing__(self, key: str) -> str:
+        return "{" + key + "}"
+
+
+def _describe_event(event: Event) -> str:
+    action, result = event.action, event.result
+    if event.action_type == "invalid":
+        what = "an unparseable reply"
+    else:
+        parts = [event.action_type] + [f"{k}={json.dumps(v)[:60]}" for k, v in action.items()
+                                       if k not in ("action_type", "reasoning") and v not in (None, "", {}, [])]
+        what = " ".join(parts)
+    turn = event.meta.get("turn")
+    prefix = f"[turn {turn}] " if turn is not None else ""
+    if result.get("success"):
+        return f"{prefix}{what} -> OK: {result.get('message', '')}"[:400]
+    return f"{prefix}{what} -> FAILED: {result.get('message', '')} FIX: {result.get('hint', '')}"[:400]

@@ -1,0 +1,280 @@
+"""Agent configuration: one pydantic schema, loaded from YAML with inheritance.
+
+Every validation error names the file, the field, what was wrong and what is allowed, e.g.
+`agents/alpha.yaml: rag.limit: 50 is out of range 1..20`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from mnemarket.errors import ConfigError
+from mnemarket.memory import RetrievalWeights
+
+AGENT_ID_PATTERN = r"^[a-z][a-z0-9_]{0,31}$"
+DEFAULT_RAG_QUERY = ("State: {step}. Balance: {balance}. Goal: {current_goal}. Last action: {last_action}. "
+                     "What strategies worked? What mistakes should I avoid?")
+DEFAULT_PREFIXES = ["LESSON:", "STRATEGY:", "INSIGHT:"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class CharacterConfig(_Strict):
+    """Who the agent is; each field is seeded as a gifted memory in its long-term store."""
+
+    identity: str = ""
+    background: str = ""
+    communication: str = ""
+    decision_style: str = ""
+    traits: list[str] = Field(default_factory=list)
+    skills: list[str] = Field(default_factory=list)
+    values: list[str] = Field(default_factory=list)
+    knows: dict[str, str] = Field(default_factory=dict, description="what it knows about others, by name")
+
+
+class WorkflowStep(_Strict):
+    name: str = Field(pattern=r"^[a-z][a-z0-9_]{0,31}$")
+    prompt: str
+
+
+class WorkflowConfig(_Strict):
+    """Ordered steps; each turn uses the current step, then moves to `transitions[step]` or the next."""
+
+    steps: list[WorkflowStep] = Field(
+        default_factory=lambda: [WorkflowStep(name="act", prompt="Choose the single most useful action now.")],
+        min_length=1)
+    transitions: dict[str, str] = Field(default_factory=dict)
+
+    def step_names(self) -> list[str]:
+        return [s.name for s in self.steps]
+
+
+class RagConfig(_Strict):
+    enabled: bool = True
+    limit: int = Field(7, ge=1, le=20)
+    query_template: str = DEFAULT_RAG_QUERY
+    mode: Literal["dense", "lexical", "hybrid"] = "dense"
+    weights: RetrievalWeights | None = None
+    filters: dict[str, Any] = Field(default_factory=dict)
+
+
+class WorkingMemoryConfig(_Strict):
+    enabled: bool = True
+    max_chars: int = Field(2000, ge=200, le=20000)
+
+
+class MemoryConfig(_Strict):
+    store_id: str = Field("{id}_longterm", description="long-term store; {id} is the agent id")
+    migration_prefixes: list[str] = Field(default_factory=lambda: list(DEFAULT_PREFIXES), min_length=1)
+    episodic_capture: list[Literal["failure", "success", "trade", "all"]] = Field(
+        default_factory=lambda: ["failure", "trade"],
+        description="which outcomes become episodic memories")
+    dedup: bool = True
+    dedup_threshold: float = Field(0.92, ge=0.5, le=1.0)
+
+
+class BudgetConfig(_Strict):
+    max_context_tokens: int = Field(2400, ge=256, le=200_000)
+    max_output_tokens: int = Field(256, ge=16, le=8192)
+    decision_text_chars: int = Field(600, ge=40, le=20_000,
+                                     description="longest artifact text one decision may write (keep small for local models)")
+    llm_spend_cap_usd: float | None = Field(None, ge=0)
+
+
+class AgentConfig(_Strict):
+    """One agent. YAML may add `extends: base.yaml` to inherit (dicts merge, lists replace)."""
+
+    id: str = Field(pattern=AGENT_ID_PATTERN)
+    name: str = ""
+    model: str = "local"
+    temperature: float = Field(0.2, ge=0.0, le=2.0)
+    starting_scrip: int = Field(100, ge=0, le=1_000_000)
+    system_prompt: str = "You are an agent in a small economy of artifacts and scrip."
+    character: CharacterConfig = CharacterConfig()
+    components: list[str] = Field(default_factory=lambda: ["semantic_memory", "loop_breaker"])
+    workflow: WorkflowConfig = WorkflowConfig()
+    rag: RagConfig = RagConfig()
+    working_memory: WorkingMemoryConfig = WorkingMemoryConfig()
+    memory: MemoryConfig = MemoryConfig()
+    preseeded_lessons: list[str] = Field(default_factory=list)
+    budget: BudgetConfig = BudgetConfig()
+
+    def display_name(self) -> str:
+        return self.name or self.id
+
+    @property
+    def store_id(self) -> str:
+        return self.memory.store_id.format(id=self.id)
+
+    @property
+    def working_memory_id(self) -> str:
+        return f"{self.id}_working_memory"
+
+
+class Component(_Strict):
+    """A named prompt fragment injected into the listed workflow steps (or all of them)."""
+
+    name: str
+    text: str
+    steps: list[str] | Literal["all"] = "all"
+    trigger: Literal["always", "loop"] = "always"
+
+    def applies_to(self, step: str) -> bool:
+        return self.steps == "all" or step in self.steps
+
+
+# -- loading ---------------------------------------------------------------------------------------
+
+def _read_yaml(path: Path) -> dict[str, Any]:
+    try:
+        data = yaml.safe_load(path.read_text())
+    except FileNotFoundError:
+        raise ConfigError("file not found; check the path", path=str(path)) from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark else ""
+        raise ConfigError(f"malformed YAML{where}: {getattr(exc, 'problem', exc)}", path=str(path)) from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"expected a mapping of fields, got {type(data).__name__}", path=str(path))
+    return data
+
+
+def _merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in override.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+def resolve_yaml(path: Path, seen: tuple[Path, ...] = ()) -> dict[str, Any]:
+    """The file's fields merged over those of the file it `extends` (recursively)."""
+    path = path.resolve()
+    if path in seen:
+        raise ConfigError(f"`extends` forms a cycle: {' -> '.join(p.name for p in (*seen, path))}", path=str(path))
+    data = _read_yaml(path)
+    parent = data.pop("extends", None)
+    if parent is None:
+        return data
+    if not isinstance(parent, str):
+        raise ConfigError(f"`extends` must be a file path, got {parent!r}", path=str(path), field="extends")
+    return _merge(resolve_yaml(path.parent / parent, (*seen, path)), data)
+
+
+def _allowed(model: type[BaseModel], loc: tuple[Any, ...]) -> str | None:
+    """Describe the allowed values of the field at `loc` from the model's JSON schema."""
+    schema = model.model_json_schema()
+    defs = schema.get("$defs", {})
+    node: dict[str, Any] = schema
+    for part in loc:
+        if "$ref" in node:
+            node = defs[node["$ref"].split("/")[-1]]
+        if "properties" in node and part in node["properties"]:
+            node = node["properties"][part]
+        elif isinstance(part, int) and "items" in node:
+            node = node["items"]
+        else:
+            return None
+    for alt in node.get("anyOf", [node]):
+        if "minimum" in alt or "maximum" in alt:
+            return f"{alt.get('minimum', '-inf')}..{alt.get('maximum', 'inf')}"
+        if "enum" in alt:
+            return "one of " + ", ".join(map(repr, alt["enum"]))
+        if "pattern" in alt:
+            return f"text matching {alt['pattern']}"
+    return None
+
+
+def format_validation_error(exc: ValidationError, path: Path, model: type[BaseModel]) -> ConfigError:
+    """The first problem as `file: field: what was wrong; allowed ...`."""
+    lines = []
+    for err in exc.errors():
+        loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith("function-")))
+        field = ".".join(map(str, loc)) or "(file)"
+        value = err.get("input")
+        allowed = _allowed(model, loc)
+        if err["type"] in ("greater_than_equal", "less_than_equal", "greater_than", "less_than") and allowed:
+            lines.append(f"{field}: {value!r} is out of range {allowed}")
+        elif err["type"] == "extra_forbidden":
+            known = _known_fields(model, loc[:-1])
+            lines.append(f"{field}: unknown field; allowed fields here: {', '.join(known)}")
+        elif err["type"] == "missing":
+            lines.append(f"{field}: required field is missing")
+        else:
+            lines.append(f"{field}: {err['msg']} (got {value!r})" + (f"; allowed: {allowed}" if allowed else ""))
+    return ConfigError("; ".join(lines), path=str(path))
+
+
+def _known_fields(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
+    current: Any = model
+    for part in loc:
+        field = getattr(current, "model_fields", {}).get(part)
+        if field is None or not isinstance(field.annotation, type) or not issubclass(field.annotation, BaseModel):
+            return []
+        current = field.annotation
+    return sorted(current.model_fields)
+
+
+def load_agent_config(path: str | Path) -> AgentConfig:
+    """Load and validate one agent file (with its `extends` chain); a file system_prompt is read."""
+    path = Path(path)
+    data = resolve_yaml(path)
+    prompt = data.get("system_prompt")
+    if isinstance(prompt, str) and prompt.strip().endswith((".md", ".txt")) and "\n" not in prompt.strip():
+        prompt_path = path.parent / prompt.strip()
+        if not prompt_path.exists():
+            raise ConfigError(f"system_prompt file {prompt!r} not found next to the agent file",
+                              path=str(path), field="system_prompt")
+        data["system_prompt"] = prompt_path.read_text()
+    try:
+        return AgentConfig.model_validate(data)
+    except ValidationError as exc:
+        raise format_validation_error(exc, path, AgentConfig) from None
+
+
+def load_components(directory: str | Path) -> dict[str, Component]:
+    """Every component in `directory`/*.yaml (one component per file, or a list under `components`)."""
+    components: dict[str, Component] = {}
+    for file in sorted(Path(directory).glob("*.yaml")):
+        data = _read_yaml(file)
+        entries = data.get("components", [data])
+        for entry in entries:
+            try:
+                component = Component.model_validate(entry)
+            except ValidationError as exc:
+                raise format_validation_error(exc, file, Component) from None
+            components[component.name] = component
+    return components
+
+
+def check_components(config: AgentConfig, components: dict[str, Component], path: str | None = None) -> None:
+    """Every named component exists and names only steps of the workflow."""
+    import difflib
+
+    steps = config.workflow.step_names()
+    for index, name in enumerate(config.components):
+        if name not in components:
+            close = difflib.get_close_matches(name, list(components), n=1)
+            hint = f" Did you mean {close[0]!r}?" if close else ""
+            raise ConfigError(f"unknown component {name!r}; known: {', '.join(sorted(components))}.{hint}",
+                              path=path, field=f"components.{index}")
+        component = components[name]
+        if component.steps != "all":
+            unknown = [s for s in component.steps if s not in steps]
+            if unknown:
+                raise ConfigError(f"component {name!r} names steps {unknown} the workflow lacks; steps: {steps}",
+                                  path=path, field=f"components.{index}")
+    for source, target in config.workflow.transitions.items():
+        if source not in steps or target not in steps:
+            raise ConfigError(f"transition {source!r} -> {target!r} names an unknown step; steps: {steps}",
+                              path=path, field="workflow.transitions")

@@ -1,0 +1,103 @@
+"""genesis_bounty: scenario-defined tasks the kernel can verify; completing one mints its reward.
+
+This is how scrip enters the economy after the initial allocation (mint rule `bounty_reward`).
+"""
+
+from __future__ import annotations
+
+import re
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from mnemarket.genesis.config import Bounty, BountyCosts
+from mnemarket.kernel import (
+    ActionFailure, ErrorCode, Invokable, InvokeContext, MethodOutcome, MethodSpec, NoArgs, World,
+)
+
+BOUNTY_ID = "genesis_bounty"
+MINT_RULE = "bounty_reward"
+
+
+class ClaimArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    bounty_id: str
+    artifact_id: str | None = Field(None, description="for artifact bounties: an artifact you created")
+    answer: str | None = Field(None, max_length=500, description="for answer bounties")
+
+
+def _normalise(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+class GenesisBounty(Invokable):
+    """A bounty board. Each bounty pays at most `max_claims` times, once per claimant."""
+
+    def __init__(self, bounties: list[Bounty], costs: BountyCosts | None = None):
+        costs = costs or BountyCosts()
+        super().__init__(BOUNTY_ID, "Bounties: verifiable tasks that pay newly minted scrip.")
+        self.bounties = {b.id: b for b in bounties}
+        self.add(MethodSpec("list", NoArgs, self._list, "open bounties with rewards", cost=costs.list))
+        self.add(MethodSpec("claim", ClaimArgs, self._claim,
+                            "claim a bounty with an artifact you created or an answer", cost=costs.claim))
+
+    def on_register(self, world: World) -> None:
+        world.register_rule(MINT_RULE, "mint", "a verified bounty claim mints the bounty's reward")
+
+    def _claims(self, ctx: InvokeContext, bounty_id: str) -> list[str]:
+        return ctx.state(bounty_id) or []
+
+    def _list(self, ctx: InvokeContext, args: NoArgs) -> MethodOutcome:
+        rows = []
+        for bounty in self.bounties.values():
+            left = bounty.max_claims - len(self._claims(ctx, bounty.id))
+            if left > 0:
+                how = ("claim with artifact_id of an artifact you created" if bounty.kind == "artifact"
+                       else "claim with answer")
+                rows.append({"bounty_id": bounty.id, "description": bounty.description,
+                             "reward": bounty.reward, "claims_left": left, "how": how})
+        return MethodOutcome(f"{len(rows)} open bounties", rows)
+
+    def _claim(self, ctx: InvokeContext, args: ClaimArgs) -> MethodOutcome:
+        bounty = self.bounties.get(args.bounty_id)
+        if bounty is None:
+            raise ActionFailure(ErrorCode.INVALID_ARGUMENTS, f"no bounty {args.bounty_id!r}",
+                                f"open bounties: {', '.join(self.bounties) or '(none)'}")
+        claims = self._claims(ctx, bounty.id)
+        if ctx.caller in claims:
+            raise ActionFailure(ErrorCode.INVALID_ARGUMENTS, f"you already claimed {bounty.id!r}",
+                                "pick another bounty from genesis_bounty.list")
+        if len(claims) >= bounty.max_claims:
+            raise ActionFailure(ErrorCode.INVALID_ARGUMENTS, f"{bounty.id!r} has no claims left",
+                                "pick another bounty from genesis_bounty.list")
+        if bounty.kind == "artifact":
+            self._verify_artifact(ctx, bounty, args)
+        else:
+            self._verify_answer(bounty, args)
+        ctx.put_state(bounty.id, [*claims, ctx.caller])
+        ctx.tx.mint(ctx.caller, bounty.reward, rule=MINT_RULE, reason=f"bounty {bounty.id}")
+        return MethodOutcome(f"bounty {bounty.id!r} verified: {bounty.reward} scrip minted to you",
+                             {"bounty_id": bounty.id, "reward": bounty.reward})
+
+    def _verify_artifact(self, ctx: InvokeContext, bounty: Bounty, args: ClaimArgs) -> None:
+        if not args.artifact_id:
+            raise ActionFailure(ErrorCode.INVALID_ARGUMENTS, f"{bounty.id!r} needs an artifact_id",
+                                "write an artifact that satisfies the bounty, then claim with its id")
+        artifact = ctx.artifact(args.artifact_id)
+        if artifact.creator != ctx.caller:
+            raise ActionFailure(ErrorCode.PERMISSION_DENIED,
+                                f"{artifact.id!r} was created by {artifact.creator!r}, not you",
+                                "claim with an artifact you created yourself")
+        content = artifact.content.lower()
+        missing = [s for s in bounty.must_contain if s.lower() not in content]
+        if missing or (bounty.pattern and not re.search(bounty.pattern, artifact.content)):
+            what = f"it lacks {missing}" if missing else f"it does not match {bounty.pattern!r}"
+            raise ActionFailure(ErrorCode.METHOD_FAILED, f"{artifact.id!r} does not satisfy {bounty.id!r}: {what}",
+                                f"edit the artifact so it satisfies: {bounty.description}")
+
+    def _verify_answer(self, bounty: Bounty, args: ClaimArgs) -> None:
+        if not args.answer:
+            raise ActionFailure(ErrorCode.INVALID_ARGUMENTS, f"{bounty.id!r} needs an answer",
+                                f"claim with answer=...; the question: {bounty.description}")
+        if _normalise(bounty.answer or "") not in _normalise(args.answer):
+            raise ActionFailure(ErrorCode.METHOD_FAILED, f"wrong answer for {bounty.id!r}",
+                                "find the fact first (someone's memory may hold it), then claim again")

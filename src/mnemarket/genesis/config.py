@@ -1,0 +1,125 @@
+"""Genesis configuration: method costs, bounty definitions, fee rules. Loaded from YAML."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from mnemarket.errors import ConfigError
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class LedgerCosts(_Strict):
+    balance: int = Field(0, ge=0)
+    transfer: int = Field(0, ge=0)
+    history: int = Field(0, ge=0)
+
+
+class StoreCosts(_Strict):
+    list: int = Field(0, ge=0)
+    get: int = Field(0, ge=0)
+    search: int = Field(0, ge=0)
+    count: int = Field(0, ge=0)
+
+
+class EscrowCosts(_Strict):
+    deposit: int = Field(1, ge=0)
+    purchase: int = Field(0, ge=0)
+    cancel: int = Field(0, ge=0)
+    list: int = Field(0, ge=0)
+    check: int = Field(0, ge=0)
+
+
+class EmbedderCosts(_Strict):
+    per_text: int = Field(1, ge=0, description="scrip per text embedded, paid by the caller")
+
+
+class MemoryCosts(_Strict):
+    create_store: int = Field(2, ge=0)
+    add: int = Field(1, ge=0, description="per entry added (embedding generation)")
+    search: int = Field(0, ge=0)
+    list: int = Field(0, ge=0)
+    delete: int = Field(0, ge=0)
+    stats: int = Field(0, ge=0)
+    query: int = Field(0, ge=0, description="canonical-query helpers")
+    offer: int = Field(0, ge=0, description="listing a licence or a copy for sale")
+    buy: int = Field(0, ge=0, description="fee on top of the seller's price")
+    preview: int = Field(0, ge=0)
+
+
+class BountyCosts(_Strict):
+    list: int = Field(0, ge=0)
+    claim: int = Field(0, ge=0)
+
+
+class Costs(_Strict):
+    """Scrip charged per method call (paid by the caller to the genesis artifact's principal)."""
+
+    genesis_ledger: LedgerCosts = LedgerCosts()
+    genesis_store: StoreCosts = StoreCosts()
+    genesis_escrow: EscrowCosts = EscrowCosts()
+    genesis_embedder: EmbedderCosts = EmbedderCosts()
+    genesis_memory: MemoryCosts = MemoryCosts()
+    genesis_bounty: BountyCosts = BountyCosts()
+
+
+class Bounty(_Strict):
+    """A task whose completion the kernel can verify; completing it mints `reward`.
+
+    kinds:
+        artifact: the claimant names an artifact it created whose content contains every string
+            in `must_contain` (case-insensitive) and matches `pattern` if given.
+        answer: the claimant gives an answer that contains `answer` (case-insensitive), e.g. a
+            fact that sits in some agent's memory.
+    """
+
+    id: str = Field(pattern=r"^[A-Za-z0-9_.:-]{1,64}$")
+    kind: Literal["artifact", "answer"]
+    description: str
+    reward: int = Field(gt=0)
+    max_claims: int = Field(1, ge=1)
+    must_contain: list[str] = Field(default_factory=list)
+    pattern: str | None = None
+    answer: str | None = None
+
+    @model_validator(mode="after")
+    def _checker_present(self) -> Bounty:
+        if self.kind == "answer" and not self.answer:
+            raise ValueError(f"bounty {self.id!r}: kind 'answer' needs `answer`")
+        if self.kind == "artifact" and not (self.must_contain or self.pattern):
+            raise ValueError(f"bounty {self.id!r}: kind 'artifact' needs `must_contain` or `pattern`")
+        return self
+
+
+class GenesisConfig(_Strict):
+    """Everything the genesis artifacts read from config (costs, bounties)."""
+
+    costs: Costs = Costs()
+    bounties: list[Bounty] = Field(default_factory=list)
+    memory_preview_words: int = Field(8, ge=1, le=40,
+                                      description="words of each chosen entry a preview shows")
+
+
+def load_genesis_config(path: str | Path | None = None) -> GenesisConfig:
+    """Load a GenesisConfig from YAML; every error names the file and the field."""
+    if path is None:
+        return GenesisConfig()
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text()) or {}
+    except FileNotFoundError:
+        raise ConfigError("file not found; pass an existing YAML file", path=str(path)) from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"malformed YAML: {exc}", path=str(path)) from None
+    try:
+        return GenesisConfig.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        field = ".".join(str(p) for p in err["loc"])
+        raise ConfigError(f"{err['msg']} (got {err.get('input')!r})", path=str(path), field=field) from None

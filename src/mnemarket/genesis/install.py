@@ -1,0 +1,59 @@
+"""Register the genesis artifacts with a world, and the docs agents read about them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy.engine import Engine
+
+from mnemarket.genesis.artifact_store import GenesisStore
+from mnemarket.genesis.bounties import GenesisBounty
+from mnemarket.genesis.config import GenesisConfig
+from mnemarket.genesis.embedder_service import GenesisEmbedder
+from mnemarket.genesis.escrow import GenesisEscrow
+from mnemarket.genesis.ledger_service import GenesisLedger
+from mnemarket.genesis.memory_service import GenesisMemory
+from mnemarket.kernel import World
+from mnemarket.providers.embedding import Embedder
+
+
+@dataclass
+class Genesis:
+    """Handles on the registered genesis artifacts."""
+
+    ledger: GenesisLedger
+    store: GenesisStore
+    escrow: GenesisEscrow
+    embedder: GenesisEmbedder
+    memory: GenesisMemory
+    bounty: GenesisBounty
+
+    def all(self) -> list:
+        return [self.ledger, self.store, self.escrow, self.embedder, self.memory, self.bounty]
+
+
+def world_engine(world: World) -> Engine | None:
+    """The world's database engine when it is persisted in SQL (memory stores share it)."""
+    return getattr(world.persistence, "engine", None)
+
+
+def install_genesis(world: World, embedder: Embedder, config: GenesisConfig | None = None) -> Genesis:
+    """Register every genesis artifact with `world` (idempotent across resumes)."""
+    config = config or GenesisConfig()
+    costs = config.costs
+    genesis = Genesis(
+        ledger=GenesisLedger(costs.genesis_ledger),
+        store=GenesisStore(costs.genesis_store),
+        escrow=GenesisEscrow(costs.genesis_escrow),
+        embedder=GenesisEmbedder(embedder, costs.genesis_embedder),
+        memory=GenesisMemory(embedder, world_engine(world), config),
+        bounty=GenesisBounty(config.bounties, costs.genesis_bounty),
+    )
+    for invokable in genesis.all():
+        world.register(invokable)
+    return genesis
+
+
+def render_genesis_docs(world: World) -> str:
+    """What agents read about the services, generated from the registered method tables."""
+    return "GENESIS SERVICES (call with invoke_artifact; args by name)\n" + world.invokable_docs()

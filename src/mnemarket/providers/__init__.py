@@ -1,0 +1,62 @@
+"""mnemarket.providers: embedders and LLMs behind small contracts, offline by default.
+
+Heavy SDKs (onnxruntime, llama_cpp, google.genai) load only when a provider that needs them is built.
+"""
+
+from mnemarket.providers.accounting import AccountedEmbedder, AccountedLLM, Budget, CallLog, CallRecord, Totals
+from mnemarket.providers.embedding import Embedder, l2_normalise
+from mnemarket.providers.embedding_cache import CachedEmbedder
+from mnemarket.providers.hashing_embedder import HashingEmbedder
+from mnemarket.providers.llm import LLM, CompletionLLM, LLMResult, Message, ModelCallFailed, Usage
+from mnemarket.providers.minilm_embedder import MINILM_DIM, MINILM_MODEL_ID, MiniLMEmbedder, default_embedder
+from mnemarket.providers.pricing import DEFAULT_PRICE_TABLE, ModelPrice, PriceTable
+from mnemarket.providers.record_replay import (
+    Recording,
+    RecordingEmbedder,
+    RecordingLLM,
+    ReplayDivergence,
+    ReplayEmbedder,
+    ReplayLLM,
+)
+from mnemarket.providers.registry import EMBEDDER_FORMS, LLM_FORMS, make_embedder, make_llm
+from mnemarket.providers.scripted import ScriptedLLM
+from mnemarket.providers.structured import parse_structured, tight_json_schema
+
+__all__ = [
+    "DEFAULT_PRICE_TABLE",
+    "EMBEDDER_FORMS",
+    "LLM",
+    "LLM_FORMS",
+    "MINILM_DIM",
+    "MINILM_MODEL_ID",
+    "AccountedEmbedder",
+    "AccountedLLM",
+    "Budget",
+    "CachedEmbedder",
+    "CallLog",
+    "CallRecord",
+    "CompletionLLM",
+    "Embedder",
+    "HashingEmbedder",
+    "LLMResult",
+    "Message",
+    "MiniLMEmbedder",
+    "ModelCallFailed",
+    "ModelPrice",
+    "PriceTable",
+    "Recording",
+    "RecordingEmbedder",
+    "RecordingLLM",
+    "ReplayDivergence",
+    "ReplayEmbedder",
+    "ReplayLLM",
+    "ScriptedLLM",
+    "Totals",
+    "Usage",
+    "default_embedder",
+    "l2_normalise",
+    "make_embedder",
+    "make_llm",
+    "parse_structured",
+    "tight_json_schema",
+]

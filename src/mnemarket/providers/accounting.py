@@ -1,0 +1,231 @@
+"""Accounting: a JSONL call log, per-principal totals, and a budget cap.
+
+:class:`AccountedLLM` is a wrapper implementing :class:`LLM`: before each call it checks the
+:class:`Budget`, after it appends a :class:`CallRecord` to the :class:`CallLog` and charges the
+budget. One log and one budget can be shared by many principals (``for_principal``).
+:class:`AccountedEmbedder` does the same for embedding calls.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+
+from mnemarket.errors import BudgetExceeded
+from mnemarket.providers.embedding import Embedder
+from mnemarket.providers.llm import DEFAULT_MAX_TOKENS, LLM, LLMResult, MessagesLike
+
+DEFAULT_PRINCIPAL = "anonymous"
+
+
+class CallRecord(BaseModel):
+    """One model call, as written to the call log."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    time: float
+    """Unix time the call finished."""
+    principal: str
+    """Who made the call (an agent id, ``genesis``, ...)."""
+    kind: Literal["llm", "embed"] = "llm"
+    """What was called."""
+    model_id: str
+    """The model that answered."""
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float = 0.0
+    """USD."""
+    latency: float = 0.0
+    """Seconds."""
+    ok: bool = True
+    error: str | None = None
+    items: int = 0
+    """Texts embedded (``embed`` calls; embedders report no token counts, so none are logged)."""
+
+
+class Totals(BaseModel):
+    """Sums over a principal's calls."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    calls: int = 0
+    failures: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float = 0.0
+    latency: float = 0.0
+
+    def add(self, record: CallRecord) -> None:
+        """Count ``record``."""
+        self.calls += 1
+        self.failures += 0 if record.ok else 1
+        self.prompt_tokens += record.prompt_tokens
+        self.completion_tokens += record.completion_tokens
+        self.cost += record.cost
+        self.latency += record.latency
+
+
+class CallLog:
+    """Appends :class:`CallRecord` lines to a JSONL file (or keeps them in memory only).
+
+    Args:
+        path: the JSONL file (appended to, created if missing); ``None`` keeps records in memory.
+    """
+
+    def __init__(self, path: str | Path | None = None):
+        self.path = Path(path) if path is not None else None
+        if self.path is not None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._totals: dict[str, Totals] = defaultdict(Totals)
+
+    def append(self, record: CallRecord) -> None:
+        """Write ``record`` and add it to the running totals."""
+        with self._lock:
+            if self.path is not None:
+                with self.path.open("a", encoding="utf-8") as file:
+                    file.write(record.model_dump_json() + "\n")
+            self._totals[record.principal].add(record)
+
+    def totals(self) -> dict[str, Totals]:
+        """Per-principal totals of the calls appended through this object."""
+        with self._lock:
+            return {name: totals.model_copy() for name, totals in self._totals.items()}
+
+    @staticmethod
+    def read(path: str | Path) -> list[CallRecord]:
+        """All records in a call log file."""
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+        return [CallRecord.model_validate(json.loads(line)) for line in lines if line.strip()]
+
+    @staticmethod
+    def totals_of(records: list[CallRecord]) -> dict[str, Totals]:
+        """Per-principal totals of ``records`` (e.g. from :meth:`read`)."""
+        totals: dict[str, Totals] = defaultdict(Totals)
+        for record in records:
+            totals[record.principal].add(record)
+        return dict(totals)
+
+
+class Budget(BaseModel):
+    """A spending cap shared by every wrapper that holds it.
+
+    A call is refused once spending has reached a cap; the call that crosses a cap is completed
+    (its cost is unknown beforehand) and counted.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_cost: float | None = Field(default=None, ge=0)
+    """USD cap, or ``None`` for no money cap."""
+    max_tokens: int | None = Field(default=None, ge=0)
+    """Cap on prompt plus completion tokens, or ``None``."""
+    spent_cost: float = 0.0
+    """USD spent so far."""
+    spent_tokens: int = 0
+    """Tokens spent so far."""
+    _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
+
+    def check(self, principal: str) -> None:
+        """Refuse the next call if a cap has been reached.
+
+        Raises:
+            BudgetExceeded: with what was spent, the cap and how to raise it.
+        """
+        if self.max_cost is not None and self.spent_cost >= self.max_cost:
+            raise BudgetExceeded(
+                f"budget cap reached: ${self.spent_cost:.6f} spent of max_cost=${self.max_cost:.6f}; "
+                f"call by {principal!r} refused. Raise Budget.max_cost to continue"
+            )
+        if self.max_tokens is not None and self.spent_tokens >= self.max_tokens:
+            raise BudgetExceeded(
+                f"token budget reached: {self.spent_tokens} tokens spent of max_tokens={self.max_tokens}; "
+                f"call by {principal!r} refused. Raise Budget.max_tokens to continue"
+            )
+
+    def charge(self, cost: float, tokens: int) -> None:
+        """Count a finished call."""
+        with self._lock:
+            self.spent_cost += cost
+            self.spent_tokens += tokens
+
+
+class AccountedLLM(LLM):
+    """Wraps an LLM: budget check before, log and charge after, for one principal.
+
+    Args:
+        inner: the model to call.
+        log: where calls are recorded.
+        principal: who is calling.
+        budget: an optional cap shared with other wrappers.
+        clock: returns the time stamped on records (a fake clock in tests).
+    """
+
+    def __init__(self, inner: LLM, log: CallLog, *, principal: str = DEFAULT_PRINCIPAL,
+                 budget: Budget | None = None, clock=time.time):
+        self.inner = inner
+        self.log = log
+        self.principal = principal
+        self.budget = budget
+        self.model_id = inner.model_id
+        self._clock = clock
+
+    def for_principal(self, principal: str) -> AccountedLLM:
+        """The same model, log and budget, accounted to another principal."""
+        return AccountedLLM(self.inner, self.log, principal=principal, budget=self.budget, clock=self._clock)
+
+    def generate(
+        self, messages: MessagesLike, *, schema=None, max_tokens: int = DEFAULT_MAX_TOKENS,
+        temperature: float = 0.0, seed: int | None = None,
+    ) -> LLMResult:
+        if self.budget is not None:
+            self.budget.check(self.principal)
+        result = self.inner.generate(messages, schema=schema, max_tokens=max_tokens, temperature=temperature, seed=seed)
+        self.log.append(CallRecord(
+            time=self._clock(), principal=self.principal, model_id=result.model_id,
+            prompt_tokens=result.usage.prompt_tokens, completion_tokens=result.usage.completion_tokens,
+            cost=result.cost, latency=result.latency, ok=result.ok, error=result.error,
+        ))
+        if self.budget is not None:
+            self.budget.charge(result.cost, result.usage.total_tokens)
+        return result
+
+
+class AccountedEmbedder(Embedder):
+    """Wraps an embedder: budget check before, a ``kind="embed"`` record (texts, latency) after.
+
+    Embedding calls carry no token counts or cost here; the record says how many texts and how long.
+    """
+
+    def __init__(self, inner: Embedder, log: CallLog, *, principal: str = DEFAULT_PRINCIPAL,
+                 budget: Budget | None = None, clock=time.time):
+        self.inner = inner
+        self.log = log
+        self.principal = principal
+        self.budget = budget
+        self.model_id = inner.model_id
+        self.dim = inner.dim
+        self._clock = clock
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if self.budget is not None:
+            self.budget.check(self.principal)
+        started = time.perf_counter()
+        try:
+            vectors = self.inner.embed(texts)
+        except Exception as exc:
+            self.log.append(CallRecord(time=self._clock(), principal=self.principal, kind="embed",
+                                       model_id=self.model_id, latency=time.perf_counter() - started,
+                                       ok=False, error=str(exc), items=len(texts)))
+            raise
+        self.log.append(CallRecord(time=self._clock(), principal=self.principal, kind="embed", model_id=self.model_id,
+                                   latency=time.perf_counter() - started, items=len(texts)))
+        return vectors

@@ -1,0 +1,99 @@
+"""A persistent embedding cache: identical text is embedded once per model.
+
+A wrapper implementing :class:`Embedder`, backed by a SQLite file (standard library) keyed by
+``(model_id, sha256(text))``; vectors are stored as little-endian float32 bytes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from mnemarket.providers.embedding import Embedder
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS embeddings (
+    model_id TEXT NOT NULL,
+    text_sha256 BLOB NOT NULL,
+    vector BLOB NOT NULL,
+    PRIMARY KEY (model_id, text_sha256)
+) WITHOUT ROWID
+"""
+_LOOKUP_CHUNK = 500  # stays under SQLite's bound-parameter limit
+
+
+class CachedEmbedder(Embedder):
+    """Embeds only texts not already cached for ``inner.model_id``.
+
+    Args:
+        inner: the embedder whose results are cached.
+        path: the SQLite file (created if missing); ``":memory:"`` for a process-local cache.
+
+    Attributes:
+        hits: texts answered from the cache since construction.
+        misses: texts sent to ``inner``.
+    """
+
+    def __init__(self, inner: Embedder, path: str | Path):
+        self.inner = inner
+        self.model_id = inner.model_id
+        self.dim = inner.dim
+        if str(path) != ":memory:":
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute(_SCHEMA)
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+
+    def _lookup(self, keys: list[bytes]) -> dict[bytes, np.ndarray]:
+        found: dict[bytes, np.ndarray] = {}
+        for start in range(0, len(keys), _LOOKUP_CHUNK):
+            chunk = keys[start : start + _LOOKUP_CHUNK]
+            marks = ",".join("?" * len(chunk))
+            rows = self._db.execute(
+                f"SELECT text_sha256, vector FROM embeddings WHERE model_id = ? AND text_sha256 IN ({marks})",
+                [self.model_id, *chunk],
+            )
+            for key, blob in rows:
+                found[key] = np.frombuffer(blob, dtype="<f4")
+        return found
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        texts = list(texts)
+        keys = [hashlib.sha256(t.encode("utf-8")).digest() for t in texts]
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        with self._lock:
+            cached = self._lookup(list(set(keys)))
+        missing: dict[bytes, int] = {}  # key -> first position, so duplicates embed once
+        for position, key in enumerate(keys):
+            if key in cached:
+                out[position] = cached[key]
+            else:
+                missing.setdefault(key, position)
+        self.hits += len(texts) - sum(1 for k in keys if k in missing)
+        if missing:
+            fresh = self.inner.embed([texts[p] for p in missing.values()])
+            self.misses += len(missing)
+            by_key = dict(zip(missing, fresh))
+            for position, key in enumerate(keys):
+                if key in by_key:
+                    out[position] = by_key[key]
+            with self._lock:
+                self._db.execute("BEGIN")
+                self._db.executemany(
+                    "INSERT OR IGNORE INTO embeddings (model_id, text_sha256, vector) VALUES (?, ?, ?)",
+                    [(self.model_id, key, np.asarray(vec, dtype="<f4").tobytes()) for key, vec in by_key.items()],
+                )
+                self._db.execute("COMMIT")
+        return out
+
+    def close(self) -> None:
+        """Close the SQLite connection."""
+        self._db.close()

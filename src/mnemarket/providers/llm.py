@@ -1,0 +1,263 @@
+"""The LLM contract: messages in, a result value out (text, parsed object, usage, cost, latency).
+
+Generation failures (garbled output, a back end that stays overloaded) come back as an
+:class:`LLMResult` with ``ok=False`` and an ``error`` the caller records; only wiring problems
+(missing package or key, bad configuration) and spending caps raise (:class:`ProviderError`,
+:class:`BudgetExceeded`).
+
+Back ends subclass :class:`CompletionLLM` and implement one method, ``_complete``; schema handling
+(tight JSON schema, validation, one repair round) lives here once. Wrappers (accounting, record,
+replay) subclass :class:`LLM` and delegate ``generate``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from mnemarket.errors import ProviderError
+from mnemarket.providers.structured import parse_structured, repair_prompt, tight_json_schema
+
+DEFAULT_MAX_TOKENS = 256
+Role = Literal["system", "user", "assistant"]
+
+
+class Message(BaseModel):
+    """One chat turn."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    role: Role
+    """Who speaks: ``system`` (instructions), ``user`` or ``assistant`` (the model)."""
+    content: str
+    """The turn's text."""
+
+
+class Usage(BaseModel):
+    """Tokens a call consumed (summed over repair rounds)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    prompt_tokens: int = 0
+    """Input tokens billed."""
+    completion_tokens: int = 0
+    """Output tokens billed (including any thinking tokens)."""
+
+    @property
+    def total_tokens(self) -> int:
+        """Input plus output tokens."""
+        return self.prompt_tokens + self.completion_tokens
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+            completion_tokens=self.completion_tokens + other.completion_tokens,
+        )
+
+
+class LLMResult(BaseModel):
+    """What one :meth:`LLM.generate` call produced; a failure is a value too (``ok=False``)."""
+
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+
+    text: str
+    """The model's final raw text (after the repair round, if one ran)."""
+    parsed: Any = None
+    """A validated instance of the requested schema, or ``None`` (no schema, or failure)."""
+    usage: Usage = Field(default_factory=Usage)
+    """Tokens consumed by every round of this call."""
+    cost: float = 0.0
+    """Money spent, in USD, from the provider's price table (0 for local and scripted models)."""
+    latency: float = 0.0
+    """Wall-clock seconds for the whole call."""
+    model_id: str
+    """The model that answered, e.g. ``local:gemma-3-270m-q4_k_m`` or ``scripted:policy``."""
+    ok: bool = True
+    """False when the call failed; ``error`` then says why."""
+    error: str | None = None
+    """What went wrong, for the caller's record of a failed turn."""
+    repaired: bool = False
+    """True when the first answer was invalid and the repair round produced this one."""
+
+
+class ModelCallFailed(Exception):
+    """Raised by a back end's ``_complete`` for a transient failure (timeout, 429/5xx after retries).
+
+    :meth:`CompletionLLM.generate` turns it into an ``ok=False`` result; wiring problems raise
+    :class:`ProviderError` instead.
+    """
+
+
+MessagesLike = Sequence[Message | Mapping[str, str]]
+
+
+def as_messages(messages: MessagesLike) -> list[Message]:
+    """Accept :class:`Message` objects or ``{"role": ..., "content": ...}`` dicts.
+
+    Raises:
+        ProviderError: a dict is not a valid message (the caller's wiring is wrong).
+    """
+    out: list[Message] = []
+    for index, message in enumerate(messages):
+        if isinstance(message, Message):
+            out.append(message)
+            continue
+        try:
+            out.append(Message.model_validate(message))
+        except Exception as exc:
+            raise ProviderError(
+                f"message {index} is {message!r}; expected {{'role': 'system'|'user'|'assistant', 'content': str}}"
+            ) from exc
+    if not out:
+        raise ProviderError("generate() needs at least one message")
+    return out
+
+
+class LLM(ABC):
+    """A language model behind one method.
+
+    Attributes:
+        model_id: names the model, prefixed by its provider (``local:``, ``gemini:``, ``openai:``,
+            ``scripted:``, ``replay:``), so every output says what produced it.
+    """
+
+    model_id: str
+
+    @abstractmethod
+    def generate(
+        self,
+        messages: MessagesLike,
+        *,
+        schema: type[BaseModel] | None = None,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        temperature: float = 0.0,
+        seed: int | None = None,
+    ) -> LLMResult:
+        """Generate a reply.
+
+        Args:
+            messages: the conversation so far.
+            schema: a pydantic model; when given, the reply is constrained to its JSON schema
+                where the back end supports it, and ``parsed`` holds a validated instance.
+            max_tokens: cap on output tokens per round.
+            temperature: sampling temperature; 0 means greedy where supported.
+            seed: sampling seed, for back ends that honour one.
+
+        Returns:
+            An :class:`LLMResult`; ``ok=False`` with ``error`` when generation failed.
+
+        Raises:
+            ProviderError: the back end is mis-wired (missing package or key, rejected request).
+            BudgetExceeded: a spending cap stops the call.
+        """
+
+    async def agenerate(
+        self,
+        messages: MessagesLike,
+        *,
+        schema: type[BaseModel] | None = None,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        temperature: float = 0.0,
+        seed: int | None = None,
+    ) -> LLMResult:
+        """Async :meth:`generate`: the same call run in a worker thread."""
+        return await asyncio.to_thread(
+            self.generate, messages, schema=schema, max_tokens=max_tokens, temperature=temperature, seed=seed
+        )
+
+
+@dataclass(frozen=True)
+class CompletionRequest:
+    """One round sent to a back end."""
+
+    messages: list[Message]
+    schema: type[BaseModel] | None
+    json_schema: dict[str, Any] | None
+    max_tokens: int
+    temperature: float
+    seed: int | None
+
+
+@dataclass(frozen=True)
+class Completion:
+    """One round's raw answer."""
+
+    text: str
+    usage: Usage
+
+
+class CompletionLLM(LLM):
+    """Base of real back ends: implements :meth:`generate` over one ``_complete`` round.
+
+    With a schema, the reply is validated; if invalid and ``repair`` is on, the model is shown its
+    validation error once and asked again; a reply still invalid becomes an ``ok=False`` result.
+    """
+
+    repair: bool = True
+
+    @abstractmethod
+    def _complete(self, request: CompletionRequest) -> Completion:
+        """Run one round. Raise :class:`ModelCallFailed` for transient failures."""
+
+    def _cost(self, usage: Usage) -> float:
+        """Money for ``usage``; free unless a subclass has a price table."""
+        return 0.0
+
+    def generate(
+        self,
+        messages: MessagesLike,
+        *,
+        schema: type[BaseModel] | None = None,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        temperature: float = 0.0,
+        seed: int | None = None,
+    ) -> LLMResult:
+        if max_tokens < 1:
+            raise ProviderError(f"max_tokens={max_tokens!r}; expected a positive integer")
+        started = time.perf_counter()
+        request = CompletionRequest(
+            messages=as_messages(messages),
+            schema=schema,
+            json_schema=tight_json_schema(schema) if schema is not None else None,
+            max_tokens=max_tokens,
+            temperature=temperature,
+            seed=seed,
+        )
+        usage = Usage()
+        text = ""
+        repaired = False
+
+        def result(ok: bool, parsed: Any = None, error: str | None = None) -> LLMResult:
+            return LLMResult(
+                text=text, parsed=parsed, usage=usage, cost=self._cost(usage), ok=ok, error=error,
+                latency=time.perf_counter() - started, model_id=self.model_id, repaired=repaired,
+            )
+
+        try:
+            completion = self._complete(request)
+            usage, text = usage + completion.usage, completion.text
+            if schema is None:
+                return result(True)
+            parsed, error = parse_structured(text, schema)
+            if error is not None and self.repair:
+                retry = CompletionRequest(
+                    messages=[*request.messages, Message(role="assistant", content=text),
+                              Message(role="user", content=repair_prompt(error))],
+                    schema=schema, json_schema=request.json_schema, max_tokens=max_tokens,
+                    temperature=temperature, seed=seed,
+                )
+                completion = self._complete(retry)
+                usage, text, repaired = usage + completion.usage, completion.text, True
+                parsed, error = parse_structured(text, schema)
+        except ModelCallFailed as exc:
+            return result(False, error=f"{self.model_id}: {exc}")
+        if error is not None:
+            rounds = "after one repair round" if repaired else "(repair disabled)"
+            return result(False, error=f"reply does not match {schema.__name__} {rounds}: {error}")
+        return result(True, parsed=parsed)

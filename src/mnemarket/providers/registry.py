@@ -1,0 +1,173 @@
+"""Provider selection by one string, used everywhere (config files, CLI flags, tests).
+
+LLMs: ``local``, ``local:PATH.gguf``, ``gemini:MODEL``, ``openai:http://HOST:PORT/v1:MODEL``,
+``scripted``, ``replay:PATH``. Embedders: ``minilm``, ``hashing[:DIM]``, ``gemini[:MODEL[:DIM]]``,
+``openai:http://HOST:PORT/v1:MODEL``, ``replay:PATH``. Each form is listed once, in the tables
+below; an unknown string gets an error that lists them all.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from mnemarket.errors import ConfigError
+from mnemarket.providers.embedding import Embedder
+from mnemarket.providers.llm import LLM
+
+# The URL needs a path (``/v1``) so that model names containing ':' (``llama3.1:8b``) stay whole.
+_OPENAI_SPEC = re.compile(r"^(https?://[^/\s]+/[^:\s]*):(.+)$")
+
+
+@dataclass(frozen=True)
+class ProviderForm:
+    """One accepted provider string form."""
+
+    prefix: str
+    """The part before the first ':' (or the whole string)."""
+    form: str
+    """How to write it, for error messages."""
+    description: str
+    build: Callable[[str, dict[str, Any]], Any]
+    """(the text after ``prefix:``, or '' ; caller options) -> provider."""
+
+
+def _split_openai(rest: str, spec: str) -> tuple[str, str]:
+    match = _OPENAI_SPEC.match(rest)
+    if not match:
+        raise ConfigError(f"provider {spec!r}: expected openai:http://HOST:PORT/v1:MODEL (the URL must include its path)")
+    return match.group(1), match.group(2)
+
+
+def _local_llm(rest: str, options: dict[str, Any]) -> LLM:
+    from mnemarket.providers.local_llm import GemmaLocalLLM
+
+    return GemmaLocalLLM(model_path=rest or None, **options)
+
+
+def _gemini_llm(rest: str, options: dict[str, Any]) -> LLM:
+    from mnemarket.providers.gemini_llm import DEFAULT_GEMINI_MODEL, GeminiLLM
+
+    return GeminiLLM(rest or DEFAULT_GEMINI_MODEL, **options)
+
+
+def _openai_llm(rest: str, options: dict[str, Any]) -> LLM:
+    from mnemarket.providers.openai_compat import OpenAICompatLLM
+
+    return OpenAICompatLLM(*_split_openai(rest, f"openai:{rest}"), **options)
+
+
+def _scripted_llm(rest: str, options: dict[str, Any]) -> LLM:
+    from mnemarket.providers.scripted import ScriptedLLM
+
+    if "policy" not in options:
+        raise ConfigError("provider 'scripted' needs a policy: make_llm('scripted', policy=callable_or_replies)")
+    return ScriptedLLM(options.pop("policy"), **({"name": rest} if rest else {}), **options)
+
+
+def _replay_llm(rest: str, options: dict[str, Any]) -> LLM:
+    from mnemarket.providers.record_replay import ReplayLLM
+
+    if not rest:
+        raise ConfigError("provider 'replay' needs a path: replay:PATH.jsonl")
+    return ReplayLLM(rest, **options)
+
+
+def _minilm(rest: str, options: dict[str, Any]) -> Embedder:
+    from mnemarket.providers.minilm_embedder import MiniLMEmbedder, default_embedder
+
+    return MiniLMEmbedder(**options) if options else default_embedder()
+
+
+def _hashing(rest: str, options: dict[str, Any]) -> Embedder:
+    from mnemarket.providers.hashing_embedder import HashingEmbedder
+
+    if rest and not rest.isdigit():
+        raise ConfigError(f"provider 'hashing:{rest}': expected hashing:DIM with DIM an integer, e.g. hashing:384")
+    return HashingEmbedder(int(rest) if rest else 384, **options)
+
+
+def _gemini_embedder(rest: str, options: dict[str, Any]) -> Embedder:
+    from mnemarket.providers.gemini_embedder import DEFAULT_GEMINI_EMBEDDING_MODEL, GeminiEmbedder
+
+    model, _, dim = rest.partition(":")
+    if dim and not dim.isdigit():
+        raise ConfigError(f"provider 'gemini:{rest}': expected gemini:MODEL:DIM with DIM an integer")
+    if dim:
+        options = {**options, "dim": int(dim)}
+    return GeminiEmbedder(model or DEFAULT_GEMINI_EMBEDDING_MODEL, **options)
+
+
+def _openai_embedder(rest: str, options: dict[str, Any]) -> Embedder:
+    from mnemarket.providers.openai_compat import OpenAICompatEmbedder
+
+    return OpenAICompatEmbedder(*_split_openai(rest, f"openai:{rest}"), **options)
+
+
+def _replay_embedder(rest: str, options: dict[str, Any]) -> Embedder:
+    from mnemarket.providers.record_replay import ReplayEmbedder
+
+    if not rest:
+        raise ConfigError("provider 'replay' needs a path: replay:PATH.jsonl")
+    return ReplayEmbedder(rest, **options)
+
+
+LLM_FORMS: tuple[ProviderForm, ...] = (
+    ProviderForm("local", "local[:PATH.gguf]", "Gemma 3 270M on llama.cpp, offline (the default)", _local_llm),
+    ProviderForm("gemini", "gemini:MODEL", "Gemini API, e.g. gemini:gemini-2.5-flash (needs GEMINI_API_KEY)", _gemini_llm),
+    ProviderForm("openai", "openai:http://HOST:PORT/v1:MODEL", "an OpenAI-compatible server (Ollama, vLLM, ...)", _openai_llm),
+    ProviderForm("scripted", "scripted[:NAME]", "a deterministic rule policy supplied by the caller (tests, baselines)", _scripted_llm),
+    ProviderForm("replay", "replay:PATH", "re-serve a recorded run's LLM calls", _replay_llm),
+)
+EMBEDDER_FORMS: tuple[ProviderForm, ...] = (
+    ProviderForm("minilm", "minilm", "all-MiniLM-L6-v2 int8 ONNX, offline, 384 dims (the default)", _minilm),
+    ProviderForm("hashing", "hashing[:DIM]", "feature-hashing test double (no semantics)", _hashing),
+    ProviderForm("gemini", "gemini[:MODEL[:DIM]]", "Gemini embeddings (needs GEMINI_API_KEY)", _gemini_embedder),
+    ProviderForm("openai", "openai:http://HOST:PORT/v1:MODEL", "an OpenAI-compatible /embeddings endpoint", _openai_embedder),
+    ProviderForm("replay", "replay:PATH", "re-serve a recorded run's embedding calls", _replay_embedder),
+)
+
+
+def _valid_forms(forms: tuple[ProviderForm, ...]) -> str:
+    return "; ".join(f"{f.form} ({f.description})" for f in forms)
+
+
+def _resolve(spec: str, forms: tuple[ProviderForm, ...], category: str) -> tuple[ProviderForm, str]:
+    if not isinstance(spec, str) or not spec.strip():
+        raise ConfigError(f"{category} provider {spec!r} is empty; valid forms: {_valid_forms(forms)}")
+    prefix, _, rest = spec.strip().partition(":")
+    for form in forms:
+        if form.prefix == prefix:
+            return form, rest
+    close = difflib.get_close_matches(prefix, [f.prefix for f in forms], n=1)
+    hint = f" Did you mean {close[0]!r}?" if close else ""
+    raise ConfigError(f"unknown {category} provider {spec!r}.{hint} Valid forms: {_valid_forms(forms)}")
+
+
+def make_llm(spec: str, **options: Any) -> LLM:
+    """Build the LLM named by ``spec``.
+
+    Args:
+        spec: a provider string (see the module docstring).
+        **options: passed to the provider's constructor (``threads=``, ``policy=``, ``base_url=``...).
+
+    Raises:
+        ConfigError: ``spec`` is not a valid form; the message lists the valid ones.
+        ProviderError: the provider cannot start (missing package or key).
+    """
+    form, rest = _resolve(spec, LLM_FORMS, "LLM")
+    return form.build(rest, dict(options))
+
+
+def make_embedder(spec: str, **options: Any) -> Embedder:
+    """Build the embedder named by ``spec`` (``minilm`` with no options is the shared default).
+
+    Raises:
+        ConfigError: ``spec`` is not a valid form; the message lists the valid ones.
+        ProviderError: the provider cannot start (missing package or key).
+    """
+    form, rest = _resolve(spec, EMBEDDER_FORMS, "embedder")
+    return form.build(rest, dict(options))

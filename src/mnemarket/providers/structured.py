@@ -1,0 +1,95 @@
+"""Structured output: a tight JSON schema from a pydantic model, tolerant parsing, one repair prompt.
+
+Schema-constrained decoding (llama.cpp grammars) costs time per schema node, so the schema is
+flattened ($refs inlined), stripped of titles, closed (``additionalProperties: false``) and keeps
+the constraints that bound generation: ``enum``/``const``, ``maxLength``, ``maxItems``.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+_DROP_KEYS = frozenset({"title", "examples"})
+MAX_ERROR_CHARS = 600
+
+
+def _inline(node: Any, defs: dict[str, Any], depth: int = 0) -> Any:
+    if depth > 32:
+        raise ValueError("schema nests deeper than 32 levels (recursive model?); structured output needs a finite schema")
+    if isinstance(node, list):
+        return [_inline(item, defs, depth + 1) for item in node]
+    if not isinstance(node, dict):
+        return node
+    if "$ref" in node:
+        target = defs[node["$ref"].rsplit("/", 1)[-1]]
+        merged = {**target, **{k: v for k, v in node.items() if k != "$ref"}}
+        return _inline(merged, defs, depth + 1)
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key in _DROP_KEYS or key == "$defs":
+            continue
+        if key == "properties":
+            out[key] = {name: _inline(sub, defs, depth + 1) for name, sub in value.items()}
+        else:
+            out[key] = _inline(value, defs, depth + 1)
+    if out.get("type") == "object" and "properties" in out:
+        out["additionalProperties"] = False
+        # Every field present: a fixed shape decodes faster and leaves nothing to guess.
+        out["required"] = list(out["properties"])
+    return out
+
+
+@lru_cache(maxsize=256)
+def _tight_cached(schema: type[BaseModel]) -> str:
+    raw = schema.model_json_schema()
+    # Key order is kept: constrained decoding emits properties in schema order, and models do
+    # better when fields come in their natural order (action type first, reasoning last).
+    return json.dumps(_inline(raw, raw.get("$defs", {})))
+
+
+def tight_json_schema(schema: type[BaseModel]) -> dict[str, Any]:
+    """A self-contained, closed JSON schema for ``schema`` (a fresh dict each call)."""
+    return json.loads(_tight_cached(schema))
+
+
+def _extract_json(text: str) -> str:
+    """The JSON object inside ``text``: strips code fences and prose around the outermost braces."""
+    stripped = text.strip()
+    start, end = stripped.find("{"), stripped.rfind("}")
+    if start != -1 and end > start:
+        return stripped[start : end + 1]
+    return stripped
+
+
+def _describe(error: ValidationError) -> str:
+    parts = []
+    for item in error.errors(include_url=False):
+        location = ".".join(str(p) for p in item["loc"]) or "(root)"
+        parts.append(f"{location}: {item['msg']}")
+    return "; ".join(parts)[:MAX_ERROR_CHARS]
+
+
+def parse_structured(text: str, schema: type[BaseModel]) -> tuple[BaseModel | None, str | None]:
+    """Validate a model's reply against ``schema``.
+
+    Returns:
+        ``(instance, None)`` on success, ``(None, reason)`` otherwise; never raises on bad text.
+    """
+    if not text.strip():
+        return None, "the reply was empty; expected a JSON object"
+    try:
+        return schema.model_validate_json(_extract_json(text)), None
+    except ValidationError as exc:
+        return None, _describe(exc)
+
+
+def repair_prompt(error: str) -> str:
+    """The user turn that shows the model why its reply was rejected."""
+    return (
+        f"Your previous reply was rejected: {error}. "
+        "Reply again with only a JSON object that satisfies the required schema, and nothing else."
+    )

@@ -1,0 +1,299 @@
+"""The runner: sessions x turns x agents, committed after every action, resumable after kill -9.
+
+Per turn, every agent's context is assembled from the same state and the models are called
+concurrently; the decisions are committed (as run state) before any is applied, then the kernel
+applies them in a seeded order. A resumed run re-applies committed decisions instead of calling
+the models again, so it ends in the same state as an uninterrupted run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from mnemarket.agents import Agent, Decision, check_components, load_components
+from mnemarket.agents.agent import PendingTurn
+from mnemarket.errors import BudgetExceeded, ConfigError
+from mnemarket.genesis import Genesis, install_genesis
+from mnemarket.kernel import AccessPolicy, Artifact, World
+from mnemarket.providers import LLM, AccountedLLM, Budget, CallLog, LLMResult, ScriptedLLM, make_embedder, make_llm
+from mnemarket.providers.llm import Usage
+from mnemarket.sim.scenario import ResolvedScenario, load_scenario
+from mnemarket.sim.scripted_plan import ScriptedPlanPolicy
+from mnemarket.store import SqlWorldStore
+
+RUN = "run"  # world-state namespace of the runner's own progress markers
+CONFIG_FILE = "config.json"
+
+
+class RunOptions(BaseModel):
+    """What the command line may override; stored in the run directory for resume and replay."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str | None = None
+    sessions: int | None = Field(None, ge=1)
+    turns: int | None = Field(None, ge=1)
+    seed: int | None = None
+    db: str | None = None
+    record: bool = False
+    spend_cap_usd: float | None = Field(None, ge=0)
+    replay_from: str | None = Field(None, description="run directory whose recordings serve the model calls")
+
+
+class RunConfig(BaseModel):
+    """The resolved scenario plus options: exactly what a run (and its resume) executes."""
+
+    resolved: ResolvedScenario
+    options: RunOptions
+
+    @property
+    def sessions(self) -> int:
+        return self.options.sessions or self.resolved.scenario.sessions
+
+    @property
+    def turns(self) -> int:
+        return self.options.turns or self.resolved.scenario.turns
+
+    @property
+    def seed(self) -> int:
+        return self.options.seed if self.options.seed is not None else self.resolved.scenario.seed
+
+    def model_for(self, agent_model: str) -> str:
+        return self.options.model or self.resolved.scenario.model or agent_model
+
+
+@dataclass
+class RunStatus:
+    run_dir: Path
+    state: str  # finished | stopped_budget
+    message: str = ""
+    turns_done: int = 0
+    session_reports: list[dict[str, Any]] = field(default_factory=list)
+
+
+Progress = Callable[[str, int, int], None]
+
+
+class Runner:
+    """Owns one run directory: its world database, logs, and the agents acting in it."""
+
+    def __init__(self, run_dir: str | Path, config: RunConfig):
+        self.run_dir = Path(run_dir)
+        self.config = config
+        self.world: World | None = None
+        self.genesis: Genesis | None = None
+        self.agents: list[Agent] = []
+        self.call_log: CallLog | None = None
+
+    # -- creation and reopening ---------------------------------------------------------------
+    @classmethod
+    def create(cls, scenario_path: str | Path, run_dir: str | Path, options: RunOptions | None = None) -> Runner:
+        run_dir = Path(run_dir)
+        if (run_dir / CONFIG_FILE).exists():
+            raise ConfigError(f"{run_dir} already holds a run; use `mnemarket resume {run_dir}` or choose --out")
+        config = RunConfig(resolved=load_scenario(scenario_path), options=options or RunOptions())
+        run_dir.mkdir(parents=True, exist_ok=True)
+        (run_dir / CONFIG_FILE).write_text(config.model_dump_json(indent=2))
+        return cls(run_dir, config)
+
+    @classmethod
+    def open(cls, run_dir: str | Path, **overrides: Any) -> Runner:
+        run_dir = Path(run_dir)
+        path = run_dir / CONFIG_FILE
+        if not path.exists():
+            raise ConfigError(f"{run_dir} is not a run directory (no {CONFIG_FILE}); start one with `mnemarket run`")
+        config = RunConfig.model_validate_json(path.read_text())
+        if overrides:
+            config.options = config.options.model_copy(update={k: v for k, v in overrides.items() if v is not None})
+            path.write_text(config.model_dump_json(indent=2))
+        return cls(run_dir, config)
+
+    @property
+    def db_url(self) -> str:
+        return self.config.options.db or str(self.run_dir / "world.db")
+
+    def _llm_for(self, agent_id: str, model: str, cache: dict[str, LLM]) -> LLM:
+        options = self.config.options
+        if options.replay_from:
+            from mnemarket.providers import ReplayLLM
+
+            inner: LLM = ReplayLLM(Path(options.replay_from) / "recordings" / f"{agent_id}.jsonl")
+        elif model == "scripted":
+            inner = ScriptedLLM(ScriptedPlanPolicy(self.config.resolved.scenario.scripted_plan), name="plan")
+        else:
+            if model not in cache:
+                cache[model] = make_llm(model)
+            inner = cache[model]
+        if options.record and not options.replay_from:
+            from mnemarket.providers import Recording, RecordingLLM
+
+            recording = Recording(self.run_dir / "recordings" / f"{agent_id}.jsonl", append=True)
+            inner = RecordingLLM(inner, recording)
+        budget = Budget(max_cost=options.spend_cap_usd) if options.spend_cap_usd is not None else None
+        return AccountedLLM(inner, self.call_log, budget=budget, principal=agent_id)
+
+    def setup(self) -> World:
+        """Open (or create) the world and its agents; seeds the scenario on first open only."""
+        resolved = self.config.resolved
+        self.world = World(SqlWorldStore(self.db_url))
+        embedder = make_embedder(resolved.scenario.embedder)
+        self.genesis = install_genesis(self.world, embedder, resolved.genesis)
+        components = load_components(resolved.components_path)
+        self.call_log = CallLog(self.run_dir / "llm_calls.jsonl")
+        llms: dict[str, LLM] = {}
+        first_open = self.world.state.get((RUN, "seeded")) is None
+        for agent_config in resolved.agents:
+            check_components(agent_config, components)
+            model = self.config.model_for(agent_config.model)
+            agent = Agent(agent_config, components, self.world, self.genesis,
+                          self._llm_for(agent_config.id, model, llms))
+            agent.setup()
+            self.agents.append(agent)
+        if first_open:
+            self._seed()
+        return self.world
+
+    def _seed(self) -> None:
+        world, scenario = self.world, self.config.resolved.scenario
+        assert world is not None and self.genesis is not None
+        for seed in scenario.artifacts:
+            if seed.id not in world.artifacts:
+                world.create_artifact(Artifact(id=seed.id, type=seed.type, content=seed.content, creator=seed.owner,
+                                               owner=seed.owner, access=seed.access, read_price=seed.read_price))
+        by_id = {a.id: a for a in self.agents}
+        for index, seed in enumerate(scenario.memories):
+            agent = by_id[seed.agent]
+            agent.longterm.add(seed.text, kind=seed.kind, importance=seed.importance, created=0,
+                               metadata={**seed.metadata, "agent": seed.agent, "seeded": True}, tier="long_term",
+                               record_id=f"seed{index}")
+        world.set_state(RUN, "seeded", True)
+
+    # -- the loop ---------------------------------------------------------------------------------
+    def order(self, session: int, turn: int) -> list[Agent]:
+        """The kernel's apply order for a turn: a seeded shuffle, fair over turns, same on resume."""
+        agents = sorted(self.agents, key=lambda a: a.id)
+        random.Random(self.config.seed * 1_000_003 + session * 10_007 + turn).shuffle(agents)
+        return agents
+
+    def run(self, progress: Progress | None = None) -> RunStatus:
+        return asyncio.run(self.run_async(progress))
+
+    async def run_async(self, progress: Progress | None = None) -> RunStatus:
+        world = self.world or self.setup()
+        status = RunStatus(run_dir=self.run_dir, state="finished")
+        try:
+            for session in range(1, self.config.sessions + 1):
+                for turn in range(1, self.config.turns + 1):
+                    if self._turn_done(session, turn):
+                        continue
+                    await self._play_turn(session, turn)
+                    world.set_state(RUN, "last_turn", {"session": session, "turn": turn})
+                    world.advance_tick()
+                    status.turns_done += 1
+                    if progress:
+                        progress("turn", session, turn)
+                status.session_reports.extend(self._end_session(session))
+                if progress:
+                    progress("session", session, self.config.turns)
+        except BudgetExceeded as exc:
+            status.state, status.message = "stopped_budget", str(exc)
+        self.write_outputs(status)
+        return status
+
+    def _turn_done(self, session: int, turn: int) -> bool:
+        last = self.world.state.get((RUN, "last_turn"))
+        return last is not None and (last["session"], last["turn"]) >= (session, turn)
+
+    async def _play_turn(self, session: int, turn: int) -> None:
+        world = self.world
+        key = f"pending:{session}:{turn}"
+        pending = world.state.get((RUN, key))
+        if pending is None:
+            plans = [agent.prepare(session, turn) for agent in self.agents]
+            decisions = await asyncio.gather(*(agent.decide(plan) for agent, plan in zip(self.agents, plans)))
+            pending = {agent.id: {"plan": plan.pending().model_dump(), "decision": _dump_result(decision)}
+                       for agent, plan, decision in zip(self.agents, plans, decisions)}
+            with (self.run_dir / "contexts.jsonl").open("a") as log:
+                for plan in plans:
+                    log.write(json.dumps(plan.log_record()) + "\n")
+            world.set_state(RUN, key, pending)
+        for agent in self.order(session, turn):
+            if self._applied(agent, session, turn):
+                continue
+            entry = pending[agent.id]
+            agent.apply(PendingTurn.model_validate(entry["plan"]), _load_result(entry["decision"]))
+        world.set_state(RUN, key, None)
+
+    def _applied(self, agent: Agent, session: int, turn: int) -> bool:
+        events = self.world.events(principal=agent.id, after=max(0, self.world.event_count - 4 * len(self.agents) - 50))
+        return any(e.meta.get("session") == session and e.meta.get("turn") == turn and not e.meta.get("migration")
+                   for e in events)
+
+    def _end_session(self, session: int) -> list[dict[str, Any]]:
+        reports = []
+        for agent in sorted(self.agents, key=lambda a: a.id):
+            marker = f"session_end:{session}:{agent.id}"
+            if self.world.state.get((RUN, marker)) is not None:
+                continue
+            report = agent.end_session(session)
+            reports.append(report.__dict__)
+            self.world.set_state(RUN, marker, {"migrated": len(report.migrated)})
+        return reports
+
+    # -- outputs --------------------------------------------------------------------------------
+    def write_outputs(self, status: RunStatus) -> None:
+        from mnemarket.sim.inspect import summarize
+        from mnemarket.sim.report import write_report
+
+        world = self.world
+        with (self.run_dir / "events.jsonl").open("w") as out:
+            for event in world.events():
+                out.write(event.model_dump_json() + "\n")
+        scenario = self.config.resolved.scenario
+        summary = summarize(world, self.genesis) | {"scenario": scenario.name, "status": status.state,
+                                                    "message": status.message}
+        (self.run_dir / "summary.json").write_text(json.dumps(summary, indent=2))
+        write_report(self.run_dir, world, self.genesis, summary)
+
+    def close(self) -> None:
+        if self.world is not None:
+            self.world.close()
+
+
+def _dump_result(result: LLMResult) -> dict[str, Any]:
+    data = result.model_dump(exclude={"parsed"})
+    data["parsed"] = result.parsed.model_dump() if isinstance(result.parsed, BaseModel) else None
+    return data
+
+
+def _load_result(data: dict[str, Any]) -> LLMResult:
+    data = dict(data)
+    parsed = data.pop("parsed")
+    data["usage"] = Usage(**data["usage"])
+    return LLMResult(**data, parsed=Decision.model_validate(parsed) if parsed is not None else None)
+
+
+def run_scenario(scenario_path: str | Path, run_dir: str | Path, options: RunOptions | None = None,
+                 progress: Progress | None = None) -> RunStatus:
+    runner = Runner.create(scenario_path, run_dir, options)
+    try:
+        return runner.run(progress)
+    finally:
+        runner.close()
+
+
+def resume_run(run_dir: str | Path, progress: Progress | None = None, **overrides: Any) -> RunStatus:
+    runner = Runner.open(run_dir, **overrides)
+    try:
+        return runner.run(progress)
+    finally:
+        runner.close()

@@ -1,0 +1,120 @@
+"""Scenario files: who acts, for how long, on what economy. Loaded from YAML with clear errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from mnemarket.agents.config import AgentConfig, format_validation_error, resolve_yaml
+from mnemarket.errors import ConfigError
+from mnemarket.genesis.config import Bounty, GenesisConfig
+from mnemarket.kernel.artifact import AccessPolicy
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class SeedArtifact(_Strict):
+    """An artifact placed in the world before the first turn."""
+
+    id: str
+    owner: str
+    content: str
+    type: str = "text"
+    access: AccessPolicy = AccessPolicy()
+    read_price: int = Field(0, ge=0)
+
+
+class SeedMemory(_Strict):
+    """Entries placed in an agent's long-term store before the first turn (facts, rumours, ...)."""
+
+    agent: str
+    text: str
+    kind: str = "fact"
+    importance: float = Field(0.6, ge=0, le=1)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class ScenarioConfig(_Strict):
+    """A run: agents (files or inline), length, economy, and the scripted baseline's plan."""
+
+    name: str
+    description: str = ""
+    sessions: int = Field(2, ge=1, le=1000)
+    turns: int = Field(4, ge=1, le=10_000, description="turns per session")
+    seed: int = 0
+    model: str | None = Field(None, description="overrides every agent's model when set")
+    embedder: str = "minilm"
+    agents: list[str | dict[str, Any]] = Field(min_length=1)
+    components_dir: str = "components"
+    genesis: str | None = Field(None, description="genesis YAML (costs); bounties below are added")
+    bounties: list[Bounty] = Field(default_factory=list)
+    artifacts: list[SeedArtifact] = Field(default_factory=list)
+    memories: list[SeedMemory] = Field(default_factory=list)
+    scripted_plan: dict[str, list[list[dict[str, Any]]]] = Field(
+        default_factory=dict, description="agent -> sessions -> turns of decisions, for the scripted baseline")
+    llm_spend_cap_usd: float | None = Field(None, ge=0)
+
+    @model_validator(mode="after")
+    def _unique(self) -> ScenarioConfig:
+        ids = [b.id for b in self.bounties]
+        if len(ids) != len(set(ids)):
+            raise ValueError(f"bounty ids must be unique, got {ids}")
+        return self
+
+
+class ResolvedScenario(BaseModel):
+    """A scenario with its agent files loaded: everything a run needs, and what resume re-reads."""
+
+    scenario: ScenarioConfig
+    agents: list[AgentConfig]
+    genesis: GenesisConfig
+    base_dir: str
+
+    @property
+    def components_path(self) -> Path:
+        return Path(self.base_dir) / self.scenario.components_dir
+
+
+def load_scenario(path: str | Path) -> ResolvedScenario:
+    """Load a scenario file and every agent it names; errors name the file and field."""
+    from mnemarket.agents.config import load_agent_config
+    from mnemarket.genesis.config import load_genesis_config
+
+    path = Path(path)
+    data = resolve_yaml(path)
+    try:
+        scenario = ScenarioConfig.model_validate(data)
+    except ValidationError as exc:
+        raise format_validation_error(exc, path, ScenarioConfig) from None
+    agents = []
+    for index, entry in enumerate(scenario.agents):
+        if isinstance(entry, str):
+            agents.append(load_agent_config(path.parent / entry))
+        else:
+            try:
+                agents.append(AgentConfig.model_validate(entry))
+            except ValidationError as exc:
+                raise ConfigError(str(format_validation_error(exc, path, AgentConfig)).split(": ", 1)[1],
+                                  path=str(path), field=f"agents.{index}") from None
+    ids = [a.id for a in agents]
+    if len(ids) != len(set(ids)):
+        raise ConfigError(f"agent ids must be unique, got {ids}", path=str(path), field="agents")
+    for name in scenario.scripted_plan:
+        if name not in ids:
+            raise ConfigError(f"scripted_plan names unknown agent {name!r}; agents: {ids}", path=str(path),
+                              field="scripted_plan")
+    for seed in scenario.memories:
+        if seed.agent not in ids:
+            raise ConfigError(f"memory seed for unknown agent {seed.agent!r}; agents: {ids}", path=str(path),
+                              field="memories")
+    genesis = load_genesis_config(path.parent / scenario.genesis) if scenario.genesis else GenesisConfig()
+    genesis = genesis.model_copy(update={"bounties": [*genesis.bounties, *scenario.bounties]})
+    resolved = ResolvedScenario(scenario=scenario, agents=agents, genesis=genesis, base_dir=str(path.parent.resolve()))
+    if not resolved.components_path.is_dir():
+        raise ConfigError(f"components_dir {scenario.components_dir!r} is not a directory next to the scenario",
+                          path=str(path), field="components_dir")
+    return resolved

@@ -1,0 +1,58 @@
+"""The scripted baseline: a scenario's per-agent plan of decisions, played through the full turn.
+
+Each decision may contain `{re:PATTERN}` placeholders, filled with the first group PATTERN
+matches in the prompt the agent was shown (for instance a fact its memory search returned). When
+the prompt lacks the fact the decision becomes a noop saying so, so the baseline can only use
+what its memory actually surfaced.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pydantic import BaseModel
+
+from mnemarket.providers import Message
+
+_PLACEHOLDER = re.compile(r"\{re:(.+?)\}")
+_WHO = re.compile(r"\(principal id ([a-z0-9_]+)\)")
+_WHEN = re.compile(r"Turn (\d+) of session (\d+)")
+
+
+class ScriptedPlanPolicy:
+    """A policy for `ScriptedLLM`: (messages, schema) -> the planned decision for that agent and turn."""
+
+    def __init__(self, plan: dict[str, list[list[dict[str, Any]]]]):
+        self.plan = plan
+
+    def __call__(self, messages: list[Message], schema: type[BaseModel] | None) -> dict[str, Any]:
+        text = "\n".join(m.content for m in messages)
+        who, when = _WHO.search(text), _WHEN.search(text)
+        if not who or not when:
+            return {"action_type": "noop", "reasoning": "scripted plan: cannot tell who or when"}
+        agent, turn, session = who.group(1), int(when.group(1)), int(when.group(2))
+        sessions = self.plan.get(agent, [])
+        if session > len(sessions) or turn > len(sessions[session - 1]):
+            return {"action_type": "noop", "reasoning": "scripted plan has nothing for this turn"}
+        missing: list[str] = []
+
+        def fill(match: re.Match) -> str:
+            found = re.search(match.group(1), text)
+            if not found:
+                missing.append(match.group(1))
+                return ""
+            return found.group(1) if found.groups() else found.group(0)
+
+        def walk(value: Any) -> Any:
+            if isinstance(value, str):
+                return _PLACEHOLDER.sub(fill, value)
+            if isinstance(value, dict):
+                return {k: walk(v) for k, v in value.items()}
+            if isinstance(value, list):
+                return [walk(v) for v in value]
+            return value
+        decision = walk(sessions[session - 1][turn - 1])
+        if missing:
+            return {"action_type": "noop", "reasoning": f"the fact I need is not in my context: {missing[0]}"}
+        return decision

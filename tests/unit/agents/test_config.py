@@ -1,0 +1,69 @@
+"""Agent YAML: inheritance, file prompts, and errors that name the file, field and what is allowed."""
+
+from __future__ import annotations
+
+import pytest
+
+from mnemarket.agents import check_components, load_agent_config
+from mnemarket.errors import ConfigError
+
+from .helpers import COMPONENTS
+
+
+def write(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_inheritance_merges_dicts_and_replaces_lists(tmp_path):
+    write(tmp_path, "base.yaml", "model: local\nrag:\n  limit: 5\n  mode: dense\npreseeded_lessons: ['LESSON: a']\n")
+    write(tmp_path, "prompt.md", "You are careful.\n")
+    path = write(tmp_path, "alpha.yaml", "extends: base.yaml\nid: alpha\nsystem_prompt: prompt.md\n"
+                 "rag:\n  limit: 9\npreseeded_lessons: ['LESSON: b']\n")
+    config = load_agent_config(path)
+    assert (config.rag.limit, config.rag.mode) == (9, "dense")
+    assert config.preseeded_lessons == ["LESSON: b"] and config.system_prompt == "You are careful.\n"
+    assert config.store_id == "alpha_longterm" and config.working_memory_id == "alpha_working_memory"
+
+
+@pytest.mark.parametrize("text, message", [
+    ("id: alpha\nrag:\n  limit: 50\n", "alpha.yaml: rag.limit: 50 is out of range 1..20"),
+    ("id: alpha\nrag:\n  limt: 5\n", "rag.limt: unknown field; allowed fields here: enabled, filters, limit"),
+    ("id: Alpha\n", "id: String should match pattern"),
+    ("name: x\n", "id: required field is missing"),
+    ("id: alpha\nrag: [\n", "malformed YAML at line"),
+    ("- just a list\n", "expected a mapping"),
+    ("id: alpha\ntemperature: 3\n", "temperature: 3 is out of range 0.0..2.0"),
+    ("id: alpha\nmemory:\n  episodic_capture: [everything]\n", "memory.episodic_capture.0"),
+])
+def test_errors_name_file_field_and_what_is_allowed(tmp_path, text, message):
+    path = write(tmp_path, "alpha.yaml", text)
+    with pytest.raises(ConfigError) as info:
+        load_agent_config(path)
+    assert message in str(info.value)
+    assert str(info.value).startswith(str(path))
+
+
+def test_missing_parent_prompt_file_and_cycles(tmp_path):
+    write(tmp_path, "a.yaml", "extends: b.yaml\nid: alpha\n")
+    write(tmp_path, "b.yaml", "extends: a.yaml\n")
+    with pytest.raises(ConfigError, match="cycle"):
+        load_agent_config(tmp_path / "a.yaml")
+    write(tmp_path, "c.yaml", "extends: nowhere.yaml\nid: alpha\n")
+    with pytest.raises(ConfigError, match="file not found"):
+        load_agent_config(tmp_path / "c.yaml")
+    write(tmp_path, "d.yaml", "id: alpha\nsystem_prompt: missing.md\n")
+    with pytest.raises(ConfigError, match="system_prompt file 'missing.md' not found"):
+        load_agent_config(tmp_path / "d.yaml")
+
+
+def test_unknown_components_and_steps_are_named(tmp_path):
+    config = load_agent_config(write(tmp_path, "a.yaml", "id: alpha\ncomponents: [semantic_memry]\n"))
+    with pytest.raises(ConfigError, match="Did you mean 'semantic_memory'"):
+        check_components(config, COMPONENTS, "a.yaml")
+    config = load_agent_config(write(tmp_path, "b.yaml", "id: alpha\nworkflow:\n  steps: [{name: a, prompt: p}]\n"
+                                     "  transitions: {a: b}\n"))
+    with pytest.raises(ConfigError, match="unknown step"):
+        check_components(config, COMPONENTS)
+    assert set(COMPONENTS) >= {"semantic_memory", "loop_breaker", "verbose_memory"}

@@ -1,0 +1,91 @@
+"""Budget truncation order, the loop breaker, garbled decisions, working-memory limits."""
+
+from __future__ import annotations
+
+from mnemarket.agents import Section, assemble
+from mnemarket.agents.config import BudgetConfig, WorkflowConfig, WorkflowStep
+from mnemarket.kernel import ErrorCode
+
+from .helpers import make_agent, run_turn
+
+
+def test_assembly_keeps_required_then_priority_and_reports_cuts():
+    system = [Section("system", "S" * 40, 0, required=True), Section("genesis", "G\n" * 200, 4)]
+    user = [Section("variables", "V" * 40, 1), Section("history", "\n".join(f"h{i}" for i in range(300)), 2, keep="tail"),
+            Section("rag", "R\n" * 100, 3), Section("step", "STEP", 0, required=True)]
+    ctx = assemble(system, user, budget=200)
+    status = {s.name: s.status for s in ctx.sections}
+    assert status["system"] == status["step"] == status["variables"] == "kept"
+    assert status["history"] == "truncated" and status["rag"] == "dropped" and status["genesis"] == "dropped"
+    assert ctx.tokens <= 200
+    assert "h299" in ctx.user and "h0\n" not in ctx.user  # history keeps its newest lines
+    assert ctx.user.index("V") < ctx.user.index("STEP")   # prompt order is layout order, not priority order
+
+
+def test_small_budget_drops_genesis_docs_before_history():
+    def noop(messages, schema):
+        return {"action_type": "noop"}
+    agent, _ = make_agent(noop, budget=BudgetConfig(max_context_tokens=700))
+    plan = agent.prepare(1, 1)
+    status = {s.name: s.status for s in plan.context.sections}
+    assert status["system"] == "kept" and status["step"] == "kept" and status["actions"] == "kept"
+    assert status["genesis"] in ("dropped", "truncated")
+    assert plan.baseline_tokens > 0
+
+
+def test_loop_breaker_warns_then_forces_a_step_change():
+    def stubborn(messages, schema):
+        return {"action_type": "read_artifact", "target": "no_such_thing"}
+    workflow = WorkflowConfig(steps=[WorkflowStep(name="explore", prompt="look around"),
+                                     WorkflowStep(name="trade", prompt="trade")],
+                              transitions={"explore": "explore", "trade": "trade"})
+    agent, _ = make_agent(stubborn, workflow=workflow)
+    levels, steps, prompts = [], [], []
+    for turn in range(1, 6):
+        plan = agent.prepare(1, turn)
+        levels.append(plan.loop.level)
+        steps.append(plan.step)
+        prompts.append(plan.context.user)
+        agent.apply(plan, agent.llm.generate(plan.messages, schema=__import__("mnemarket.agents", fromlist=["Decision"]).Decision))
+    assert levels[:4] == [0, 0, 1, 2]
+    assert "WARNING: you repeated the same failing action" in prompts[2]
+    assert "Do NOT repeat it" in prompts[3]
+    assert steps[:4] == ["explore", "explore", "explore", "explore"] and steps[4] == "trade"
+
+
+def test_garbled_decision_is_a_recorded_failure_shown_next_turn():
+    replies = iter(["I think I shall ponder", "still thinking", {"action_type": "noop"}])
+
+    def garbled(messages, schema):
+        return next(replies)
+    agent, world = make_agent(garbled)
+    outcome = run_turn(agent, 1, 1)
+    assert not outcome.result.success and outcome.result.error_code == ErrorCode.INVALID_ACTION
+    assert not outcome.llm.ok and world.events()[-1].meta["llm_error"]
+    plan = agent.prepare(1, 2)
+    assert "FAILED" in plan.context.user and "JSON object" in plan.context.user
+
+
+def test_working_memory_size_limit_is_enforced_with_a_clear_message():
+    from mnemarket.agents.config import WorkingMemoryConfig
+
+    def hoarder(messages, schema):
+        return {"action_type": "write_artifact", "target": "alpha_working_memory", "text": "x" * 500}
+    agent, world = make_agent(hoarder, working_memory=WorkingMemoryConfig(max_chars=300))
+    outcome = run_turn(agent, 1, 1)
+    assert outcome.result.error_code == ErrorCode.LIMIT_EXCEEDED
+    assert "holds at most 300" in outcome.result.message and "cut 200" in outcome.result.hint
+
+
+def test_migration_skips_duplicates_and_records_unaffordable_adds():
+    import yaml
+
+    def writer(messages, schema):
+        return {"action_type": "write_artifact", "target": "alpha_working_memory",
+                "text": yaml.safe_dump({"lessons": ["LESSON: a", "LESSON: a", "STRATEGY: b", "NOTE: c"]})}
+    agent, world = make_agent(writer, preseeded_lessons=["LESSON: a"], starting_scrip=0)
+    run_turn(agent, 1, 1)
+    report = agent.end_session(1)
+    assert report.skipped_duplicates == ["LESSON: a"]
+    assert report.failed == ["STRATEGY: b"] and report.migrated == []  # no scrip to pay for the add
+    assert world.events()[-1].result["error_code"] == "insufficient_scrip"

@@ -1,0 +1,50 @@
+import numpy as np
+
+from mnemarket.providers import CachedEmbedder, HashingEmbedder
+
+
+class CountingEmbedder(HashingEmbedder):
+    """The boundary fake: a hashing embedder that records what it was asked to embed."""
+
+    def __init__(self, dim: int = 64):
+        super().__init__(dim)
+        self.calls: list[list[str]] = []
+
+    def embed(self, texts):
+        self.calls.append(list(texts))
+        return super().embed(texts)
+
+
+def test_identical_text_is_embedded_once_even_across_instances(tmp_path):
+    path = tmp_path / "cache.sqlite"
+    inner = CountingEmbedder()
+    cache = CachedEmbedder(inner, path)
+    first = cache.embed(["alpha", "beta", "alpha"])
+    assert inner.calls == [["alpha", "beta"]]
+    np.testing.assert_array_equal(first[0], first[2])
+    cache.close()
+
+    inner2 = CountingEmbedder()
+    reopened = CachedEmbedder(inner2, path)
+    again = reopened.embed(["beta", "gamma", "alpha"])
+    assert inner2.calls == [["gamma"]]
+    np.testing.assert_allclose(again, HashingEmbedder(64).embed(["beta", "gamma", "alpha"]), atol=1e-7)
+    assert (reopened.hits, reopened.misses) == (2, 1)
+    assert reopened.model_id == inner.model_id and reopened.dim == 64
+
+
+def test_cache_is_keyed_by_model(tmp_path):
+    path = tmp_path / "cache.sqlite"
+    CachedEmbedder(HashingEmbedder(64), path).embed(["same text"])
+    other = CountingEmbedder(32)
+    vectors = CachedEmbedder(other, path).embed(["same text"])
+    assert other.calls == [["same text"]]  # a different model never reuses another's vectors
+    assert vectors.shape == (1, 32)
+
+
+def test_minilm_behind_the_cache_returns_the_same_vectors(tmp_path, minilm):
+    cache = CachedEmbedder(minilm, tmp_path / "c.sqlite")
+    texts = ["memory is an artifact", "agents trade what they remember"]
+    np.testing.assert_allclose(cache.embed(texts), minilm.embed(texts), atol=1e-6)
+    np.testing.assert_allclose(cache.embed(texts[::-1]), minilm.embed(texts[::-1]), atol=1e-6)
+    assert cache.hits == 2

@@ -1,0 +1,76 @@
+"""OpenAI-compatible chat and embeddings through httpx, against a local fake server."""
+
+from typing import Literal
+
+import numpy as np
+import pytest
+from pydantic import BaseModel
+
+from mnemarket.errors import ProviderError
+from mnemarket.providers import ModelPrice, PriceTable, make_embedder, make_llm
+from mnemarket.providers.openai_compat import OpenAICompatLLM
+
+from .fake_servers import FakeResponse, FakeServer, openai_chat_body
+
+FAST = {"attempts": 3, "initial_delay_s": 0.01, "timeout_s": 10}
+
+
+class Bid(BaseModel):
+    side: Literal["bid", "ask"]
+    amount: int
+
+
+def test_chat_with_schema_through_the_registry_string():
+    with FakeServer(lambda r: FakeResponse(body=openai_chat_body('{"side": "bid", "amount": 4}', 30, 8))) as server:
+        llm = make_llm(f"openai:{server.url}/v1:llama3.1:8b", **FAST)
+        result = llm.generate([{"role": "user", "content": "bid?"}], schema=Bid, max_tokens=32, seed=1)
+    assert result.ok and result.parsed == Bid(side="bid", amount=4)
+    assert result.model_id == f"openai:{server.url}/v1:llama3.1:8b"
+    assert (result.usage.prompt_tokens, result.usage.completion_tokens) == (30, 8)
+    assert result.cost == 0.0
+    request = server.requests[0]
+    assert request.path == "/v1/chat/completions"
+    assert request.body["model"] == "llama3.1:8b" and request.body["seed"] == 1 and request.body["max_tokens"] == 32
+    response_format = request.body["response_format"]
+    assert response_format["type"] == "json_schema"
+    assert response_format["json_schema"]["schema"]["properties"]["side"]["enum"] == ["bid", "ask"]
+
+
+def test_retries_on_429_and_prices_when_given():
+    replies = [FakeResponse(429, {"error": "rate"}, headers={"Retry-After": "0"}), FakeResponse(body=openai_chat_body("ok", 1000, 1000))]
+    prices = PriceTable(prices={"m": ModelPrice(input_per_million=1.0, output_per_million=3.0)})
+    with FakeServer(lambda r: replies.pop(0)) as server:
+        result = OpenAICompatLLM(f"{server.url}/v1", "m", prices=prices, **FAST).generate([{"role": "user", "content": "x"}])
+    assert result.ok and result.text == "ok" and len(server.requests) == 2
+    assert result.cost == pytest.approx(0.004)
+
+
+def test_overloaded_server_is_a_failure_value_and_404_raises():
+    with FakeServer(lambda r: FakeResponse(503, {"error": "busy"})) as server:
+        result = OpenAICompatLLM(f"{server.url}/v1", "m", **FAST).generate([{"role": "user", "content": "x"}])
+        assert not result.ok and "503" in result.error and "3 attempts" in result.error
+    with FakeServer(lambda r: FakeResponse(404, {"error": "model 'm' not found"})) as server:
+        with pytest.raises(ProviderError, match="404.*not found"):
+            OpenAICompatLLM(f"{server.url}/v1", "m", **FAST).generate([{"role": "user", "content": "x"}])
+
+
+def test_unreachable_server_is_a_failure_value():
+    with FakeServer(lambda r: FakeResponse(body={})) as server:
+        url = server.url
+    result = OpenAICompatLLM(f"{url}/v1", "m", attempts=2, initial_delay_s=0.01).generate([{"role": "user", "content": "x"}])
+    assert not result.ok and "Connect" in result.error
+
+
+def test_embeddings_learn_dim_restore_order_and_normalise():
+    def handler(request):
+        inputs = request.body["input"]
+        data = [{"index": i, "embedding": [float(len(t)), 1.0, 0.0]} for i, t in enumerate(inputs)]
+        return FakeResponse(body={"object": "list", "data": data[::-1]})  # out of order on purpose
+
+    with FakeServer(handler) as server:
+        embedder = make_embedder(f"openai:{server.url}/v1:nomic-embed-text", **FAST)
+        vectors = embedder.embed(["a", "abc"])
+    assert embedder.dim == 3
+    expected = np.array([[1, 1, 0], [3, 1, 0]], dtype=np.float32)
+    np.testing.assert_allclose(vectors, expected / np.linalg.norm(expected, axis=1, keepdims=True), atol=1e-6)
+    assert server.requests[-1].path == "/v1/embeddings"

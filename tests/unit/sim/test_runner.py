@@ -1,0 +1,145 @@
+"""The runner end to end with the scripted baseline: every genesis service, kill -9 and resume, replay."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from mnemarket.cli.app import app
+from mnemarket.kernel import World
+from mnemarket.sim.runner import RunOptions, resume_run, run_scenario
+from mnemarket.store import SqlWorldStore
+
+ROOT = Path(__file__).resolve().parents[3]
+DEMO = ROOT / "config" / "demo.yaml"
+SCRIPTED = RunOptions(model="scripted")
+
+
+def fingerprint(run_dir: Path) -> dict:
+    world = World(SqlWorldStore(run_dir / "world.db"))
+    try:
+        con = sqlite3.connect(run_dir / "world.db")
+        memories = sorted(con.execute("select store_id, id, text, importance, archived from memory_records"))
+        con.close()
+        return {"balances": world.balances, "tick": world.tick, "supply": world.supply.model_dump(),
+                "artifacts": {k: v.model_dump() for k, v in world.artifacts.items()},
+                "events": [(e.principal, e.tick, e.action, e.result["success"], e.result["message"])
+                           for e in world.events()],
+                "state": {f"{ns}/{k}": v for (ns, k), v in world.state.items()},
+                "memories": memories}
+    finally:
+        world.close()
+
+
+@pytest.fixture(scope="module")
+def demo_run(tmp_path_factory) -> Path:
+    run_dir = tmp_path_factory.mktemp("runs") / "demo"
+    status = run_scenario(DEMO, run_dir, RunOptions(model="scripted", record=True))
+    assert status.state == "finished"
+    return run_dir
+
+
+def test_scripted_demo_exercises_every_genesis_service(demo_run):
+    summary = json.loads((demo_run / "summary.json").read_text())
+    events = [json.loads(line) for line in (demo_run / "events.jsonl").read_text().splitlines()]
+    called = {(e["action"].get("artifact_id"), e["action"].get("method")) for e in events
+              if e["action_type"] == "invoke_artifact" and e["result"]["success"]}
+    for service in ("genesis_ledger", "genesis_store", "genesis_escrow", "genesis_embedder", "genesis_memory",
+                    "genesis_bounty"):
+        assert any(target == service for target, _ in called), service
+    kinds = {t["kind"] for t in summary["trades"]}
+    assert {"licence", "memory_store", "copy"} <= kinds
+    assert summary["supply_ok"] and summary["minted"] == 55  # vault_code 40 + escrow_poem 15
+    assert summary["lessons_migrated"] == 3
+    # the licence paid off: beta found the vault code in alpha's memory and claimed the bounty
+    claim = next(e for e in events if e["action"].get("method") == "claim" and e["principal"] == "beta")
+    assert claim["result"]["success"] and claim["action"]["args"]["answer"] == "7421"
+    # gamma's migrated escrow lesson reached its session-2 prompt and it acted on it
+    deposit = [e for e in events if e["principal"] == "gamma" and e["action"].get("method") == "deposit"]
+    assert [d["result"]["success"] for d in deposit] == [False, True]
+    for name in ("world.db", "events.jsonl", "llm_calls.jsonl", "config.json", "summary.json", "report.html",
+                 "contexts.jsonl"):
+        assert (demo_run / name).exists(), name
+
+
+def test_inspect_json_has_the_documented_keys(demo_run):
+    result = CliRunner().invoke(app, ["inspect", str(demo_run), "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    for key in ("balances", "total_scrip", "initial_total_scrip", "minted", "burned", "artifacts", "memory_stores",
+                "trades", "lessons_migrated", "events", "turns"):
+        assert key in data, key
+    assert data["total_scrip"] == sum(data["balances"].values()) == data["initial_total_scrip"] + data["minted"]
+    assert data["turns"] == 30 and {"id", "owner", "entries"} <= set(data["memory_stores"][0])
+    trade = data["trades"][0]
+    assert set(trade) >= {"artifact_id", "seller", "buyer", "price", "kind"}
+
+
+def test_memory_cli_and_replay(demo_run):
+    cli = CliRunner()
+    found = cli.invoke(app, ["memory", "search", str(demo_run), "--store", "alpha_longterm", "vault code", "-k", "2"])
+    assert found.exit_code == 0 and "7421" in found.output
+    shown = cli.invoke(app, ["memory", "show", str(demo_run), "--agent", "gamma"])
+    assert shown.exit_code == 0 and "LESSON: genesis_escrow.deposit" in shown.output
+    missing = cli.invoke(app, ["memory", "search", str(demo_run), "--store", "nope", "x"])
+    assert missing.exit_code == 2 and "alpha_longterm" in missing.output
+    replayed = cli.invoke(app, ["replay", str(demo_run), "--out", str(demo_run.parent / "replayed")])
+    assert replayed.exit_code == 0 and "replay matched" in replayed.output, replayed.output
+    assert fingerprint(demo_run)["events"] == fingerprint(demo_run.parent / "replayed")["events"]
+
+
+def test_cli_errors_are_one_line_with_the_fix(tmp_path):
+    cli = CliRunner()
+    missing = cli.invoke(app, ["run", str(tmp_path / "nope.yaml")])
+    assert missing.exit_code == 2 and "not found" in missing.output
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: x\nagents: []\n")
+    invalid = cli.invoke(app, ["run", str(bad), "--out", str(tmp_path / "r")])
+    assert invalid.exit_code == 2 and "agents" in invalid.output
+    not_run = cli.invoke(app, ["resume", str(tmp_path)])
+    assert not_run.exit_code == 2 and "not a run directory" in not_run.output
+    model = cli.invoke(app, ["run", str(DEMO), "--model", "gpt5", "--out", str(tmp_path / "m")])
+    assert model.exit_code == 2 and "scripted" in model.output
+    valid = cli.invoke(app, ["validate", str(ROOT / "config")])
+    assert valid.exit_code == 0, valid.output
+    (tmp_path / "a.yaml").write_text("id: alpha\nrag:\n  limit: 50\n")
+    rejected = cli.invoke(app, ["validate", str(tmp_path / "a.yaml")])
+    assert rejected.exit_code == 1 and "rag.limit: 50 is out of range 1..20" in rejected.output
+
+
+def _events_in(db: Path) -> int:
+    try:
+        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1)
+        count = con.execute("select count(*) from events").fetchone()[0]
+        con.close()
+        return count
+    except sqlite3.Error:
+        return 0
+
+
+@pytest.mark.parametrize("kill_after_events", [4, 16, 27])
+def test_sigkill_then_resume_ends_in_the_same_state(demo_run, tmp_path, kill_after_events):
+    run_dir = tmp_path / "killed"
+    child = subprocess.Popen([sys.executable, "-m", "mnemarket.cli.app", "run", str(DEMO), "--model", "scripted",
+                              "--out", str(run_dir)], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                             env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    deadline = time.time() + 120
+    while _events_in(run_dir / "world.db") < kill_after_events and child.poll() is None and time.time() < deadline:
+        time.sleep(0.01)
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+    assert _events_in(run_dir / "world.db") < 33, "the child finished before it could be killed"
+    status = resume_run(run_dir)
+    assert status.state == "finished"
+    expected, actual = fingerprint(demo_run), fingerprint(run_dir)
+    assert actual["events"] == expected["events"]
+    assert actual == expected
