@@ -21,7 +21,11 @@ from mnemarket.agents.loop_breaker import LoopBreaker, LoopState
 from mnemarket.agents.working_memory import create_working_memory, parse_working_memory, prefixed_entries
 from mnemarket.genesis import STORE_TYPE, Genesis
 from mnemarket.kernel import AccessPolicy, ActionResult, Artifact, Event, InvokeArtifact, World, describe_actions
-from mnemarket.memory import MemoryHit, MemoryStore
+from mnemarket.memory import (
+    MemoryHit, MemoryStore, ThresholdReflector, apply_retention, find_duplicate, get_preset, make_importance_rater,
+    reinforce, seed_character, seed_lessons,
+)
+from mnemarket.memory.importance import TableRater
 from mnemarket.providers import LLM, LLMResult, Message
 
 HISTORY_TURNS = 8
@@ -85,6 +89,8 @@ class SessionReport:
     migrated: list[str]
     skipped_duplicates: list[str]
     failed: list[str]
+    reflections: list[str] = field(default_factory=list)
+    archived: list[str] = field(default_factory=list)
 
 
 class Agent:
@@ -106,6 +112,18 @@ class Agent:
         self.genesis = genesis
         self.llm = llm
         self.loop_breaker = LoopBreaker()
+        self.rater = make_importance_rater(config.memory.importance, llm)
+        self._reflector: ThresholdReflector | None = None
+
+    @property
+    def reflector(self) -> ThresholdReflector:
+        """Threshold reflection over the episodic store; its accumulator lives in the store."""
+        if self._reflector is None:
+            r = self.config.memory.reflection
+            self._reflector = ThresholdReflector.load(
+                self.episodic, key="reflector", threshold=r.threshold, scale="1-10", questions=r.questions,
+                memories_per_question=r.memories_per_question, enabled=r.enabled)
+        return self._reflector
 
     @property
     def id(self) -> str:
@@ -137,24 +155,11 @@ class Agent:
         self._seed()
 
     def _seed(self) -> None:
-        character = self.config.character
-        items: list[dict[str, Any]] = []
-        facets = {"identity": character.identity, "background": character.background,
-                  "communication": character.communication, "decision_style": character.decision_style,
-                  "traits": ", ".join(character.traits), "skills": ", ".join(character.skills),
-                  "values": ", ".join(character.values)}
-        for category, text in facets.items():
-            if text:
-                items.append({"text": text, "kind": "character", "importance": 0.9,
-                              "metadata": {"category": category, "agent": self.id, "gifted": True}})
-        for name, text in character.knows.items():
-            items.append({"text": text, "kind": "character", "importance": 0.7,
-                          "metadata": {"category": "relationship", "about": name, "agent": self.id, "gifted": True}})
-        for lesson in self.config.preseeded_lessons:
-            items.append({"text": lesson, "kind": "lesson", "importance": 0.8,
-                          "metadata": {"agent": self.id, "preseeded": True}})
-        if items:
-            self.longterm.add_many([{**item, "created": self.world.tick, "tier": "long_term"} for item in items])
+        """Character and relations as gifted memories (canonical queries), pre-seeded lessons."""
+        tick = self.world.tick
+        seed_character(self.longterm, self.config.character, agent=self.id, created=tick, actor=self.id)
+        if self.config.preseeded_lessons:
+            seed_lessons(self.longterm, self.config.preseeded_lessons, agent=self.id, created=tick, actor=self.id)
 
     # -- state rebuilt from the event log --------------------------------------------------------------
     def history(self) -> list[Event]:
@@ -197,11 +202,15 @@ class Agent:
             return self.config.rag.query_template
 
     def retrieve(self, query: str) -> list[MemoryHit]:
+        """RAG from long-term memory; a preset supplies weights, mode and ordering, `limit` the count."""
         rag = self.config.rag
         if not rag.enabled or len(self.longterm) == 0:
             return []
-        return self.longterm.search(query, k=rag.limit, now=self.world.tick, filter=rag.filters or None,
-                                    weights=rag.weights, mode=rag.mode, touch=False)
+        options: dict[str, Any] = {"weights": rag.weights, "mode": rag.mode}
+        if rag.preset is not None:
+            options = get_preset(rag.preset).search_kwargs()
+        options["k"] = rag.limit
+        return self.longterm.search(query, now=self.world.tick, filter=rag.filters or None, touch=False, **options)
 
     def prepare(self, session: int, turn: int) -> TurnPlan:
         """Assemble this turn's context under the budget."""
@@ -294,25 +303,50 @@ class Agent:
         what = json.dumps(payload)[:300] if isinstance(payload, dict) else f"the reply {str(payload)[:200]!r}"
         text = (f"Turn {plan.turn}: I tried {what} -> "
                 + (f"OK: {outcome.message}" if outcome.success else f"FAILED: {outcome.message} FIX: {outcome.hint}"))
-        store, tick = self.episodic, self.world.tick
-        metadata = {"agent": self.id, "turn": plan.turn, "session": plan.session, "outcome": kind, "step": plan.step}
+        store, tick, reflector = self.episodic, self.world.tick, self.reflector
+        # A fixed table rates by the outcome's event type (failure, success, trade); others read the text.
+        event = "trade" if is_trade else kind
+        rating = (self.rater.rate([text], event_types=[event]) if isinstance(self.rater, TableRater)
+                  else self.rater.rate([text]))[0]
+        metadata = {"agent": self.id, "turn": plan.turn, "session": plan.session, "outcome": kind, "step": plan.step,
+                    "importance_source": rating.source}
+        if rating.error:
+            metadata["importance_error"] = rating.error
         captured.append(text)
-        return [lambda conn: store.add(text, kind="observation", importance=0.3 if outcome.success else 0.7,
-                                       created=tick, metadata=metadata, tier="episodic",
-                                       record_id=f"s{plan.session}t{plan.turn}", connection=conn)]
+
+        def write(conn) -> None:
+            store.add(text, kind="observation", importance=rating.value, created=tick, metadata=metadata,
+                      tier="episodic", record_id=f"s{plan.session}t{plan.turn}", connection=conn, actor=self.id,
+                      reason=f"episodic capture of a {kind}")
+            if reflector.enabled:
+                reflector.observe(rating.value, store=store, connection=conn)
+        return [write]
 
     # -- session end ----------------------------------------------------------------------------------
     def end_session(self, session: int) -> SessionReport:
-        """Migrate prefixed working-memory entries into long-term memory (charged per add)."""
+        """Migrate prefixed working-memory entries (charged per add), reflect, apply retention."""
         report = SessionReport(agent_id=self.id, session=session, migrated=[], skipped_duplicates=[], failed=[])
-        if not self.config.working_memory.enabled:
-            return report
+        if self.config.working_memory.enabled:
+            self._migrate(session, report)
+        memory = self.config.memory
+        if memory.reflection.enabled and self.reflector.due():
+            reflection = self.reflector.maybe_reflect(self.episodic, self.llm, now=self.world.tick, actor=self.id)
+            if reflection is not None:
+                report.reflections = self._promote_reflections(reflection)
+        if memory.retention is not None:
+            report.archived = apply_retention(self.episodic, memory.retention, now=self.world.tick, actor=self.id)
+        return report
+
+    def _migrate(self, session: int, report: SessionReport) -> None:
         entries = prefixed_entries(self._working_memory_text(), self.config.memory.migration_prefixes)
-        existing = {r.text.strip().lower() for r in self.longterm.records()} if len(self.longterm) else set()
+        memory = self.config.memory
         for entry in entries:
             # Exact repeats are always skipped (this also makes a resumed session end idempotent);
-            # near-duplicates only when de-duplication is on.
-            if entry.strip().lower() in existing or (self.config.memory.dedup and self._near_duplicate(entry)):
+            # near-duplicates only when de-duplication is on, and they reinforce the original.
+            duplicate = find_duplicate(self.longterm, entry, memory.dedup_threshold if memory.dedup else None)
+            if duplicate is not None:
+                reinforce(self.longterm, duplicate, by=f"{self.config.working_memory_id}@session{session}",
+                          actor=self.id, reason="the same lesson migrated again")
                 report.skipped_duplicates.append(entry)
                 continue
             kind = entry.split(":", 1)[0].strip().lower()
@@ -323,14 +357,20 @@ class Agent:
                       "metadata": {"migrated_from": self.config.working_memory_id, "session": session}}),
                 meta={"session": session, "migration": True})
             (report.migrated if result.success else report.failed).append(entry)
-            existing.add(entry.strip().lower())
-        return report
 
-    def _near_duplicate(self, text: str) -> bool:
-        if len(self.longterm) == 0:
-            return False
-        hits = self.longterm.search(text, k=1, mode="dense", touch=False)
-        return bool(hits) and (hits[0].dense or 0.0) >= self.config.memory.dedup_threshold
+    def _promote_reflections(self, reflection) -> list[str]:
+        """Copy new insights into long-term memory (where RAG finds them), keeping their evidence."""
+        promoted = []
+        for rid, insight, sources in zip(reflection.ids, reflection.insights, reflection.source_ids):
+            target_id = f"refl:{rid}"
+            if target_id in self.longterm:
+                continue
+            self.longterm.add(f"INSIGHT: {insight}", kind="reflection", importance=0.8, created=self.world.tick,
+                              metadata={"agent": self.id, "reflected_from": self.episodic.store_id},
+                              source_ids=list(sources), tier="long_term", record_id=target_id, actor=self.id,
+                              reason="threshold reflection over episodic memory")
+            promoted.append(insight)
+        return promoted
 
 
 def _history_text(events: list[Event]) -> str:

@@ -10,10 +10,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from mnemarket.errors import ConfigError
-from mnemarket.memory import RetrievalWeights
+from mnemarket.memory import PRESETS, RetentionPolicy, RetrievalWeights
+from mnemarket.memory.importance import HeuristicRaterConfig, RaterSpec
 
 AGENT_ID_PATTERN = r"^[a-z][a-z0-9_]{0,31}$"
 DEFAULT_RAG_QUERY = ("State: {step}. Balance: {balance}. Goal: {current_goal}. Last action: {last_action}. "
@@ -59,9 +60,27 @@ class RagConfig(_Strict):
     enabled: bool = True
     limit: int = Field(7, ge=1, le=20)
     query_template: str = DEFAULT_RAG_QUERY
+    preset: str | None = Field(None, description="a memory preset's weights, mode and ordering: "
+                                                 + ", ".join(PRESETS))
     mode: Literal["dense", "lexical", "hybrid"] = "dense"
     weights: RetrievalWeights | None = None
     filters: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("preset")
+    @classmethod
+    def _known_preset(cls, value: str | None) -> str | None:
+        if value is not None and value not in PRESETS:
+            raise ValueError(f"unknown preset {value!r}; presets: {', '.join(PRESETS)}")
+        return value
+
+
+class ReflectionConfig(_Strict):
+    """Threshold reflection over the episodic store at session end (insights go to long-term)."""
+
+    enabled: bool = False
+    threshold: float = Field(20.0, gt=0, description="accumulated importance on the 1-10 scale")
+    questions: int = Field(2, ge=1, le=5)
+    memories_per_question: int = Field(5, ge=1, le=20)
 
 
 class WorkingMemoryConfig(_Strict):
@@ -77,6 +96,10 @@ class MemoryConfig(_Strict):
         description="which outcomes become episodic memories")
     dedup: bool = True
     dedup_threshold: float = Field(0.92, ge=0.5, le=1.0)
+    importance: RaterSpec = Field(default_factory=HeuristicRaterConfig,
+                                  description="rates episodic captures: heuristic, table, llm or llm_batch")
+    reflection: ReflectionConfig = ReflectionConfig()
+    retention: RetentionPolicy | None = Field(None, description="caps on the episodic store, applied at session end")
 
 
 class BudgetConfig(_Strict):

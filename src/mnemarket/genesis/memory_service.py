@@ -19,6 +19,7 @@ from mnemarket.kernel import (
 )
 from mnemarket.kernel.artifact import ARTIFACT_ID_PATTERN
 from mnemarket.memory import MemoryStore
+from mnemarket.memory.gifted import CHARACTER_QUERIES, RELATION_QUERIES, SCENE_QUERIES
 from mnemarket.providers.embedding import Embedder
 
 MEMORY_ID = "genesis_memory"
@@ -26,12 +27,12 @@ STORE_TYPE = "memory_store"
 MAX_ENTRY_CHARS = 2000
 
 CANONICAL_QUERIES: dict[str, tuple[str, dict[str, Any] | None]] = {
-    "self": ("Who am I? My name, identity and role.", {"category": "identity"}),
-    "background": ("What is my background and history?", {"category": "background"}),
-    "communication": ("How do I speak and communicate?", {"category": "communication"}),
-    "scene": ("Where am I, when is it, and what is happening here?", {"category": "scene"}),
+    "self": (CHARACTER_QUERIES["identity"][0], {"category": "identity"}),
+    "background": (CHARACTER_QUERIES["background"][0], {"category": "background"}),
+    "communication": (CHARACTER_QUERIES["communication"][0], {"category": "communication"}),
+    "scene": (SCENE_QUERIES["situation"][0], {"type": "scene"}),
 }
-"""Canonical questions and the gifted-memory category each one searches first."""
+"""The question each helper asks (from the gifted-memory tables) and the records it searches first."""
 
 
 class _Args(BaseModel):
@@ -273,7 +274,8 @@ class GenesisMemory(Invokable):
         return handler
 
     def _query_character(self, ctx: InvokeContext, args: CharacterArgs) -> MethodOutcome:
-        return self._canonical(ctx, args.store_id, f"What do I know about {args.name}?", {"about": args.name})
+        question = RELATION_QUERIES[1].format(name=args.name)
+        return self._canonical(ctx, args.store_id, question, {"about": args.name})
 
     def _query_memory(self, ctx: InvokeContext, args: QuestionArgs) -> MethodOutcome:
         return self._canonical(ctx, args.store_id, args.question, None)

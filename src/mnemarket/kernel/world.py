@@ -90,6 +90,21 @@ class World:
         tx.put_artifact(artifact)
         self._commit(tx)
 
+    def apply_system(self, description: str, change: Callable[[Transaction], Any],
+                     meta: dict[str, Any] | None = None) -> ActionResult:
+        """Apply a scenario rule (e.g. a flood's damage) as the system, atomically, with an event.
+
+        `change(tx)` stages moves, mints and burns (through registered rules) and artifact or
+        state writes; an ActionFailure it raises is recorded and changes nothing.
+        """
+        tx = Transaction(self, SYSTEM_PRINCIPAL)
+        try:
+            data = change(tx)
+            result = ActionResult(success=True, message=description, data=data)
+        except ActionFailure as failure:
+            result, tx = failure.to_result(), Transaction(self, SYSTEM_PRINCIPAL)
+        return self._record(SYSTEM_PRINCIPAL, "system", {"description": description}, result, tx, meta)
+
     def set_state(self, namespace: str, key: str, value: Any) -> None:
         """Commit one keyed state row outside any action (run progress, markers); None deletes."""
         tx = Transaction(self, SYSTEM_PRINCIPAL)

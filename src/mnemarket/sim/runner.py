@@ -92,6 +92,7 @@ class Runner:
         self.world: World | None = None
         self.genesis: Genesis | None = None
         self.agents: list[Agent] = []
+        self.services: list[Any] = []
         self.call_log: CallLog | None = None
 
     # -- creation and reopening ---------------------------------------------------------------
@@ -147,6 +148,9 @@ class Runner:
         self.world = World(SqlWorldStore(self.db_url))
         embedder = make_embedder(resolved.scenario.embedder)
         self.genesis = install_genesis(self.world, embedder, resolved.genesis)
+        self.services = [build_service(spec) for spec in resolved.scenario.services]
+        for service in self.services:
+            self.world.register(service)
         components = load_components(resolved.components_path)
         self.call_log = CallLog(self.run_dir / "llm_calls.jsonl")
         llms: dict[str, LLM] = {}
@@ -240,6 +244,11 @@ class Runner:
 
     def _end_session(self, session: int) -> list[dict[str, Any]]:
         reports = []
+        for service in self.services:
+            marker = f"service_end:{session}:{service.artifact_id}"
+            if hasattr(service, "on_session_end") and self.world.state.get((RUN, marker)) is None:
+                service.on_session_end(self.world, session)
+                self.world.set_state(RUN, marker, True)
         for agent in sorted(self.agents, key=lambda a: a.id):
             marker = f"session_end:{session}:{agent.id}"
             if self.world.state.get((RUN, marker)) is not None:
@@ -280,6 +289,21 @@ def _load_result(data: dict[str, Any]) -> LLMResult:
     parsed = data.pop("parsed")
     data["usage"] = Usage(**data["usage"])
     return LLMResult(**data, parsed=Decision.model_validate(parsed) if parsed is not None else None)
+
+
+def build_service(spec) -> Any:
+    """Import `module:Class` and build it with the spec's options (a clear error if it fails)."""
+    import importlib
+
+    module_name, class_name = spec.cls.split(":")
+    try:
+        cls = getattr(importlib.import_module(module_name), class_name)
+    except (ImportError, AttributeError) as exc:
+        raise ConfigError(f"service {spec.cls!r} cannot be imported: {exc}") from None
+    try:
+        return cls(**spec.options)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"service {spec.cls!r} rejected its options {spec.options!r}: {exc}") from None
 
 
 def run_scenario(scenario_path: str | Path, run_dir: str | Path, options: RunOptions | None = None,

@@ -38,6 +38,17 @@ class SeedMemory(_Strict):
     metadata: dict[str, Any] = Field(default_factory=dict)
 
 
+class ServiceSpec(_Strict):
+    """A scenario-specific invokable, e.g. `mnemarket.sim.flood:FloodOffice`, built with `options`.
+
+    The class is an `Invokable` taking `**options`; it may define `on_session_end(world, session)`
+    (called once per session end, before the agents' session ends) to move the scenario's clock.
+    """
+
+    cls: str = Field(pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$", description="module.path:ClassName")
+    options: dict[str, Any] = Field(default_factory=dict)
+
+
 class ScenarioConfig(_Strict):
     """A run: agents (files or inline), length, economy, and the scripted baseline's plan."""
 
@@ -57,6 +68,7 @@ class ScenarioConfig(_Strict):
     scripted_plan: dict[str, list[list[dict[str, Any]]]] = Field(
         default_factory=dict, description="agent -> sessions -> turns of decisions, for the scripted baseline")
     llm_spend_cap_usd: float | None = Field(None, ge=0)
+    services: list[ServiceSpec] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _unique(self) -> ScenarioConfig:

@@ -256,3 +256,22 @@ def test_per_artifact_size_limit_is_enforced_with_a_clear_message(world):
     assert write(world, "alice", "alice_wm", "goal: short").success
     with pytest.raises(ValueError, match="already exists"):
         world.create_artifact(Artifact(id="alice_wm", creator="bob", owner="bob"))
+
+
+def test_system_rules_apply_atomically_with_an_event(world):
+    from mnemarket.kernel import ActionFailure
+    world.register_rule("storm_damage", "burn", "a storm destroys scrip of the unprotected")
+
+    def storm(tx):
+        tx.burn("bob", 20, rule="storm_damage", reason="storm")
+        return {"burned": 20}
+    result = world.apply_system("storm hits bob", storm, meta={"year": 1})
+    assert result.success and world.balances["bob"] == 30 and world.supply.burned == 20
+    event = world.events()[-1]
+    assert (event.principal, event.action_type, event.meta) == ("system", "system", {"year": 1})
+
+    def broken(tx):
+        tx.burn("alice", 10, rule="storm_damage")
+        raise ActionFailure(ErrorCode.METHOD_FAILED, "half way", "nothing moves")
+    failed = world.apply_system("broken rule", broken)
+    assert not failed.success and world.balances["alice"] == 100 and world.check_supply().ok
