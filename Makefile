@@ -26,6 +26,8 @@ test: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) benchmarks/kernel_bench.py
+	$(PY) benchmarks/memory_bench.py
+	$(PY) benchmarks/providers_bench.py
 
 clean:
 	rm -rf $(VENV) .pgdata build src/*.egg-info

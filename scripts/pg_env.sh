@@ -1,22 +1,25 @@
 # Sourced by `make test`: if PostgreSQL server binaries are on this machine, start a throwaway
-# cluster in .pgdata (port 54329, trust auth, socket in .pgdata) and export MNEMARKET_TEST_PG_URL.
+# cluster (trust auth, loopback only) and export MNEMARKET_TEST_PG_URL. The cluster lives in /tmp
+# (the postgres user must reach it even when the checkout sits under a private home directory);
+# its directory and port are derived from the checkout path, so two checkouts do not collide.
 # Without binaries it does nothing and the PostgreSQL tests skip, unless MNEMARKET_REQUIRE_PG=1
 # (set by .ci/run), which turns the skip into a failure.
 if [ -z "${MNEMARKET_TEST_PG_URL:-}" ]; then
   _pgbin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
   if [ -n "$_pgbin" ] && [ -x "$_pgbin/pg_ctl" ]; then
-    _pgdata="$(pwd)/.pgdata"
-    _pgport=54329
+    _pghash=$(printf '%s' "$(pwd)" | cksum | cut -d' ' -f1)
+    _pgdata="${TMPDIR:-/tmp}/mnemarket-pg-$_pghash"
+    _pgport=$((54000 + _pghash % 900))
     _pguser=$(id -un)
-    _run() { if [ "$(id -u)" = 0 ]; then su postgres -s /bin/sh -c "$*"; else sh -c "$*"; fi; }
     if [ "$(id -u)" = 0 ]; then _pguser=postgres; fi
+    _run() { if [ "$(id -u)" = 0 ]; then su postgres -s /bin/sh -c "$*"; else sh -c "$*"; fi; }
     if [ ! -f "$_pgdata/PG_VERSION" ]; then
-      mkdir -p "$_pgdata"; [ "$(id -u)" = 0 ] && chown postgres "$_pgdata"
+      mkdir -p "$_pgdata"; chmod 700 "$_pgdata"; [ "$(id -u)" = 0 ] && chown postgres "$_pgdata"
       _run "$_pgbin/initdb -D '$_pgdata' -U $_pguser --auth=trust" >/dev/null 2>&1 || echo "pg_env: initdb failed"
     fi
     if ! _run "$_pgbin/pg_ctl -D '$_pgdata' status" >/dev/null 2>&1; then
       _run "$_pgbin/pg_ctl -D '$_pgdata' -l '$_pgdata/log' -w -o \"-p $_pgport -k '$_pgdata' -c listen_addresses=127.0.0.1 -c fsync=off\" start" >/dev/null 2>&1 \
-        || echo "pg_env: could not start PostgreSQL (see .pgdata/log)"
+        || echo "pg_env: could not start PostgreSQL (see $_pgdata/log)"
     fi
     export MNEMARKET_TEST_PG_URL="postgresql+psycopg://$_pguser@127.0.0.1:$_pgport/postgres"
   fi

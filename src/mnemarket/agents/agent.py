@@ -256,12 +256,14 @@ class Agent:
                         baseline_tokens=self.baseline_tokens(history, context))
 
     def baseline_tokens(self, history: list[Event], context: AssembledContext) -> int:
-        """Tokens a prompt would need that stuffs the whole character, history and memory in."""
+        """Tokens of the same prompt if it stuffed in the whole character, history and memory
+        instead of the budgeted history and RAG sections (nothing cut, nothing retrieved)."""
+        sent = {s.name: s.tokens for s in context.sections}
         character = self.config.character.model_dump_json()
         everything = "\n".join(_describe_event(e) for e in history)
         memories = "\n".join(r.text for r in self.longterm.records()) if len(self.longterm) else ""
-        return (estimate_tokens(context.system) + estimate_tokens(character) + estimate_tokens(everything)
-                + estimate_tokens(memories) + estimate_tokens(self._working_memory_text()))
+        return (context.tokens - sent.get("history", 0) - sent.get("rag", 0) + estimate_tokens(character)
+                + estimate_tokens(everything) + estimate_tokens(memories))
 
     # -- decide and apply --------------------------------------------------------------------------
     async def decide(self, plan: TurnPlan) -> LLMResult:

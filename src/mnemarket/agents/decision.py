@@ -33,12 +33,12 @@ class Decision(BaseModel):
 
     action_type: ActionType
     target: str = Field("", max_length=40, description="artifact id, or the recipient of a transfer")
-    method: str = Field("", max_length=24, description="invoke_artifact: the method name")
+    method: str = Field("", max_length=32, description="invoke_artifact: the method name")
     args: dict[str, Any] = Field(default_factory=dict, description="invoke_artifact: arguments by name")
     text: str = Field("", max_length=600, description="write_artifact: the content; edit: the new text")
-    old_text: str = Field("", max_length=60, description="edit_artifact: the exact text to replace")
+    old_text: str = Field("", max_length=40, description="edit_artifact: the exact text to replace")
     amount: int = Field(0, ge=0, description="transfer: scrip to send")
-    reasoning: str = Field("", max_length=60)
+    reasoning: str = Field("", max_length=40)
 
 
 @lru_cache(maxsize=16)

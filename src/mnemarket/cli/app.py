@@ -83,7 +83,8 @@ def run(scenario: Path = typer.Argument(..., help="scenario YAML, e.g. config/de
         out: Path = typer.Option(None, help="run directory (default runs/<scenario>)"),
         db: str = typer.Option(None, help="database URL instead of RUN_DIR/world.db (postgresql://...)"),
         seed: int = typer.Option(None), record: bool = typer.Option(False, help="record model calls for replay"),
-        spend_cap: float = typer.Option(None, help="stop cleanly when model spend reaches this many USD")) -> None:
+        spend_cap: float = typer.Option(None, help="stop cleanly when model spend reaches this many USD"),
+        token_cap: int = typer.Option(None, help="stop cleanly after this many model tokens")) -> None:
     """Run a scenario."""
     from mnemarket.sim.runner import RunOptions, Runner
 
@@ -92,7 +93,8 @@ def run(scenario: Path = typer.Argument(..., help="scenario YAML, e.g. config/de
     out = out or Path("runs") / scenario.stem
     try:
         runner = Runner.create(scenario, out, RunOptions(model=model, sessions=sessions, turns=turns, db=db, seed=seed,
-                                                         record=record, spend_cap_usd=spend_cap))
+                                                         record=record, spend_cap_usd=spend_cap,
+                                                         token_cap=token_cap))
         try:
             _run_with_progress(runner, scenario.stem)
         finally:
@@ -103,12 +105,13 @@ def run(scenario: Path = typer.Argument(..., help="scenario YAML, e.g. config/de
 
 
 @app.command()
-def resume(run_dir: Path, spend_cap: float = typer.Option(None, help="raise the spend cap before resuming")) -> None:
+def resume(run_dir: Path, spend_cap: float = typer.Option(None, help="raise the spend cap before resuming"),
+           token_cap: int = typer.Option(None, help="raise the token cap before resuming")) -> None:
     """Continue a run that was stopped (killed, or by its budget)."""
     from mnemarket.sim.runner import Runner
 
     try:
-        runner = Runner.open(run_dir, spend_cap_usd=spend_cap)
+        runner = Runner.open(run_dir, spend_cap_usd=spend_cap, token_cap=token_cap)
         try:
             _run_with_progress(runner, f"resume {run_dir.name}")
         finally:
@@ -239,7 +242,8 @@ def validate(path: Path) -> None:
 @app.command()
 def demo(out: Path = typer.Option(Path("runs/demo"), help="run directory (replaced if it exists)"),
          model: str = typer.Option("local", help="provider; the default is the shipped offline Gemma 3 270M"),
-         turns: int = typer.Option(None, min=1), sessions: int = typer.Option(None, min=1)) -> None:
+         turns: int = typer.Option(2, min=1, help="turns per session (the 270M model takes 10-20 s a decision here)"),
+         sessions: int = typer.Option(None, min=1)) -> None:
     """Run the demo scenario offline with the embedded defaults and print the summary."""
     import shutil
 
@@ -249,7 +253,7 @@ def demo(out: Path = typer.Option(Path("runs/demo"), help="run directory (replac
         shutil.rmtree(out)
     console.print(f"running {DEMO_SCENARIO} with model {model!r} (offline); run directory {out}")
     run(DEMO_SCENARIO, model=model, sessions=sessions, turns=turns, out=out, db=None, seed=None, record=True,
-        spend_cap=None)
+        spend_cap=None, token_cap=None)
 
 
 def main() -> None:

@@ -22,7 +22,8 @@ ABSENT = -3
 """Code used for a filter value no row has (matches nothing)."""
 
 
-def _grow(array: np.ndarray, capacity: int, fill: Any) -> np.ndarray:
+def grow(array: np.ndarray, capacity: int, fill: Any = 0) -> np.ndarray:
+    """`array` with room for `capacity` rows, doubling (amortised O(1) appends); new rows hold `fill`."""
     if array.shape[0] >= capacity:
         return array
     new = np.full(max(capacity, 2 * array.shape[0], 16), fill, dtype=array.dtype)
@@ -53,9 +54,9 @@ class CategoricalColumn:
         self._row_multi: dict[int, list[int]] = {}
 
     def ensure(self, capacity: int) -> None:
-        self.codes = _grow(self.codes, capacity, MISSING)
+        self.codes = grow(self.codes, capacity, MISSING)
         if self.numbers is not None:
-            self.numbers = _grow(self.numbers, capacity, np.nan)
+            self.numbers = grow(self.numbers, capacity, np.nan)
 
     def code(self, value: Any, *, create: bool = False) -> int:
         key = facet_key(value)
@@ -188,9 +189,9 @@ class RowColumns:
 
     def ensure(self, capacity: int) -> None:
         for name, array in self.numbers.items():
-            self.numbers[name] = _grow(array, capacity, 0.0)
-        self.alive = _grow(self.alive, capacity, False)
-        self.archived = _grow(self.archived, capacity, False)
+            self.numbers[name] = grow(array, capacity, 0.0)
+        self.alive = grow(self.alive, capacity, False)
+        self.archived = grow(self.archived, capacity, False)
         for column in (*self.categories.values(), *self.metadata.values()):
             column.ensure(capacity)
 

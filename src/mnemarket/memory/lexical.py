@@ -16,6 +16,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from mnemarket.memory.columns import grow
+
 _TOKEN = re.compile(r"\w+", re.UNICODE)
 
 STOPWORDS: frozenset[str] = frozenset(
@@ -36,14 +38,6 @@ def tokenize(text: str) -> list[str]:
             token = token[:-3] + "y" if token.endswith("ies") else token[:-1]
         out.append(token)
     return out
-
-
-def _grow(array: np.ndarray, capacity: int) -> np.ndarray:
-    if array.shape[0] >= capacity:
-        return array
-    new = np.zeros(max(capacity, 2 * array.shape[0], 16), dtype=array.dtype)
-    new[: array.shape[0]] = array
-    return new
 
 
 class BM25Index:
@@ -90,7 +84,7 @@ class BM25Index:
         """Index ``texts`` at ``rows`` (new rows, in increasing order)."""
         if not rows:
             return
-        self.doc_len = _grow(self.doc_len, rows[-1] + 1)
+        self.doc_len = grow(self.doc_len, rows[-1] + 1)
         self.n_rows = max(self.n_rows, rows[-1] + 1)
         batch_terms: list[int] = []
         for row, text in zip(rows, texts):
@@ -103,7 +97,7 @@ class BM25Index:
             self._d_row.extend([row] * len(counts))
             self._d_tf.extend(counts.values())
         self._d_term.extend(batch_terms)
-        self.df = _grow(self.df, len(self.vocab))
+        self.df = grow(self.df, len(self.vocab))
         if batch_terms:
             self.df[: len(self.vocab)] += np.bincount(np.asarray(batch_terms, dtype=np.int64), minlength=len(self.vocab))
         self._d_arrays = None

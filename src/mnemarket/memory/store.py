@@ -21,7 +21,7 @@ from pydantic import ValidationError
 
 from mnemarket.errors import UserError
 from mnemarket.memory.audit import AuditEntry
-from mnemarket.memory.columns import RECORD_NUMBERS, RowColumns
+from mnemarket.memory.columns import RECORD_NUMBERS, RowColumns, grow
 from mnemarket.memory.dense import DenseMatrix
 from mnemarket.memory.errors import EmbeddingModelMismatchError, MemoryNotFoundError
 from mnemarket.memory.filters import FilterSpec, build_mask, mentions_archived
@@ -58,14 +58,6 @@ ADD_FIELDS: tuple[str, ...] = (
 )
 COMPACT_DEAD_FRACTION = 0.25
 """Compact in-memory columns when this share of rows are tombstones (and there are at least 1024)."""
-
-
-def _grow(array: np.ndarray, capacity: int) -> np.ndarray:
-    if array.shape[0] >= capacity:
-        return array
-    new = np.zeros(max(capacity, 2 * array.shape[0], 16), dtype=array.dtype)
-    new[: array.shape[0]] = array
-    return new
 
 
 def _validation_message(exc: ValidationError) -> str:
@@ -310,7 +302,7 @@ class MemoryStore:
             return
         self._ids = list(data["id"])
         self._row_of = {rid: row for row, rid in enumerate(self._ids)}
-        self._seqs = _grow(self._seqs, n)
+        self._seqs = grow(self._seqs, n)
         self._seqs[:n] = np.asarray(data["seq"], dtype=np.int64)
         self._texts = list(data["text"])
         decode = memory_repo.decode_json_column
@@ -552,7 +544,7 @@ class MemoryStore:
         rows = self._dense.append(vectors)
         col_rows = self._cols.append(len(records))
         assert col_rows == rows, "dense matrix and columns out of step"
-        self._seqs = _grow(self._seqs, rows.stop)
+        self._seqs = grow(self._seqs, rows.stop)
         self._seqs[rows.start : rows.stop] = [r["seq"] for r in records]
         self._cols.set_many(rows, {name: [r[name] for r in records] for name in
                                    ("created", "last_accessed", "importance", "access_count", "archived", "kind", "tier")})
@@ -844,7 +836,7 @@ class MemoryStore:
             self._questions = [self._questions[r] for r in kept]
             self._reinforced = [self._reinforced[r] for r in kept]
             seqs = self._seqs[keep]
-            self._seqs = _grow(np.zeros(16, dtype=np.int64), keep.size)
+            self._seqs = grow(np.zeros(16, dtype=np.int64), keep.size)
             self._seqs[: keep.size] = seqs
             self._row_of = {rid: row for row, rid in enumerate(self._ids)}
             self._dead = 0

@@ -46,6 +46,7 @@ class RunOptions(BaseModel):
     db: str | None = None
     record: bool = False
     spend_cap_usd: float | None = Field(None, ge=0)
+    token_cap: int | None = Field(None, ge=0, description="stop cleanly after this many model tokens")
     replay_from: str | None = Field(None, description="run directory whose recordings serve the model calls")
 
 
@@ -94,6 +95,7 @@ class Runner:
         self.agents: list[Agent] = []
         self.services: list[Any] = []
         self.call_log: CallLog | None = None
+        self.budget: Budget | None = None
 
     # -- creation and reopening ---------------------------------------------------------------
     @classmethod
@@ -139,8 +141,18 @@ class Runner:
 
             recording = Recording(self.run_dir / "recordings" / f"{agent_id}.jsonl", append=True)
             inner = RecordingLLM(inner, recording)
-        budget = Budget(max_cost=options.spend_cap_usd) if options.spend_cap_usd is not None else None
-        return AccountedLLM(inner, self.call_log, budget=budget, principal=agent_id)
+        return AccountedLLM(inner, self.call_log, budget=self.budget, principal=agent_id)
+
+    def _budget(self) -> Budget | None:
+        """One budget for the whole run, counting what earlier (stopped) parts of the run spent."""
+        options = self.config.options
+        if options.spend_cap_usd is None and options.token_cap is None:
+            return None
+        path = self.run_dir / "llm_calls.jsonl"
+        records = CallLog.read(path) if path.exists() else []
+        return Budget(max_cost=options.spend_cap_usd, max_tokens=options.token_cap,
+                      spent_cost=sum(r.cost for r in records),
+                      spent_tokens=sum(r.prompt_tokens + r.completion_tokens for r in records))
 
     def setup(self) -> World:
         """Open (or create) the world and its agents; seeds the scenario on first open only."""
@@ -152,6 +164,7 @@ class Runner:
         for service in self.services:
             self.world.register(service)
         components = load_components(resolved.components_path)
+        self.budget = self._budget()
         self.call_log = CallLog(self.run_dir / "llm_calls.jsonl")
         llms: dict[str, LLM] = {}
         first_open = self.world.state.get((RUN, "seeded")) is None
@@ -209,7 +222,9 @@ class Runner:
                 if progress:
                     progress("session", session, self.config.turns)
         except BudgetExceeded as exc:
-            status.state, status.message = "stopped_budget", str(exc)
+            status.state = "stopped_budget"
+            status.message = (f"{exc}. The run stopped cleanly; continue with `mnemarket resume {self.run_dir} "
+                              "--spend-cap USD` or `--token-cap N` set higher.")
         self.write_outputs(status)
         return status
 

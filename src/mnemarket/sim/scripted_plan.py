@@ -13,7 +13,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from mnemarket.agents.decision import Decision
 from mnemarket.providers import Message
+
+REASONING_CHARS = Decision.model_fields["reasoning"].metadata[0].max_length
 
 _PLACEHOLDER = re.compile(r"\{re:(.+?)\}")
 _WHO = re.compile(r"\(principal id ([a-z0-9_]+)\)")
@@ -54,5 +57,7 @@ class ScriptedPlanPolicy:
             return value
         decision = walk(sessions[session - 1][turn - 1])
         if missing:
-            return {"action_type": "noop", "reasoning": f"the fact I need is not in my context: {missing[0]}"}
+            # Cut to the decision schema's reasoning bound: an over-long noop would be "repaired" by a
+            # second call whose prompt then holds the pattern itself, which it matches.
+            return {"action_type": "noop", "reasoning": f"not in my context: {missing[0]}"[:REASONING_CHARS]}
         return decision

@@ -16,7 +16,7 @@ COMPONENTS = load_components(Path(__file__).resolve().parents[3] / "config" / "c
 
 
 def turn_of(messages) -> tuple[int, int]:
-    match = re.search(r"Turn (\d+) of session (\d+)", messages[-1].content)
+    match = re.search(r"Turn (\d+) of session (\d+)", "\n".join(m.content for m in messages))
     return int(match.group(1)), int(match.group(2))
 
 

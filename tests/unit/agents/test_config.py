@@ -67,3 +67,16 @@ def test_unknown_components_and_steps_are_named(tmp_path):
     with pytest.raises(ConfigError, match="unknown step"):
         check_components(config, COMPONENTS)
     assert set(COMPONENTS) >= {"semantic_memory", "loop_breaker", "verbose_memory"}
+
+
+def test_decision_schema_admits_every_registered_method_name():
+    from mnemarket.agents.decision import Decision
+    from mnemarket.genesis import install_genesis
+    from mnemarket.kernel import World
+    from mnemarket.providers.hashing_embedder import HashingEmbedder
+
+    world = World()
+    install_genesis(world, HashingEmbedder())
+    limit = Decision.model_fields["method"].metadata[0].max_length
+    longest = max((m for inv in world.invokables.values() for m in inv.methods), key=len)
+    assert len(longest) <= limit, longest

@@ -31,7 +31,7 @@ def escrow_learner(messages, schema):
     if turn == 1:
         return {"action_type": "write_artifact", "target": "alpha_map", "text": "treasure at 3,4",
                 "args": {"access": {"authorized_writer": "genesis_escrow"}},
-                "reasoning": "my lesson says: hand authority to escrow first"}
+                "reasoning": "lesson: hand authority to escrow"}
     return {"action_type": "invoke_artifact", "target": "genesis_escrow", "method": "deposit",
             "args": {"artifact_id": "alpha_map", "price": 10}}
 

@@ -143,3 +143,19 @@ def test_sigkill_then_resume_ends_in_the_same_state(demo_run, tmp_path, kill_aft
     expected, actual = fingerprint(demo_run), fingerprint(run_dir)
     assert actual["events"] == expected["events"]
     assert actual == expected
+
+
+def test_budget_cap_stops_cleanly_and_resume_with_a_higher_cap_finishes(demo_run, tmp_path):
+    cli = CliRunner()
+    run_dir = tmp_path / "capped"
+    stopped = cli.invoke(app, ["run", str(DEMO), "--model", "scripted", "--out", str(run_dir), "--token-cap", "1500"])
+    assert stopped.exit_code == 0, stopped.output
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["status"] == "stopped_budget" and "resume" in summary["message"]
+    assert 0 < summary["turns"] < 30 and summary["supply_ok"]
+    again = cli.invoke(app, ["resume", str(run_dir)])  # same cap: refuses at once, changes nothing
+    assert json.loads((run_dir / "summary.json").read_text())["turns"] == summary["turns"], again.output
+    finished = cli.invoke(app, ["resume", str(run_dir), "--token-cap", "1000000"])
+    assert finished.exit_code == 0, finished.output
+    assert json.loads((run_dir / "summary.json").read_text())["status"] == "finished"
+    assert fingerprint(run_dir)["events"] == fingerprint(demo_run)["events"]

@@ -1,0 +1,289 @@
+"""Experiments: a scenario run over a matrix of models x memory configurations x seeds.
+
+Each cell is an ordinary run directory under `OUT/cells/<cell id>`. Cells run in separate
+processes (at most `max_workers`, never more than the machine's cores); a cell whose
+`cell.json` exists is finished and never re-run, a cell with only `config.json` was
+interrupted and is resumed by the runner. After the cells, every run directory is measured
+(`sim.metrics`) and `comparison.json`, `comparison.md` and `comparison.html` are written.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import re
+import time
+import traceback
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from mnemarket.agents.config import AgentConfig, format_validation_error
+from mnemarket.errors import ConfigError
+
+CELL_FILE = "cell.json"
+CELLS_DIR = "cells"
+_SLUG = re.compile(r"[^a-z0-9]+")
+
+
+class ConfigOverride(BaseModel):
+    """One memory configuration: fields deep-merged into every agent's config (lists replace)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    agents: dict[str, Any] = Field(default_factory=dict, description="merged into every agent")
+    per_agent: dict[str, dict[str, Any]] = Field(default_factory=dict, description="agent id -> fields")
+    description: str = ""
+
+
+class ExperimentConfig(BaseModel):
+    """An experiment file. Paths are relative to the file."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+    description: str = ""
+    scenario: str
+    models: list[str] = Field(min_length=1)
+    configs: dict[str, ConfigOverride] = Field(default_factory=lambda: {"default": ConfigOverride()})
+    seeds: list[int] = Field(default_factory=lambda: [0], min_length=1)
+    sessions: int | None = Field(None, ge=1)
+    turns: int | None = Field(None, ge=1)
+    max_workers: int | None = Field(None, ge=1, description="parallel cells (default: cores)")
+    record: bool = False
+    spend_cap_usd: float | None = Field(None, ge=0, description="per cell")
+    out: str | None = Field(None, description="output directory (default runs/experiments/<name>)")
+    metrics_embedder: str | None = Field("minilm", description="embedder for near-duplicates and relevance; "
+                                                               "null: exact duplicates and lexical relevance only")
+
+    @field_validator("configs")
+    @classmethod
+    def _names(cls, value: dict[str, ConfigOverride]) -> dict[str, ConfigOverride]:
+        if not value:
+            raise ValueError("configs must name at least one configuration, e.g. {default: {}}")
+        for name in value:
+            if not re.fullmatch(r"[A-Za-z0-9_-]{1,40}", name):
+                raise ValueError(f"config name {name!r} must be 1-40 letters, digits, _ or -")
+        return value
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One run of the matrix."""
+
+    model: str
+    config: str
+    seed: int
+
+    @property
+    def id(self) -> str:
+        return f"{slug(self.model)}__{self.config}__s{self.seed}"
+
+
+def slug(text: str) -> str:
+    """A file-name-safe form of a model spec (`gemini:gemini-2.5-flash` -> `gemini-gemini-2-5-flash`)."""
+    return _SLUG.sub("-", text.lower()).strip("-") or "model"
+
+
+@dataclass
+class Experiment:
+    config: ExperimentConfig
+    path: Path
+    out_dir: Path
+
+    @property
+    def scenario_path(self) -> Path:
+        return (self.path.parent / self.config.scenario).resolve()
+
+    def cells(self) -> list[Cell]:
+        return [Cell(model, name, seed) for model in self.config.models for name in self.config.configs
+                for seed in self.config.seeds]
+
+    def cell_dir(self, cell: Cell) -> Path:
+        return self.out_dir / CELLS_DIR / cell.id
+
+
+def load_experiment(path: str | Path, out: str | Path | None = None) -> Experiment:
+    """Read and validate an experiment file; errors name the file and field."""
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text())
+    except FileNotFoundError:
+        raise ConfigError("experiment file not found; check the path", path=str(path)) from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"malformed YAML: {exc}", path=str(path)) from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"expected a mapping of fields, got {type(data).__name__}", path=str(path))
+    try:
+        config = ExperimentConfig.model_validate(data)
+    except ValidationError as exc:
+        raise format_validation_error(exc, path, ExperimentConfig) from None
+    experiment = Experiment(config, path, Path(out or config.out or Path("runs") / "experiments" / config.name))
+    if not experiment.scenario_path.exists():
+        raise ConfigError(f"scenario {config.scenario!r} not found (paths are relative to the experiment file)",
+                          path=str(path), field="scenario")
+    return experiment
+
+
+def merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
+    """Deep merge: mappings merge key by key, anything else (lists included) replaces."""
+    out = dict(base)
+    for key, value in override.items():
+        out[key] = merge(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+    return out
+
+
+def apply_override(agents: list[AgentConfig], override: ConfigOverride, where: str = "configs") -> list[AgentConfig]:
+    """Agent configs with the override merged in and re-validated (a bad field is a ConfigError)."""
+    ids = [a.id for a in agents]
+    for agent_id in override.per_agent:
+        if agent_id not in ids:
+            raise ConfigError(f"per_agent names unknown agent {agent_id!r}; agents: {ids}", field=where)
+    result = []
+    for agent in agents:
+        data = merge(merge(agent.model_dump(), override.agents), override.per_agent.get(agent.id, {}))
+        try:
+            result.append(AgentConfig.model_validate(data))
+        except ValidationError as exc:
+            raise ConfigError(f"override for agent {agent.id!r} is invalid: {exc.errors()[0]['loc']}: "
+                              f"{exc.errors()[0]['msg']}", field=where) from None
+    return result
+
+
+def prepare_cell(experiment: Experiment, cell: Cell) -> Path:
+    """Write the cell's run directory config (once); returns the directory."""
+    from mnemarket.agents import check_components, load_components
+    from mnemarket.sim.runner import CONFIG_FILE, RunConfig, RunOptions
+    from mnemarket.sim.scenario import load_scenario
+
+    run_dir = experiment.cell_dir(cell)
+    if (run_dir / CONFIG_FILE).exists():
+        return run_dir
+    resolved = load_scenario(experiment.scenario_path)
+    agents = apply_override(resolved.agents, experiment.config.configs[cell.config], f"configs.{cell.config}")
+    components = load_components(resolved.components_path)
+    for agent in agents:
+        check_components(agent, components, path=f"{experiment.path} configs.{cell.config}")
+    resolved = resolved.model_copy(update={"agents": agents})
+    c = experiment.config
+    options = RunOptions(model=cell.model, sessions=c.sessions, turns=c.turns, seed=cell.seed, record=c.record,
+                         spend_cap_usd=c.spend_cap_usd)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / CONFIG_FILE).write_text(RunConfig(resolved=resolved, options=options).model_dump_json(indent=2))
+    return run_dir
+
+
+def run_cell(run_dir: str) -> dict[str, Any]:
+    """Run (or resume) one cell's run directory; the worker function of the process pool.
+
+    Never raises: a failure is returned (and written to cell.json only on success, so a failed
+    cell is retried by the next `compare`).
+    """
+    from mnemarket.sim.runner import Runner
+
+    path = Path(run_dir)
+    started = time.time()
+    try:
+        runner = Runner.open(path)
+        try:
+            status = runner.run()
+        finally:
+            runner.close()
+    except Exception as exc:  # noqa: BLE001 - a cell's failure must not stop the other cells
+        return {"run_dir": run_dir, "state": "error", "message": f"{type(exc).__name__}: {exc}",
+                "traceback": traceback.format_exc(limit=5)}
+    record = {"run_dir": run_dir, "state": status.state, "message": status.message,
+              "seconds": round(time.time() - started, 1), "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+    if status.state == "finished":
+        (path / CELL_FILE).write_text(json.dumps(record, indent=2))
+    return record
+
+
+def cell_done(run_dir: Path) -> bool:
+    return (run_dir / CELL_FILE).exists()
+
+
+def workers_for(experiment: Experiment, pending: int) -> int:
+    cores = os.cpu_count() or 1
+    wanted = experiment.config.max_workers or cores
+    return max(1, min(wanted, cores, pending))
+
+
+Progress = Callable[[str, Cell, dict[str, Any]], None]
+
+
+def run_experiment(path: str | Path, out: str | Path | None = None, *, max_workers: int | None = None,
+                   only_report: bool = False, progress: Progress | None = None) -> Path:
+    """Run every unfinished cell, measure all of them, write the comparison; returns its json path."""
+    experiment = load_experiment(path, out)
+    if max_workers is not None:
+        experiment.config.max_workers = max_workers
+    experiment.out_dir.mkdir(parents=True, exist_ok=True)
+    (experiment.out_dir / "experiment.yaml").write_text(
+        yaml.safe_dump(experiment.config.model_dump(mode="json"), sort_keys=False))
+    cells = experiment.cells()
+    dirs = {cell: prepare_cell(experiment, cell) for cell in cells}
+    pending = [cell for cell in cells if not cell_done(dirs[cell])]
+    outcomes: dict[Cell, dict[str, Any]] = {}
+    if pending and not only_report:
+        workers = workers_for(experiment, len(pending))
+        if workers == 1:
+            for cell in pending:
+                outcomes[cell] = run_cell(str(dirs[cell]))
+                if progress:
+                    progress("cell", cell, outcomes[cell])
+        else:
+            with ProcessPoolExecutor(max_workers=workers) as pool:
+                futures = {pool.submit(run_cell, str(dirs[cell])): cell for cell in pending}
+                for future in as_completed(futures):
+                    cell = futures[future]
+                    outcomes[cell] = future.result()
+                    if progress:
+                        progress("cell", cell, outcomes[cell])
+    return write_comparison(experiment, dirs, outcomes)
+
+
+def write_comparison(experiment: Experiment, dirs: dict[Cell, Path], outcomes: dict[Cell, dict[str, Any]]) -> Path:
+    """Measure every finished cell and write comparison.json/.md/.html in the experiment directory."""
+    from mnemarket.sim.comparison_report import write_reports
+    from mnemarket.sim.metrics import aggregate_groups, cell_metrics, load_run
+
+    embedder = None
+    if experiment.config.metrics_embedder:
+        from mnemarket.providers import make_embedder
+
+        embedder = make_embedder(experiment.config.metrics_embedder)
+    rows = []
+    for cell, run_dir in dirs.items():
+        row: dict[str, Any] = {"id": cell.id, "model": cell.model, "config": cell.config, "seed": cell.seed,
+                               "run_dir": str(run_dir)}
+        if cell_done(run_dir):
+            info = json.loads((run_dir / CELL_FILE).read_text())
+            run = load_run(run_dir)
+            row |= {"status": "finished", "seconds": info.get("seconds"),
+                    "metrics": cell_metrics(run, embedder=embedder)}
+        else:
+            outcome = outcomes.get(cell, {})
+            row |= {"status": outcome.get("state", "not run"), "message": outcome.get("message", "")}
+        rows.append(row)
+    c = experiment.config
+    document = {
+        "experiment": c.name,
+        "description": c.description,
+        "experiment_file": str(experiment.path),
+        "scenario": str(experiment.scenario_path),
+        "matrix": {"models": c.models, "configs": {k: v.model_dump() for k, v in c.configs.items()},
+                   "seeds": c.seeds, "sessions": c.sessions, "turns": c.turns},
+        "metrics_embedder": c.metrics_embedder,
+        "generated": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "machine": {"platform": platform.platform(), "machine": platform.machine(), "cores": os.cpu_count()},
+        "cells": rows,
+        "groups": aggregate_groups(rows),
+    }
+    return write_reports(experiment.out_dir, document)

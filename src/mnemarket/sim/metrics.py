@@ -1,0 +1,481 @@
+"""Automatic memory-quality metrics of a run directory, per agent and per cell.
+
+Pure functions over the files a run writes (config.json, events.jsonl, contexts.jsonl,
+summary.json): no model judges, no hand labels, so the numbers are reproducible from the run
+directory alone. The only optional input is an embedder (near-duplicate detection and the
+dense retrieval-relevance score); without one those parts fall back to exact/lexical rules.
+Every metric is defined in plans/metrics.md.
+
+A "lesson" is any successful `genesis_memory.add` by the agent (its own action, or the
+session-end migration of a prefixed working-memory entry): it is what the agent chose to keep.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mnemarket.memory import normalise_text
+
+DUPLICATE_COSINE = 0.92
+"""Same threshold as the memory engine's de-duplication default."""
+
+OUTCOME_WORDS = re.compile(
+    r"\b(fail(s|ed|ure|ing)?|succeed(s|ed)?|success(ful)?|works?|worked|paid|pays?|costs?|cost|earn(s|ed)?|"
+    r"requires?|required|needs?|must|unless|because|sold|sells?|bought|refused|rejected|denied|error|"
+    r"lost|won|wins?|gains?|gained|cannot|can't|don't|never|always|avoid|worth|only|instead|should|"
+    r"so that|returns?|returned|minted|verified)\b", re.IGNORECASE)
+CONDITION_WORDS = re.compile(r"\b(if|unless|when|before|after|until|only|otherwise|then)\b", re.IGNORECASE)
+NUMBER = re.compile(r"(?<![A-Za-z_])\d+(?:\.\d+)?(?![A-Za-z_])")
+IDENTIFIER = re.compile(r"\b[A-Za-z][A-Za-z0-9]*(?:[_.][A-Za-z0-9]+)+\b")
+"""snake_case names and dotted names: artifact ids, methods (`genesis_escrow.deposit`), fields."""
+MEMORY_TRADE_KINDS = ("licence", "copy", "memory_store")
+
+
+# -- loading ------------------------------------------------------------------------------------------------
+
+@dataclass
+class RunData:
+    """What the metrics read from a run directory."""
+
+    run_dir: Path
+    config: dict[str, Any]
+    events: list[dict[str, Any]]
+    contexts: list[dict[str, Any]] = field(default_factory=list)
+    summary: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def agents(self) -> list[dict[str, Any]]:
+        return self.config["resolved"]["agents"]
+
+    def agent_ids(self) -> list[str]:
+        return [a["id"] for a in self.agents]
+
+    def store_id(self, agent_id: str) -> str:
+        agent = next(a for a in self.agents if a["id"] == agent_id)
+        return agent.get("memory", {}).get("store_id", "{id}_longterm").format(id=agent_id)
+
+    def starting_scrip(self, agent_id: str) -> int:
+        return int(next(a for a in self.agents if a["id"] == agent_id).get("starting_scrip", 0))
+
+    def step_prompt(self, agent_id: str, step: str) -> str:
+        agent = next(a for a in self.agents if a["id"] == agent_id)
+        steps = agent.get("workflow", {}).get("steps", [])
+        return next((s["prompt"] for s in steps if s["name"] == step), "")
+
+
+def _jsonl(path: Path) -> list[dict[str, Any]]:
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def load_run(run_dir: str | Path) -> RunData:
+    """Read a finished run directory (events.jsonl is written when a run ends)."""
+    run_dir = Path(run_dir)
+    summary_path = run_dir / "summary.json"
+    return RunData(run_dir=run_dir, config=json.loads((run_dir / "config.json").read_text()),
+                   events=_jsonl(run_dir / "events.jsonl"), contexts=_jsonl(run_dir / "contexts.jsonl"),
+                   summary=json.loads(summary_path.read_text()) if summary_path.exists() else {})
+
+
+# -- events -------------------------------------------------------------------------------------------------
+
+def is_turn(event: dict[str, Any]) -> bool:
+    """An agent's turn action (not a session-end migration)."""
+    meta = event.get("meta", {})
+    return "turn" in meta and not meta.get("migration")
+
+
+def signature(event: dict[str, Any]) -> tuple[str, str] | None:
+    """What an action did, for matching repeats: (artifact, method) or (action type, artifact)."""
+    action = event.get("action", {})
+    kind = event.get("action_type")
+    if kind == "invalid":
+        return None
+    if kind == "invoke_artifact":
+        return (str(action.get("artifact_id") or ""), str(action.get("method") or ""))
+    return (str(kind), str(action.get("artifact_id") or action.get("method") or ""))
+
+
+def describe(event: dict[str, Any]) -> str:
+    """One line: what was done and what came back."""
+    sig = signature(event)
+    result = event.get("result", {})
+    what = "an unparseable reply" if sig is None else (
+        f"{sig[0]}.{sig[1]}" if event.get("action_type") == "invoke_artifact" else f"{sig[0]} {sig[1]}")
+    status = "OK" if event.get("success", result.get("success")) else "FAILED"
+    return f"{what} -> {status}: {result.get('message') or ''} {result.get('hint') or ''}".strip()
+
+
+def _ok(event: dict[str, Any]) -> bool:
+    return bool(event.get("success", event.get("result", {}).get("success")))
+
+
+def vocabulary(run: RunData) -> set[str]:
+    """Artifact ids and method names the run used: the 'named artifacts and methods' of specificity."""
+    words: set[str] = set()
+    for event in run.events:
+        action = event.get("action", {})
+        for key in ("artifact_id", "method"):
+            if isinstance(action.get(key), str) and action[key]:
+                words.add(action[key].lower())
+        for key in ("store_id", "artifact_id", "bounty_id"):
+            value = (action.get("args") or {}).get(key)
+            if isinstance(value, str) and value:
+                words.add(value.lower())
+    for agent in run.agent_ids():
+        words.update({agent, run.store_id(agent).lower()})
+    return {w for w in words if len(w) >= 3}
+
+
+# -- lessons ------------------------------------------------------------------------------------------------
+
+@dataclass
+class Lesson:
+    id: str
+    agent: str
+    text: str
+    event_id: int
+    store_id: str
+    migrated: bool
+
+
+def lessons(run: RunData, agent: str | None = None) -> list[Lesson]:
+    """Every successful genesis_memory.add, in event order."""
+    found = []
+    for event in run.events:
+        action = event.get("action", {})
+        if (event.get("action_type") == "invoke_artifact" and action.get("artifact_id") == "genesis_memory"
+                and action.get("method") == "add" and _ok(event)
+                and (agent is None or event.get("principal") == agent)):
+            args = action.get("args") or {}
+            data = event.get("result", {}).get("data") or {}
+            found.append(Lesson(id=str(data.get("entry_id", f"e{event['id']}")), agent=event["principal"],
+                                text=str(args.get("text", "")), event_id=int(event["id"]),
+                                store_id=str(args.get("store_id", "")),
+                                migrated=bool(event.get("meta", {}).get("migration"))))
+    return found
+
+
+def specific_items(text: str, vocab: Iterable[str] = ()) -> set[str]:
+    """Named artifacts/methods (vocabulary words or identifier-shaped names), numbers, condition words."""
+    lowered = text.lower()
+    items = {f"id:{m.group(0).lower()}" for m in IDENTIFIER.finditer(text)}
+    items |= {f"id:{w}" for w in vocab if re.search(rf"(?<![\w]){re.escape(w)}(?![\w])", lowered)}
+    items |= {f"num:{m.group(0)}" for m in NUMBER.finditer(text)}
+    items |= {f"cond:{m.group(0).lower()}" for m in CONDITION_WORDS.finditer(text)}
+    return items
+
+
+def specificity(text: str, vocab: Iterable[str] = ()) -> int:
+    """How many distinct specific items a lesson names (see `specific_items`)."""
+    return len(specific_items(text, vocab))
+
+
+def is_generic(text: str) -> bool:
+    """No outcome or rule (outcome word, condition word) and no number: it only restates an action."""
+    return not (OUTCOME_WORDS.search(text) or CONDITION_WORDS.search(text) or NUMBER.search(text))
+
+
+def duplicate_flags(texts: Sequence[str], embedder: Any = None, threshold: float = DUPLICATE_COSINE) -> list[bool]:
+    """For each text, whether it repeats an earlier one: equal normalised text, or cosine >= threshold."""
+    norms = [normalise_text(t) for t in texts]
+    flags = [norms[i] in set(norms[:i]) for i in range(len(norms))]
+    if embedder is not None and len(texts) > 1:
+        vectors = np.asarray(embedder.embed(list(texts)), dtype=np.float32)
+        sims = vectors @ vectors.T
+        earlier = np.tril(sims, k=-1) >= threshold
+        flags = [f or bool(earlier[i].any()) for i, f in enumerate(flags)]
+    return flags
+
+
+def lesson_quality(run: RunData, agent: str, embedder: Any = None,
+                   vocab: set[str] | None = None) -> dict[str, Any]:
+    """Lessons stored, duplicate rate, generic rate, mean specificity of one agent's lessons."""
+    mine = lessons(run, agent)
+    vocab = vocabulary(run) if vocab is None else vocab
+    texts = [lesson.text for lesson in mine]
+    duplicates = duplicate_flags(texts, embedder)
+    n = len(mine)
+    return {
+        "lessons_stored": n,
+        "lessons_by_action": sum(1 for lesson in mine if not lesson.migrated),
+        "lessons_migrated": sum(1 for lesson in mine if lesson.migrated),
+        "duplicates": sum(duplicates),
+        "duplicate_rate": _rate(sum(duplicates), n),
+        "generic": sum(is_generic(t) for t in texts),
+        "generic_rate": _rate(sum(is_generic(t) for t in texts), n),
+        "specificity_mean": round(float(np.mean([specificity(t, vocab) for t in texts])), 3) if n else None,
+    }
+
+
+# -- uptake and application --------------------------------------------------------------------------------
+
+def first_retrievals(run: RunData, agent: str) -> dict[str, int]:
+    """Record id -> event id of the agent's first turn whose prompt carried it as a RAG hit."""
+    first: dict[str, int] = {}
+    for event in run.events:
+        if event.get("principal") == agent and is_turn(event):
+            for rid in event.get("meta", {}).get("rag_hits") or []:
+                first.setdefault(str(rid), int(event["id"]))
+    return first
+
+
+def uptake(run: RunData, agent: str) -> dict[str, Any]:
+    """Share of the agent's lessons in its own long-term (RAG) store later retrieved into a prompt."""
+    store = run.store_id(agent)
+    eligible = [lesson for lesson in lessons(run, agent) if lesson.store_id == store]
+    counts: dict[str, int] = {}
+    for event in run.events:
+        if event.get("principal") == agent and is_turn(event):
+            for rid in event.get("meta", {}).get("rag_hits") or []:
+                counts[str(rid)] = counts.get(str(rid), 0) + 1
+    retrieved = [lesson for lesson in eligible if counts.get(lesson.id, 0) > 0]
+    return {"lessons_in_rag_store": len(eligible), "lessons_retrieved": len(retrieved),
+            "uptake_rate": _rate(len(retrieved), len(eligible)),
+            "lesson_retrievals": sum(counts.get(lesson.id, 0) for lesson in eligible)}
+
+
+def mentions(text: str, sig: tuple[str, str]) -> bool:
+    """Whether a lesson names an action signature: its artifact, and its method for invocations."""
+    lowered = text.lower()
+
+    def has(word: str) -> bool:
+        return bool(word) and re.search(rf"(?<![\w]){re.escape(word.lower())}(?![\w])", lowered) is not None
+
+    target, method = sig
+    if target in ("write_artifact", "edit_artifact", "read_artifact", "delete_artifact", "transfer",
+                  "query_kernel", "create_artifact"):
+        return has(method) or has(target)
+    return has(target) and has(method)
+
+
+def application(run: RunData, agent: str) -> dict[str, Any]:
+    """Failure lessons and what happened after they were first retrieved.
+
+    A lesson is about a failure when the agent failed an action before storing the lesson and the
+    lesson names that action's signature. For every such (lesson, signature) pair: failures of the
+    signature per agent turn (and per attempt) before the lesson was stored, against the same
+    after the lesson first appeared in a prompt (that turn included). Only retrieved pairs count.
+    """
+    turns = [e for e in run.events if e.get("principal") == agent and is_turn(e)]
+    first = first_retrievals(run, agent)
+    pairs = 0
+    before = {"turns": 0, "attempts": 0, "failures": 0}
+    after = {"turns": 0, "attempts": 0, "failures": 0}
+    about_failure = 0
+    for lesson in lessons(run, agent):
+        failed_sigs = {signature(e) for e in turns if e["id"] < lesson.event_id and not _ok(e)} - {None}
+        sigs = [s for s in failed_sigs if mentions(lesson.text, s)]
+        if not sigs:
+            continue
+        about_failure += 1
+        seen = first.get(lesson.id)
+        if seen is None:
+            continue
+        for sig in sigs:
+            pairs += 1
+            for bucket, span in ((before, [e for e in turns if e["id"] < lesson.event_id]),
+                                 (after, [e for e in turns if e["id"] >= seen])):
+                bucket["turns"] += len(span)
+                hits = [e for e in span if signature(e) == sig]
+                bucket["attempts"] += len(hits)
+                bucket["failures"] += sum(1 for e in hits if not _ok(e))
+    return {"failure_lessons": about_failure, "application_pairs": pairs,
+            "failures_per_turn_before": _rate(before["failures"], before["turns"]),
+            "failures_per_turn_after": _rate(after["failures"], after["turns"]),
+            "failure_rate_before": _rate(before["failures"], before["attempts"]),
+            "failure_rate_after": _rate(after["failures"], after["attempts"]),
+            "attempts_before": before["attempts"], "attempts_after": after["attempts"],
+            "failures_before": before["failures"], "failures_after": after["failures"],
+            "turns_before": before["turns"], "turns_after": after["turns"]}
+
+
+# -- retrieval relevance -------------------------------------------------------------------------------------
+
+def situations(run: RunData, agent: str) -> list[tuple[str, list[str], set[str]]]:
+    """Per turn with RAG hits: (situation text, hit texts, names in the situation).
+
+    The situation is the step prompt plus the agent's previous action and its result: what the
+    agent faces, independent of the RAG query that produced the hits.
+    """
+    vocab = vocabulary(run)
+    history = [e for e in run.events if e.get("principal") == agent and is_turn(e)]
+    out = []
+    for record in run.contexts:
+        if record.get("agent") != agent or not record.get("rag_hits"):
+            continue
+        key = (record["session"], record["turn"])
+        earlier = [e for e in history if (e["meta"]["session"], e["meta"]["turn"]) < key]
+        last = describe(earlier[-1]) if earlier else "no action yet"
+        text = f"{run.step_prompt(agent, record.get('step', ''))} Last action: {last}"
+        lowered = text.lower()
+        names = {w for w in vocab if re.search(rf"(?<![\w]){re.escape(w)}(?![\w])", lowered)}
+        out.append((text, [h["text"] for h in record["rag_hits"]], names))
+    return out
+
+
+def retrieval_relevance(run: RunData, agent: str, embedder: Any = None) -> dict[str, Any]:
+    """Mean cosine of RAG hits to the turn's situation, and share of hits naming one of its artifacts/methods."""
+    items = situations(run, agent)
+    hits = [(i, text) for i, (_, texts, _) in enumerate(items) for text in texts]
+    if not hits:
+        return {"rag_turns": 0, "rag_hits": 0, "relevance_cosine": None, "relevance_lexical": None}
+    lexical = [any(re.search(rf"(?<![\w]){re.escape(w)}(?![\w])", text.lower()) for w in items[i][2])
+               for i, text in hits]
+    cosine = None
+    if embedder is not None:
+        situation_vectors = np.asarray(embedder.embed([s for s, _, _ in items]), dtype=np.float32)
+        hit_vectors = np.asarray(embedder.embed([text for _, text in hits]), dtype=np.float32)
+        index = np.array([i for i, _ in hits])
+        cosine = round(float(np.mean(np.sum(situation_vectors[index] * hit_vectors, axis=1))), 4)
+    return {"rag_turns": len(items), "rag_hits": len(hits), "relevance_cosine": cosine,
+            "relevance_lexical": _rate(sum(lexical), len(lexical))}
+
+
+# -- economy and cost ---------------------------------------------------------------------------------------
+
+def economy(run: RunData, agent: str) -> dict[str, Any]:
+    """Final scrip, change since the start, bounties won, memory trades bought and sold."""
+    balance = run.summary.get("balances", {}).get(agent)
+    claims = [e for e in run.events if e.get("principal") == agent and _ok(e)
+              and e.get("action", {}).get("artifact_id") == "genesis_bounty" and e["action"].get("method") == "claim"]
+    trades = run.summary.get("trades", [])
+    memory = [t for t in trades if t.get("kind") in MEMORY_TRADE_KINDS]
+    return {"balance": balance,
+            "scrip_delta": None if balance is None else balance - run.starting_scrip(agent),
+            "bounties_won": len(claims),
+            "bounty_reward": sum(int((e["result"].get("data") or {}).get("reward", 0)) for e in claims),
+            "memory_bought": sum(1 for t in memory if t["buyer"] == agent),
+            "memory_sold": sum(1 for t in memory if t["seller"] == agent),
+            "trades": sum(1 for t in trades if agent in (t["buyer"], t["seller"]))}
+
+
+def costs(run: RunData, agent: str) -> dict[str, Any]:
+    """Turns, context and model tokens per turn, cost, invalid and unparseable rates, loop triggers."""
+    turns = [e for e in run.events if e.get("principal") == agent and is_turn(e)]
+    n = len(turns)
+    meta = [e.get("meta", {}) for e in turns]
+    return {"turns": n,
+            "context_tokens_per_turn": round(sum(m.get("tokens", 0) for m in meta) / n, 1) if n else None,
+            "model_tokens_per_turn": round(sum(m.get("prompt_tokens", 0) + m.get("completion_tokens", 0)
+                                               for m in meta) / n, 1) if n else None,
+            "cost_usd": round(sum(float(m.get("cost") or 0) for m in meta), 6),
+            "invalid_action_rate": _rate(sum(1 for e in turns if not _ok(e)), n),
+            "unparseable_rate": _rate(sum(1 for e in turns if e.get("action_type") == "invalid"), n),
+            "loop_breaker_triggers": sum(1 for m in meta if (m.get("loop") or 0) > 0)}
+
+
+# -- per agent, per cell, per group ---------------------------------------------------------------------------
+
+def agent_metrics(run: RunData, agent: str, embedder: Any = None, vocab: set[str] | None = None) -> dict[str, Any]:
+    return (lesson_quality(run, agent, embedder, vocab) | uptake(run, agent) | application(run, agent)
+            | retrieval_relevance(run, agent, embedder) | economy(run, agent) | costs(run, agent))
+
+
+POOLED = {  # cell rate -> (numerator, denominator) summed over agents
+    "duplicate_rate": ("duplicates", "lessons_stored"),
+    "generic_rate": ("generic", "lessons_stored"),
+    "uptake_rate": ("lessons_retrieved", "lessons_in_rag_store"),
+}
+
+
+def cell_metrics(run: RunData, embedder: Any = None) -> dict[str, Any]:
+    """Per-agent metrics and the cell's totals (counts summed, rates pooled over agents)."""
+    vocab = vocabulary(run)
+    agents = {agent: agent_metrics(run, agent, embedder, vocab) for agent in run.agent_ids()}
+    rows = list(agents.values())
+
+    def total(key: str) -> float:
+        return sum(r[key] or 0 for r in rows)
+
+    turns = total("turns")
+    texts = [lesson.text for lesson in lessons(run)]
+    relevance = [(r["relevance_cosine"], r["rag_hits"]) for r in rows if r["relevance_cosine"] is not None]
+    lexical = [(r["relevance_lexical"], r["rag_hits"]) for r in rows if r["relevance_lexical"] is not None]
+    app = _pooled_application(rows)
+    buyers = [r["scrip_delta"] for r in rows if r["memory_bought"] and r["scrip_delta"] is not None]
+    others = [r["scrip_delta"] for r in rows if not r["memory_bought"] and r["scrip_delta"] is not None]
+    cell = {
+        "agents": len(rows),
+        "turns": turns,
+        "lessons_stored": total("lessons_stored"),
+        "lessons_by_action": total("lessons_by_action"),
+        "lessons_migrated": total("lessons_migrated"),
+        **{key: _rate(total(num), total(den)) for key, (num, den) in POOLED.items()},
+        "specificity_mean": round(float(np.mean([specificity(t, vocab) for t in texts])), 3) if texts else None,
+        "lesson_retrievals": total("lesson_retrievals"),
+        **app,
+        "relevance_cosine": _weighted(relevance),
+        "relevance_lexical": _weighted(lexical),
+        "scrip_delta_total": total("scrip_delta"),
+        "bounties_won": total("bounties_won"),
+        "bounty_reward": total("bounty_reward"),
+        "memory_trades": sum(1 for t in run.summary.get("trades", []) if t.get("kind") in MEMORY_TRADE_KINDS),
+        "buyers_scrip_delta_mean": round(float(np.mean(buyers)), 2) if buyers else None,
+        "non_buyers_scrip_delta_mean": round(float(np.mean(others)), 2) if others else None,
+        "context_tokens_per_turn": round(sum((r["context_tokens_per_turn"] or 0) * r["turns"] for r in rows)
+                                         / turns, 1) if turns else None,
+        "model_tokens_per_turn": round(sum((r["model_tokens_per_turn"] or 0) * r["turns"] for r in rows)
+                                       / turns, 1) if turns else None,
+        "cost_usd": round(total("cost_usd"), 6),
+        "invalid_action_rate": _rate(sum((r["invalid_action_rate"] or 0) * r["turns"] for r in rows), turns),
+        "unparseable_rate": _rate(sum((r["unparseable_rate"] or 0) * r["turns"] for r in rows), turns),
+        "loop_breaker_triggers": total("loop_breaker_triggers"),
+        "supply_ok": run.summary.get("supply_ok"),
+    }
+    return {"cell": cell, "agents": agents}
+
+
+def _pooled_application(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Application over all agents: the raw counts summed, then the rates."""
+    def total(key: str) -> int:
+        return sum(r[key] for r in rows)
+
+    return {"failure_lessons": total("failure_lessons"), "application_pairs": total("application_pairs"),
+            "failures_per_turn_before": _rate(total("failures_before"), total("turns_before")),
+            "failures_per_turn_after": _rate(total("failures_after"), total("turns_after")),
+            "failure_rate_before": _rate(total("failures_before"), total("attempts_before")),
+            "failure_rate_after": _rate(total("failures_after"), total("attempts_after"))}
+
+
+def aggregate_groups(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Mean, sample standard deviation and n over seeds of every numeric cell metric, per (model, config)."""
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for row in rows:
+        if row.get("status") == "finished":
+            groups.setdefault((row["model"], row["config"]), []).append(row["metrics"]["cell"])
+    out = []
+    for (model, config), cells in groups.items():
+        stats: dict[str, Any] = {}
+        for key in cells[0]:
+            values = [c[key] for c in cells if isinstance(c.get(key), (int, float)) and not isinstance(c[key], bool)]
+            if values:
+                stats[key] = {"mean": round(float(np.mean(values)), 4),
+                              "std": round(float(np.std(values, ddof=1)), 4) if len(values) > 1 else 0.0,
+                              "n": len(values)}
+        out.append({"model": model, "config": config, "seeds": len(cells), "metrics": stats})
+    return out
+
+
+def _rate(numerator: float, denominator: float) -> float | None:
+    return None if not denominator else round(numerator / denominator, 4)
+
+
+def _weighted(pairs: Sequence[tuple[float, int]]) -> float | None:
+    weight = sum(w for _, w in pairs)
+    return None if not weight else round(sum(v * w for v, w in pairs) / weight, 4)
+
+
+__all__ = [
+    "DUPLICATE_COSINE", "Lesson", "RunData", "agent_metrics", "aggregate_groups", "application", "cell_metrics",
+    "costs", "duplicate_flags", "economy", "is_generic", "lesson_quality", "lessons", "load_run", "mentions",
+    "retrieval_relevance", "signature", "specific_items", "specificity", "uptake", "vocabulary",
+]
