@@ -102,11 +102,13 @@ class Agent:
         world: the world it acts in.
         genesis: the registered genesis artifacts (memory stores live in genesis.memory).
         llm: the model that decides (wrap it for accounting/recording before passing it).
+        seed: the run's seed, mixed with session and turn into each model call's sampling seed.
     """
 
     def __init__(self, config: AgentConfig, components: dict[str, Component], world: World, genesis: Genesis,
-                 llm: LLM):
+                 llm: LLM, *, seed: int = 0):
         self.config = config
+        self.seed = seed  # the run's seed: sampling differs between seeds, repeats within one
         self.components = [components[name] for name in config.components]
         self.world = world
         self.genesis = genesis
@@ -269,7 +271,8 @@ class Agent:
     async def decide(self, plan: TurnPlan) -> LLMResult:
         schema = decision_schema(self.config.budget.decision_text_chars)
         return await self.llm.agenerate(plan.messages, schema=schema, max_tokens=self.config.budget.max_output_tokens,
-                                        temperature=self.config.temperature, seed=plan.turn)
+                                        temperature=self.config.temperature,
+                                        seed=self.seed * 1_000_003 + plan.session * 1_009 + plan.turn)
 
     def apply(self, plan: TurnPlan | PendingTurn, decision: LLMResult) -> TurnOutcome:
         """Execute the decision in the kernel; a garbled decision is a recorded failed action."""

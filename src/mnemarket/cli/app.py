@@ -256,6 +256,35 @@ def demo(out: Path = typer.Option(Path("runs/demo"), help="run directory (replac
         spend_cap=None, token_cap=None)
 
 
+@app.command()
+def compare(experiment: Path = typer.Argument(..., help="experiment YAML, e.g. config/experiments/local_vs_scripted.yaml"),
+            out: Path = typer.Option(None, help="experiment directory (default runs/experiments/<name>)"),
+            workers: int = typer.Option(None, min=1, help="cells run in parallel (default: the file's, or cores)"),
+            report_only: bool = typer.Option(False, help="only measure finished cells and rewrite the reports")) -> None:
+    """Run a models x memory-configs x seeds matrix (resumable) and write comparison.json/.md/.html."""
+    from mnemarket.sim.experiment import run_experiment
+
+    if not experiment.exists():
+        _fail(f"experiment {str(experiment)!r} not found; try config/experiments/local_vs_scripted.yaml")
+
+    def report(kind: str, cell, outcome: dict) -> None:
+        colour = "green" if outcome.get("state") == "finished" else "red"
+        console.print(f"[{colour}]{outcome.get('state')}[/{colour}] {cell.id} "
+                      f"{outcome.get('seconds', '')}s {outcome.get('message', '')}")
+    try:
+        path = run_experiment(experiment, out, max_workers=workers, only_report=report_only, progress=report)
+    except MnemarketError as exc:
+        _fail(str(exc))
+    document = json.loads(path.read_text())
+    failed = [c for c in document["cells"] if c["status"] != "finished"]
+    console.print(f"{len(document['cells']) - len(failed)}/{len(document['cells'])} cells finished; "
+                  f"reports: {path}, {path.with_suffix('.md')}, {path.with_suffix('.html')}")
+    if failed:
+        console.print(f"[yellow]unfinished: {', '.join(c['id'] for c in failed)}; run the same command again "
+                      "to resume them[/yellow]")
+        raise typer.Exit(code=1)
+
+
 def main() -> None:
     app()
 

@@ -226,7 +226,8 @@ def run_experiment(path: str | Path, out: str | Path | None = None, *, max_worke
         experiment.config.max_workers = max_workers
     experiment.out_dir.mkdir(parents=True, exist_ok=True)
     (experiment.out_dir / "experiment.yaml").write_text(
-        yaml.safe_dump(experiment.config.model_dump(mode="json"), sort_keys=False))
+        yaml.safe_dump(experiment.config.model_dump(mode="json") | {"scenario": str(experiment.scenario_path)},
+                       sort_keys=False))
     cells = experiment.cells()
     dirs = {cell: prepare_cell(experiment, cell) for cell in cells}
     pending = [cell for cell in cells if not cell_done(dirs[cell])]

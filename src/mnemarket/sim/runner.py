@@ -172,7 +172,7 @@ class Runner:
             check_components(agent_config, components)
             model = self.config.model_for(agent_config.model)
             agent = Agent(agent_config, components, self.world, self.genesis,
-                          self._llm_for(agent_config.id, model, llms))
+                          self._llm_for(agent_config.id, model, llms), seed=self.config.seed)
             agent.setup()
             self.agents.append(agent)
         if first_open:

@@ -15,6 +15,8 @@ def _kind(path: Path) -> str:
     except yaml.YAMLError:
         return "agent"  # let the agent loader report the YAML error with its line
     if isinstance(data, dict):
+        if "scenario" in data and "models" in data:
+            return "experiment"
         if "agents" in data and "name" in data:
             return "scenario"
         if "costs" in data or "bounties" in data and "id" not in data:
@@ -31,7 +33,11 @@ def validate_file(path: Path) -> None:
     from mnemarket.sim.scenario import load_scenario
 
     kind = _kind(path)
-    if kind == "scenario":
+    if kind == "experiment":
+        from mnemarket.sim.experiment import load_experiment
+
+        load_experiment(path)
+    elif kind == "scenario":
         resolved = load_scenario(path)
         components = load_components(resolved.components_path)
         for agent in resolved.agents:

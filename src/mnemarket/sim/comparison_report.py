@@ -1,0 +1,247 @@
+"""comparison.json, comparison.md and comparison.html of an experiment.
+
+The html page is self-contained (inline CSS and SVG, no scripts or fonts); every value that
+reaches the markup is escaped, since model names, config names and agent ids come from files.
+Plots: one horizontal bar chart per headline metric, a bar per (model, config) group at the
+mean over seeds, a whisker of +-1 standard deviation, and a dot per seed.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from mnemarket.sim.report_charts import PALETTE
+
+METRICS: tuple[tuple[str, str], ...] = (
+    ("lessons_stored", "lessons stored"),
+    ("duplicate_rate", "duplicate rate"),
+    ("generic_rate", "generic rate"),
+    ("specificity_mean", "specificity (items/lesson)"),
+    ("uptake_rate", "lesson uptake"),
+    ("lesson_retrievals", "lesson retrievals"),
+    ("failure_lessons", "failure lessons"),
+    ("application_pairs", "applied failure lessons"),
+    ("failures_per_turn_before", "same failure/turn before lesson"),
+    ("failures_per_turn_after", "same failure/turn after retrieval"),
+    ("relevance_cosine", "RAG relevance (cosine)"),
+    ("relevance_lexical", "RAG relevance (names shared)"),
+    ("scrip_delta_total", "scrip gained (all agents)"),
+    ("bounties_won", "bounties won"),
+    ("memory_trades", "memory trades"),
+    ("buyers_scrip_delta_mean", "scrip gain of memory buyers"),
+    ("non_buyers_scrip_delta_mean", "scrip gain of non-buyers"),
+    ("context_tokens_per_turn", "context tokens/turn"),
+    ("model_tokens_per_turn", "model tokens/turn"),
+    ("cost_usd", "cost USD"),
+    ("invalid_action_rate", "invalid action rate"),
+    ("unparseable_rate", "unparseable reply rate"),
+    ("loop_breaker_triggers", "loop-breaker triggers"),
+)
+PLOTTED = ("lessons_stored", "duplicate_rate", "generic_rate", "specificity_mean", "uptake_rate",
+           "relevance_cosine", "scrip_delta_total", "invalid_action_rate", "model_tokens_per_turn")
+CELL_COLUMNS = ("lessons_stored", "duplicate_rate", "generic_rate", "specificity_mean", "uptake_rate",
+                "relevance_cosine", "scrip_delta_total", "bounties_won", "invalid_action_rate")
+AGENT_COLUMNS = ("lessons_stored", "duplicate_rate", "generic_rate", "specificity_mean", "uptake_rate",
+                 "application_pairs", "relevance_cosine", "scrip_delta", "bounties_won", "memory_bought",
+                 "invalid_action_rate", "loop_breaker_triggers")
+
+
+def write_reports(out_dir: Path, document: dict[str, Any]) -> Path:
+    """Write the three files; returns the json path."""
+    out_dir = Path(out_dir)
+    path = out_dir / "comparison.json"
+    path.write_text(json.dumps(document, indent=2))
+    (out_dir / "comparison.md").write_text(render_markdown(document))
+    (out_dir / "comparison.html").write_text(render_html(document))
+    return path
+
+
+def fmt(value: Any) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "–"
+        return f"{value:.3f}" if abs(value) < 10 else f"{value:.1f}"
+    return str(value)
+
+
+def stat_text(stat: dict[str, Any] | None) -> str:
+    if not stat:
+        return "–"
+    text = fmt(stat["mean"])
+    if stat["n"] > 1:
+        text += f" ± {fmt(stat['std'])}"
+    return text
+
+
+def group_label(group: dict[str, Any]) -> str:
+    return f"{group['model']} / {group['config']}"
+
+
+# -- markdown -----------------------------------------------------------------------------------------------
+
+def _md(text: Any) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _md_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    lines = ["| " + " | ".join(_md(h) for h in headers) + " |",
+             "|" + "|".join("---" for _ in headers) + "|"]
+    lines += ["| " + " | ".join(_md(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def render_markdown(document: dict[str, Any]) -> str:
+    groups = document["groups"]
+    matrix = document["matrix"]
+    parts = [f"# Comparison: {document['experiment']}", "",
+             document.get("description") or "", "",
+             f"- scenario: `{document['scenario']}`",
+             f"- models: {', '.join(matrix['models'])}; configs: {', '.join(matrix['configs'])}; "
+             f"seeds: {', '.join(map(str, matrix['seeds']))}; sessions x turns: "
+             f"{matrix['sessions'] or 'scenario'} x {matrix['turns'] or 'scenario'}",
+             f"- metrics embedder: {document['metrics_embedder'] or 'none (exact/lexical only)'}",
+             f"- generated {document['generated']} on {document['machine']['platform']} "
+             f"({document['machine']['cores']} cores)", "",
+             "## Groups (mean ± sample std over seeds)", ""]
+    if groups:
+        headers = ["metric", *[group_label(g) for g in groups]]
+        rows = [[label, *[stat_text(g["metrics"].get(key)) for g in groups]] for key, label in METRICS]
+        rows.insert(0, ["seeds finished", *[g["seeds"] for g in groups]])
+        parts.append(_md_table(headers, rows))
+    else:
+        parts.append("No finished cells yet.")
+    parts += ["", "## Cells", ""]
+    cell_rows = []
+    for row in document["cells"]:
+        cell = row.get("metrics", {}).get("cell", {})
+        cell_rows.append([row["id"], row["status"], row.get("seconds") or "–",
+                          *[fmt(cell.get(k)) for k in CELL_COLUMNS]])
+    parts.append(_md_table(["cell", "status", "seconds", *CELL_COLUMNS], cell_rows))
+    parts += ["", "Definitions: plans/metrics.md. Per-agent figures: comparison.json or comparison.html.", ""]
+    return "\n".join(parts)
+
+
+# -- html ----------------------------------------------------------------------------------------------------
+
+def _e(value: Any) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _html_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    head = "".join(f"<th>{_e(h)}</th>" for h in headers)
+    body = "".join("<tr>" + "".join(f"<td>{_e(c)}</td>" for c in row) + "</tr>" for row in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def bar_chart(title: str, groups: Sequence[dict[str, Any]], key: str, seed_values: dict[str, list[float]]) -> str:
+    """Horizontal bars (mean), whiskers (+-1 std) and dots (one per seed) for one metric."""
+    entries = [(group_label(g), g["metrics"].get(key)) for g in groups]
+    entries = [(label, stat) for label, stat in entries if stat]
+    if not entries:
+        return f'<figure class="chart"><figcaption>{_e(title)}: no data</figcaption></figure>'
+    label_w, plot_w, row_h, top = 230, 320, 26, 28
+    height = top + row_h * len(entries) + 24
+    values = [stat["mean"] + stat["std"] for _, stat in entries] + [stat["mean"] - stat["std"] for _, stat in entries]
+    values += [v for label, _ in entries for v in seed_values.get(label, [])]
+    low, high = min(0.0, min(values)), max(0.0, max(values))
+    if high == low:
+        high = low + 1.0
+
+    def x(v: float) -> float:
+        return label_w + (v - low) / (high - low) * plot_w
+
+    svg = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{label_w + plot_w + 70}" height="{height}" '
+           f'role="img" aria-label="{_e(title)}">',
+           f'<text x="4" y="16" font-size="13" font-weight="bold">{_e(title)}</text>',
+           f'<line x1="{x(0):.1f}" y1="{top - 4}" x2="{x(0):.1f}" y2="{height - 20}" stroke="#888"/>']
+    for i, (label, stat) in enumerate(entries):
+        y = top + i * row_h
+        colour = PALETTE[i % len(PALETTE)]
+        x0, x1 = sorted((x(0), x(stat["mean"])))
+        svg.append(f'<text x="{label_w - 6}" y="{y + 15}" font-size="11" text-anchor="end">{_e(label)}</text>')
+        svg.append(f'<rect x="{x0:.1f}" y="{y + 4}" width="{max(x1 - x0, 1):.1f}" height="{row_h - 10}" '
+                   f'fill="{colour}" fill-opacity="0.55"><title>{_e(label)}: {_e(stat_text(stat))}</title></rect>')
+        if stat["std"]:
+            lo, hi = x(stat["mean"] - stat["std"]), x(stat["mean"] + stat["std"])
+            svg.append(f'<line x1="{lo:.1f}" y1="{y + row_h / 2:.1f}" x2="{hi:.1f}" y2="{y + row_h / 2:.1f}" '
+                       'stroke="#222" stroke-width="1.5"/>')
+        for v in seed_values.get(label, []):
+            svg.append(f'<circle cx="{x(v):.1f}" cy="{y + row_h / 2:.1f}" r="3" fill="#111"/>')
+        svg.append(f'<text x="{label_w + plot_w + 6}" y="{y + 15}" font-size="11">{_e(fmt(stat["mean"]))}</text>')
+    svg.append(f'<text x="{label_w}" y="{height - 6}" font-size="10" fill="#555">{_e(fmt(low))}</text>')
+    svg.append(f'<text x="{label_w + plot_w}" y="{height - 6}" font-size="10" fill="#555" text-anchor="end">'
+               f'{_e(fmt(high))}</text>')
+    svg.append("</svg>")
+    return f'<figure class="chart">{"".join(svg)}</figure>'
+
+
+def render_html(document: dict[str, Any]) -> str:
+    groups = document["groups"]
+    matrix = document["matrix"]
+    labels = {k: v for k, v in METRICS}
+    seed_values: dict[str, dict[str, list[float]]] = {}
+    for row in document["cells"]:
+        cell = row.get("metrics", {}).get("cell")
+        if not cell:
+            continue
+        label = f"{row['model']} / {row['config']}"
+        for key in PLOTTED:
+            value = cell.get(key)
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                seed_values.setdefault(key, {}).setdefault(label, []).append(float(value))
+    charts = "".join(bar_chart(labels[key], groups, key, seed_values.get(key, {})) for key in PLOTTED)
+    group_table = _html_table(["metric", *[group_label(g) for g in groups]],
+                              [["seeds finished", *[g["seeds"] for g in groups]]]
+                              + [[label, *[stat_text(g["metrics"].get(key)) for g in groups]]
+                                 for key, label in METRICS]) if groups else "<p>No finished cells yet.</p>"
+    cell_table = _html_table(["cell", "status", "seconds", *CELL_COLUMNS],
+                             [[row["id"], row["status"], row.get("seconds") or "–",
+                               *[fmt(row.get("metrics", {}).get("cell", {}).get(k)) for k in CELL_COLUMNS]]
+                              for row in document["cells"]])
+    agent_rows = [[row["id"], agent, *[fmt(figures.get(k)) for k in AGENT_COLUMNS]]
+                  for row in document["cells"] for agent, figures in row.get("metrics", {}).get("agents", {}).items()]
+    agent_table = _html_table(["cell", "agent", *AGENT_COLUMNS], agent_rows)
+    config_rows = [[name, json.dumps(spec.get("agents", {})), json.dumps(spec.get("per_agent", {})),
+                    spec.get("description", "")] for name, spec in matrix["configs"].items()]
+    return f"""<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Comparison: {_e(document['experiment'])}</title>
+<style>
+body{{font-family:system-ui,sans-serif;margin:2em;max-width:1300px;color:#222}}
+table{{border-collapse:collapse;margin:1em 0;font-size:13px}}
+th,td{{border:1px solid #ccc;padding:3px 7px;text-align:right}}
+th:first-child,td:first-child{{text-align:left}} thead{{background:#f3f3f3}}
+.charts{{display:flex;flex-wrap:wrap;gap:12px}} figure.chart{{margin:0;border:1px solid #eee;padding:6px}}
+code{{background:#f6f6f6;padding:1px 4px}}
+</style></head><body>
+<h1>Comparison: {_e(document['experiment'])}</h1>
+<p>{_e(document.get('description', ''))}</p>
+<ul>
+<li>scenario <code>{_e(document['scenario'])}</code>;
+experiment file <code>{_e(document['experiment_file'])}</code></li>
+<li>models {_e(', '.join(matrix['models']))}; seeds {_e(', '.join(map(str, matrix['seeds'])))};
+sessions x turns {_e(matrix['sessions'] or 'scenario')} x {_e(matrix['turns'] or 'scenario')}</li>
+<li>metrics embedder {_e(document['metrics_embedder'] or 'none')}; generated {_e(document['generated'])} on
+{_e(document['machine']['platform'])} ({_e(document['machine']['cores'])} cores)</li>
+</ul>
+<h2>Memory configurations</h2>
+{_html_table(["config", "merged into every agent", "per agent", "description"], config_rows)}
+<h2>Plots (bar = mean over seeds, whisker = ±1 std, dots = seeds)</h2>
+<div class="charts">{charts}</div>
+<h2>Groups (mean ± sample std over seeds)</h2>
+{group_table}
+<h2>Cells</h2>
+{cell_table}
+<h2>Agents</h2>
+{agent_table}
+<p>Definitions of every metric: plans/metrics.md.</p>
+</body></html>
+"""

@@ -1,0 +1,159 @@
+"""Experiments: matrix, per-cell overrides, parallel resumable execution, reports, CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from mnemarket.cli.app import app
+from mnemarket.errors import ConfigError
+from mnemarket.sim.comparison_report import render_html, render_markdown
+from mnemarket.sim.experiment import CELL_FILE, Cell, load_experiment, prepare_cell, run_experiment, slug
+
+ROOT = Path(__file__).resolve().parents[3]
+DEMO = ROOT / "config" / "demo.yaml"
+
+
+def _write(tmp_path: Path, **fields) -> Path:
+    data = {"name": "t", "scenario": str(DEMO), "models": ["scripted"], "seeds": [1], "sessions": 2, "turns": 5,
+            "metrics_embedder": "hashing",
+            "configs": {"metacognitive": {"agents": {"components": ["semantic_memory", "loop_breaker"]}},
+                        "verbose": {"agents": {"components": ["verbose_memory", "loop_breaker"]}}}}
+    data.update(fields)
+    path = tmp_path / "exp.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory):
+    tmp_path = tmp_path_factory.mktemp("exp")
+    path = _write(tmp_path, max_workers=2)
+    seen: list[str] = []
+    out = tmp_path / "out"
+    result = run_experiment(path, out, progress=lambda kind, cell, outcome: seen.append(cell.id))
+    return path, out, result, seen
+
+
+def test_every_cell_runs_with_its_override_and_is_measured(finished):
+    path, out, result, seen = finished
+    document = json.loads(result.read_text())
+    assert sorted(seen) == ["scripted__metacognitive__s1", "scripted__verbose__s1"]
+    assert {c["id"]: c["status"] for c in document["cells"]} == dict.fromkeys(seen, "finished")
+    for cell in document["cells"]:
+        config = json.loads((Path(cell["run_dir"]) / "config.json").read_text())
+        wanted = "verbose_memory" if cell["config"] == "verbose" else "semantic_memory"
+        assert all(a["components"][0] == wanted for a in config["resolved"]["agents"])
+        assert config["options"]["seed"] == 1 and config["options"]["model"] == "scripted"
+    # The scripted plan: gamma's escrow deposit fails in session 1, the lesson migrates, is
+    # retrieved in session 2 and the deposit then succeeds.
+    cell = document["cells"][0]["metrics"]["cell"]
+    assert cell["application_pairs"] >= 1
+    assert cell["failures_per_turn_before"] > 0 and cell["failures_per_turn_after"] == 0
+    assert cell["bounties_won"] == 2 and cell["memory_trades"] == 3 and cell["supply_ok"] is True
+    assert [g["config"] for g in document["groups"]] == ["metacognitive", "verbose"]
+    assert (out / "comparison.md").read_text().startswith("# Comparison: t")
+    page = (out / "comparison.html").read_text()
+    assert page.count("<svg") >= 5 and "scripted / verbose" in page
+
+
+def test_finished_cells_are_not_rerun_and_interrupted_ones_are_resumed(finished):
+    path, out, result, _ = finished
+    again: list[str] = []
+    run_experiment(path, out, progress=lambda kind, cell, outcome: again.append(cell.id))
+    assert again == []
+    cell_dir = out / "cells" / "scripted__verbose__s1"
+    (cell_dir / CELL_FILE).unlink()
+    run_experiment(path, out, progress=lambda kind, cell, outcome: again.append(cell.id))
+    assert again == ["scripted__verbose__s1"]
+    assert (cell_dir / CELL_FILE).exists()
+    # The runner resumed the finished run state: no turn played twice.
+    events = [json.loads(line) for line in (cell_dir / "events.jsonl").read_text().splitlines()]
+    turns = [(e["principal"], e["meta"]["session"], e["meta"]["turn"]) for e in events
+             if "turn" in e["meta"] and not e["meta"].get("migration")]
+    assert len(turns) == len(set(turns)) == 3 * 2 * 5
+
+
+def test_overrides_are_validated_with_actionable_errors(tmp_path):
+    bad_component = _write(tmp_path, configs={"x": {"agents": {"components": ["verbose_memry"]}}})
+    experiment = load_experiment(bad_component, tmp_path / "o1")
+    with pytest.raises(ConfigError, match="Did you mean 'verbose_memory'"):
+        prepare_cell(experiment, Cell("scripted", "x", 1))
+    bad_field = _write(tmp_path, configs={"x": {"agents": {"rag": {"limit": 50}}}})
+    with pytest.raises(ConfigError, match="rag.*limit"):
+        prepare_cell(load_experiment(bad_field, tmp_path / "o2"), Cell("scripted", "x", 1))
+    unknown_agent = _write(tmp_path, configs={"x": {"per_agent": {"zed": {"temperature": 0.1}}}})
+    with pytest.raises(ConfigError, match="unknown agent 'zed'"):
+        prepare_cell(load_experiment(unknown_agent, tmp_path / "o3"), Cell("scripted", "x", 1))
+    with pytest.raises(ConfigError, match="seedz: unknown field"):
+        load_experiment(_write(tmp_path, seedz=[1]))
+    with pytest.raises(ConfigError, match="scenario .* not found"):
+        load_experiment(_write(tmp_path, scenario="nope.yaml"))
+
+
+def test_per_agent_override_merges_deeply(tmp_path):
+    path = _write(tmp_path, configs={"x": {"agents": {"rag": {"enabled": False}},
+                                           "per_agent": {"beta": {"memory": {"dedup": False}}}}})
+    run_dir = prepare_cell(load_experiment(path, tmp_path / "o"), Cell("scripted", "x", 3))
+    agents = {a["id"]: a for a in json.loads((run_dir / "config.json").read_text())["resolved"]["agents"]}
+    assert all(not a["rag"]["enabled"] and a["rag"]["limit"] == 5 for a in agents.values())  # limit kept
+    assert agents["beta"]["memory"]["dedup"] is False and agents["alpha"]["memory"]["dedup"] is True
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "config" / "experiments").glob("*.yaml")), ids=lambda p: p.stem)
+def test_shipped_experiment_files_prepare_every_cell(path, tmp_path):
+    experiment = load_experiment(path, tmp_path)
+    assert len(experiment.cells()) >= 2
+    for cell in experiment.cells():
+        assert (prepare_cell(experiment, cell) / "config.json").exists()
+
+
+def test_reports_escape_names_from_files():
+    evil = "<script>alert(1)</script>|x"
+    metrics = {"cell": {"lessons_stored": 2, "duplicate_rate": 0.5}, "agents": {"<b>a</b>": {"lessons_stored": 2}}}
+    document = {"experiment": evil, "description": evil, "scenario": "s", "experiment_file": "e",
+                "matrix": {"models": [evil], "configs": {"c": {"agents": {"x": evil}}}, "seeds": [1], "sessions": 1,
+                           "turns": 1},
+                "metrics_embedder": None, "generated": "now", "machine": {"platform": "p", "cores": 2},
+                "cells": [{"id": "i", "model": evil, "config": "c", "seed": 1, "status": "finished", "seconds": 1,
+                           "metrics": metrics}],
+                "groups": [{"model": evil, "config": "c", "seeds": 1,
+                            "metrics": {"lessons_stored": {"mean": 2.0, "std": 0.0, "n": 1}}}]}
+    page = render_html(document)
+    assert "<script>" not in page and "<b>a</b>" not in page and "&lt;script&gt;" in page
+    assert "<svg" in page
+    markdown = render_markdown(document)
+    assert "\\|x" in markdown
+
+
+def test_slug_keeps_cell_ids_file_safe():
+    assert slug("gemini:gemini-2.5-flash") == "gemini-gemini-2-5-flash"
+    assert Cell("openai:http://h:1/v1:m", "a", 2).id == "openai-http-h-1-v1-m__a__s2"
+
+
+def test_cli_compare(finished, tmp_path):
+    path, out, _, _ = finished
+    runner = CliRunner()
+    result = runner.invoke(app, ["compare", str(path), "--out", str(out), "--report-only"])
+    assert result.exit_code == 0, result.output
+    assert "2/2 cells finished" in result.output
+    missing = runner.invoke(app, ["compare", str(tmp_path / "none.yaml")])
+    assert missing.exit_code == 2 and "not found" in missing.output
+
+
+def test_a_failing_cell_is_reported_and_does_not_stop_the_others(tmp_path):
+    path = _write(tmp_path, models=["scripted", "nosuchprovider:x"], sessions=1, turns=1,
+                  configs={"default": {}}, max_workers=1)
+    result = CliRunner().invoke(app, ["compare", str(path), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 1
+    assert "unfinished: nosuchprovider-x__default__s1" in " ".join(result.output.split())
+    document = json.loads((tmp_path / "out" / "comparison.json").read_text())
+    status = {c["id"]: (c["status"], c.get("message", "")) for c in document["cells"]}
+    assert status["scripted__default__s1"][0] == "finished"
+    assert status["nosuchprovider-x__default__s1"][0] == "error"
+    assert "unknown LLM provider" in status["nosuchprovider-x__default__s1"][1]
+    assert not (tmp_path / "out" / "cells" / "nosuchprovider-x__default__s1" / CELL_FILE).exists()
