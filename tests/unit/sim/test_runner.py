@@ -3,12 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
-import signal
 import sqlite3
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -18,6 +13,8 @@ from mnemarket.cli.app import app
 from mnemarket.kernel import World
 from mnemarket.sim.runner import RunOptions, resume_run, run_scenario
 from mnemarket.store import SqlWorldStore
+
+from .killing import kill_run_after
 
 ROOT = Path(__file__).resolve().parents[3]
 DEMO = ROOT / "config" / "demo.yaml"
@@ -116,28 +113,10 @@ def test_cli_errors_are_one_line_with_the_fix(tmp_path):
     assert rejected.exit_code == 1 and "rag.limit: 50 is out of range 1..20" in rejected.output
 
 
-def _events_in(db: Path) -> int:
-    try:
-        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1)
-        count = con.execute("select count(*) from events").fetchone()[0]
-        con.close()
-        return count
-    except sqlite3.Error:
-        return 0
-
-
 @pytest.mark.parametrize("kill_after_events", [4, 16, 27])
 def test_sigkill_then_resume_ends_in_the_same_state(demo_run, tmp_path, kill_after_events):
     run_dir = tmp_path / "killed"
-    child = subprocess.Popen([sys.executable, "-m", "mnemarket.cli.app", "run", str(DEMO), "--model", "scripted",
-                              "--out", str(run_dir)], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                             env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
-    deadline = time.time() + 120
-    while _events_in(run_dir / "world.db") < kill_after_events and child.poll() is None and time.time() < deadline:
-        time.sleep(0.01)
-    child.send_signal(signal.SIGKILL)
-    child.wait()
-    assert _events_in(run_dir / "world.db") < 33, "the child finished before it could be killed"
+    assert kill_run_after(DEMO, run_dir, kill_after_events) < 33, "the child finished before it could be killed"
     status = resume_run(run_dir)
     assert status.state == "finished"
     expected, actual = fingerprint(demo_run), fingerprint(run_dir)

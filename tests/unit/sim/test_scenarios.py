@@ -7,12 +7,7 @@ the scripted plan (whose `{re:...}` placeholders can use only what the agent's p
 from __future__ import annotations
 
 import json
-import os
-import signal
 import sqlite3
-import subprocess
-import sys
-import time
 from collections import Counter
 from pathlib import Path
 
@@ -29,6 +24,8 @@ from mnemarket.sim.flood import FloodOffice, FloodOptions, damage_for, draw_floo
 from mnemarket.sim.runner import RunOptions, build_service, resume_run, run_scenario
 from mnemarket.sim.scenario import ServiceSpec, load_scenario
 from mnemarket.store import SqlWorldStore
+
+from .killing import events_in, kill_run_after
 
 ROOT = Path(__file__).resolve().parents[3]
 CONFIG = ROOT / "config"
@@ -282,29 +279,12 @@ def test_flood_memory_has_tiers_consolidation_and_a_recall_audit(flood_run):
     assert any(op == "evict" for _, op, _, _ in audit)  # working memory is bounded (FIFO)
 
 
-def _events_in(db: Path) -> int:
-    try:
-        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=1)
-        count = con.execute("select count(*) from events").fetchone()[0]
-        con.close()
-        return count
-    except sqlite3.Error:
-        return 0
-
-
 @pytest.mark.parametrize("kill_after_events", [7, 15])
 def test_flood_sigkill_then_resume_ends_in_the_same_state(flood_run, tmp_path, kill_after_events):
     run_dir = tmp_path / "killed"
-    child = subprocess.Popen([sys.executable, "-m", "mnemarket.cli.app", "run", str(FLOOD), "--model", "scripted",
-                              "--out", str(run_dir)], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                             env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
-    deadline = time.time() + 120
-    while _events_in(run_dir / "world.db") < kill_after_events and child.poll() is None and time.time() < deadline:
-        time.sleep(0.005)
-    child.send_signal(signal.SIGKILL)
-    child.wait()
+    kill_run_after(FLOOD, run_dir, kill_after_events)
     total = len(_events(flood_run))
-    assert _events_in(run_dir / "world.db") < total, "the child finished before it could be killed"
+    assert events_in(run_dir / "world.db") < total, "the child finished before it could be killed"
     status = resume_run(run_dir)
     assert status.state == "finished"
     expected, actual = fingerprint(flood_run), fingerprint(run_dir)
