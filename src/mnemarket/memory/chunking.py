@@ -15,25 +15,25 @@ def split_sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE_END.split(text.strip()) if s.strip()]
 
 
+def _pack(pieces: list[str], max_chars: int) -> list[str]:
+    """Join pieces with spaces into chunks of at most ``max_chars`` (each piece already fits)."""
+    chunks: list[str] = []
+    current = ""
+    for piece in pieces:
+        if current and len(current) + 1 + len(piece) > max_chars:
+            chunks.append(current)
+            current = piece
+        else:
+            current = f"{current} {piece}" if current else piece
+    if current:
+        chunks.append(current)
+    return chunks
+
+
 def _split_long(sentence: str, max_chars: int) -> list[str]:
     """A sentence longer than ``max_chars`` split at spaces (a word longer than that, hard)."""
-    out: list[str] = []
-    current = ""
-    for word in sentence.split():
-        while len(word) > max_chars:
-            if current:
-                out.append(current)
-                current = ""
-            out.append(word[:max_chars])
-            word = word[max_chars:]
-        if current and len(current) + 1 + len(word) > max_chars:
-            out.append(current)
-            current = word
-        else:
-            current = f"{current} {word}" if current else word
-    if current:
-        out.append(current)
-    return out
+    words = [word[i:i + max_chars] for word in sentence.split() for i in range(0, len(word), max_chars)]
+    return _pack(words, max_chars)
 
 
 def chunk_text(text: str, max_chars: int = DEFAULT_CHUNK_CHARS) -> list[str]:
@@ -47,19 +47,9 @@ def chunk_text(text: str, max_chars: int = DEFAULT_CHUNK_CHARS) -> list[str]:
     """
     if not isinstance(max_chars, int) or max_chars < 20:
         raise UserError(f"max_chars must be an integer >= 20, got {max_chars!r}")
-    chunks: list[str] = []
-    current = ""
-    for sentence in split_sentences(text):
-        pieces = [sentence] if len(sentence) <= max_chars else _split_long(sentence, max_chars)
-        for piece in pieces:
-            if current and len(current) + 1 + len(piece) > max_chars:
-                chunks.append(current)
-                current = piece
-            else:
-                current = f"{current} {piece}" if current else piece
-    if current:
-        chunks.append(current)
-    return chunks
+    pieces = [piece for sentence in split_sentences(text)
+              for piece in ([sentence] if len(sentence) <= max_chars else _split_long(sentence, max_chars))]
+    return _pack(pieces, max_chars)
 
 
 __all__ = ["DEFAULT_CHUNK_CHARS", "chunk_text", "split_sentences"]

