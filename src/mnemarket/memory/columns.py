@@ -8,6 +8,7 @@ list-valued facets such as ``tags``. Arrays grow by doubling, so appends are amo
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Hashable, Iterable
 from typing import Any
@@ -36,6 +37,10 @@ def facet_key(value: Any) -> Hashable:
     if value is None or isinstance(value, (str, bool, int, float)):
         return value
     return json.dumps(value, sort_keys=True, default=str)
+
+
+_PLAIN_TYPES = frozenset({type(None), str, int, float})
+"""Facet value types the vectorised bulk path handles."""
 
 
 def is_multi(value: Any) -> bool:
@@ -86,32 +91,35 @@ class CategoricalColumn:
                 self.numbers = np.full(self.codes.shape[0], np.nan)
             self.numbers[row] = float(value)
 
+    def codes_for(self, values: list[Any]) -> np.ndarray | None:
+        """Codes of plain scalar values (str, int, float; None -> MISSING), new ones added to the
+        vocabulary in order of first appearance; None when some value needs the per-row path.
+
+        One code lookup per distinct value, then a C-level map over the rows: this is what makes
+        reopening a large store fast. Lists, dicts and bools take the per-row path (True and 1 hash
+        alike, but only 1 is a number).
+        """
+        if not set(map(type, values)) <= _PLAIN_TYPES:
+            return None
+        lookup = {value: MISSING if value is None else self.code(value, create=True)
+                  for value in dict.fromkeys(values)}
+        return np.fromiter(map(lookup.__getitem__, values), dtype=np.int32, count=len(values))
+
     def set_bulk(self, start: int, values: list[Any]) -> None:
-        """Set consecutive fresh rows ``start..`` (None: missing); one pass, numpy assignments."""
-        stop = start + len(values)
-        vocab = self.vocab
-        codes = np.full(len(values), MISSING, dtype=np.int32)
-        numbers: list[tuple[int, float]] = []
-        for offset, value in enumerate(values):
-            if value is None:
-                continue
-            if is_multi(value):
+        """Set consecutive fresh rows ``start..`` (None: missing)."""
+        codes = self.codes_for(values)
+        if codes is None:
+            for offset, value in enumerate(values):
                 self.set(start + offset, value)
-                codes[offset] = MULTI
-                continue
-            key = facet_key(value)
-            code = vocab.get(key)
-            if code is None:
-                code = vocab[key] = len(vocab)
-            codes[offset] = code
-            if isinstance(value, (int, float)) and not isinstance(value, bool):
-                numbers.append((offset, float(value)))
+            return
+        stop = start + len(values)
         self.codes[start:stop] = codes
-        if numbers:
-            if self.numbers is None:
-                self.numbers = np.full(self.codes.shape[0], np.nan)
-            offsets, floats = zip(*numbers)
-            self.numbers[start + np.asarray(offsets)] = floats
+        numbers = {value: float(value) if type(value) in (int, float) else np.nan for value in dict.fromkeys(values)}
+        if all(np.isnan(x) for x in numbers.values()) and self.numbers is None:
+            return
+        if self.numbers is None:
+            self.numbers = np.full(self.codes.shape[0], np.nan)
+        self.numbers[start:stop] = np.fromiter(map(numbers.__getitem__, values), dtype=np.float64, count=len(values))
 
     def clear(self, row: int) -> None:
         if self.codes[row] == MULTI:
@@ -216,9 +224,7 @@ class RowColumns:
 
     def set_metadata_bulk(self, start: int, metadatas: list[dict[str, Any]]) -> None:
         """Set the metadata of fresh consecutive rows ``start..`` column by column."""
-        keys: dict[str, None] = {}
-        for metadata in metadatas:
-            keys.update(dict.fromkeys(metadata))
+        keys = dict.fromkeys(itertools.chain.from_iterable(metadatas))  # every key, in first-seen order
         capacity = self.numbers["created"].shape[0]
         for key in keys:
             column = self.metadata.get(key)
@@ -239,7 +245,10 @@ class RowColumns:
                 self.archived[start:stop] = np.asarray(list(values), dtype=bool)
             elif name in self.categories:
                 column = self.categories[name]
-                codes = np.fromiter((column.code(v, create=True) for v in values), dtype=np.int32, count=len(rows))
+                values = list(values)
+                codes = column.codes_for(values)
+                if codes is None:
+                    codes = np.fromiter((column.code(v, create=True) for v in values), dtype=np.int32, count=len(rows))
                 column.codes[start:stop] = codes
             else:
                 raise KeyError(name)

@@ -8,7 +8,9 @@ the k hits it returns.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
+import gc
 import json
 import math
 import threading
@@ -27,6 +29,8 @@ from mnemarket.memory.errors import EmbeddingModelMismatchError, MemoryNotFoundE
 from mnemarket.memory.filters import FilterSpec, build_mask, mentions_archived
 from mnemarket.memory.lexical import BM25Index
 from mnemarket.memory.records import DEFAULT_KIND, DEFAULT_TIER, MemoryHit, MemoryRecord
+from mnemarket.memory.row_values import FIELDS as ROW_VALUE_FIELDS
+from mnemarket.memory.row_values import RowValues
 from mnemarket.memory.scoring import combine, convex_fusion, recency, rrf_fusion, top_k
 from mnemarket.memory.vector_index import AnnConfig, IndexMode, UsearchVectorIndex
 from mnemarket.memory.weights import (
@@ -56,6 +60,13 @@ ADD_FIELDS: tuple[str, ...] = (
     "text", "kind", "importance", "created", "metadata", "source_ids", "tier", "record_id",
     "questions_addressed", "last_accessed", "reinforced_by", "archived", "importance_scale",
 )
+SEARCH_COLUMNS: tuple[str, ...] = (
+    "seq", "kind", "tier", "importance", "created", "last_accessed", "access_count", "archived", "embedding",
+    "metadata_json",
+)
+"""Table columns a reopened store reads at once (what filters and scoring need)."""
+DEFERRED_COLUMNS: tuple[str, ...] = ("seq", "text", "source_ids_json", "questions_json", "reinforced_by_json")
+"""Table columns read when a record is first shown (see :mod:`mnemarket.memory.row_values`)."""
 COMPACT_DEAD_FRACTION = 0.25
 """Compact in-memory columns when this share of rows are tombstones (and there are at least 1024)."""
 
@@ -67,6 +78,19 @@ def _reject_unknown(given: Iterable[str], allowed: Sequence[str], problem: str, 
         close = difflib.get_close_matches(unknown[0], allowed, n=1)
         hint = f" Did you mean {close[0]!r}?" if close else ""
         raise UserError(f"{problem} {unknown[0]!r}; {listing}: {', '.join(allowed)}.{hint}")
+
+
+@contextlib.contextmanager
+def _gc_paused():
+    """Pause the cyclic garbage collector while building many small objects (a bulk load): its
+    collections would traverse every new row tuple and dict, a third of the load time."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _validation_message(exc: ValidationError) -> str:
@@ -171,11 +195,7 @@ class MemoryStore:
         self._ids: list[str] = []
         self._row_of: dict[str, int] = {}
         self._seqs = np.zeros(16, dtype=np.int64)
-        self._texts: list[str] = []
-        self._metadata: list[dict[str, Any]] = []
-        self._source_ids: list[list[str]] = []
-        self._questions: list[list[str]] = []
-        self._reinforced: list[list[str]] = []
+        self._values = RowValues()  # text, metadata, source ids, ... (empty lists may be a shared tuple)
         self._lexical: BM25Index | None = None
         self._ann: UsearchVectorIndex | None = None
         self._next_seq = 0
@@ -288,7 +308,8 @@ class MemoryStore:
         from mnemarket.store import memory_repo
 
         assert self.engine is not None
-        with self.engine.connect() as conn:
+        defer = self._can_defer()
+        with self.engine.connect() as conn, _gc_paused():
             meta = memory_repo.load_store(conn, self.store_id)
             if meta is None:
                 return
@@ -296,35 +317,62 @@ class MemoryStore:
             self._dim = int(meta["dim"])
             self._next_seq = int(meta["next_seq"])
             self._settings = dict(meta.get("settings") or {})
-            data = memory_repo.load_records(conn, self.store_id)
+            columns = SEARCH_COLUMNS if defer else tuple(dict.fromkeys(SEARCH_COLUMNS + DEFERRED_COLUMNS))
+            data = memory_repo.load_records(conn, self.store_id, columns, dim=self._dim or None)
             aliases = memory_repo.load_aliases(conn, self.store_id)
+            self._adopt(data, aliases, defer)
+
+    def _can_defer(self) -> bool:
+        """Whether text and list fields may stay in the database until needed: not for an in-memory
+        SQLite database, whose one shared connection a second reader would reset."""
+        assert self.engine is not None
+        return not (self.engine.dialect.name == "sqlite" and self.engine.url.database in (None, "", ":memory:"))
+
+    def _adopt(self, data: dict[str, list[Any]], aliases: list[tuple[str, str, bytes, int]], deferred: bool) -> None:
+        """Build the in-memory columns from loaded table columns."""
+        from mnemarket.store import memory_repo
+
         if aliases and self._dim:
             self._alias_ids = [a[0] for a in aliases]
             self._alias_queries = [a[1] for a in aliases]
             self._alias_dense = DenseMatrix.from_array(memory_repo.decode_embeddings([a[2] for a in aliases], self._dim))
             self._alias_next = max(int(a[3]) for a in aliases) + 1
         n = len(data["id"])
-        vectors = memory_repo.decode_embeddings(data["embedding"], self._dim) if self._dim else None
-        if vectors is not None:
-            self._dense = DenseMatrix.from_array(vectors)
+        if self._dim:
+            self._dense = DenseMatrix.from_array(data["embedding"])
         if n == 0:
             return
         self._ids = list(data["id"])
         self._row_of = {rid: row for row, rid in enumerate(self._ids)}
         self._seqs = grow(self._seqs, n)
         self._seqs[:n] = np.asarray(data["seq"], dtype=np.int64)
-        self._texts = list(data["text"])
-        decode = memory_repo.decode_json_column
-        self._metadata = decode(data["metadata_json"])
-        self._source_ids = decode(data["source_ids_json"])
-        self._questions = decode(data["questions_json"])
-        self._reinforced = decode(data["reinforced_by_json"])
+        metadata = memory_repo.decode_json_column(data["metadata_json"])
+        if deferred:
+            self._values.append_deferred(metadata, self._read_deferred)
+        else:
+            self._values.append({"metadata": metadata, **self._decode_deferred(data)})
         rows = self._cols.append(n)
         self._cols.set_many(rows, {name: data[name] for name in
                                    ("created", "last_accessed", "importance", "access_count", "archived", "kind", "tier")})
-        self._cols.set_metadata_bulk(0, self._metadata)
+        self._cols.set_metadata_bulk(0, metadata)
         self._next_seq = max(self._next_seq, int(self._seqs[n - 1]) + 1)
         self._clock = float(max(self._cols.numbers["created"][:n].max(), self._cols.numbers["last_accessed"][:n].max()))
+
+    @staticmethod
+    def _decode_deferred(data: Mapping[str, list[Any]]) -> dict[str, list[Any]]:
+        from mnemarket.store import memory_repo
+
+        lists = memory_repo.decode_json_lists
+        return {"text": data["text"], "source_ids": lists(data["source_ids_json"]),
+                "questions_addressed": lists(data["questions_json"]), "reinforced_by": lists(data["reinforced_by_json"])}
+
+    def _read_deferred(self, seqs: np.ndarray | None) -> dict[str, list[Any]]:
+        """Text and list fields of these seqs (None: every record) from the committed database."""
+        assert self.engine is not None
+        with self.engine.connect() as conn:
+            data = self._repo().load_records(conn, self.store_id, DEFERRED_COLUMNS,
+                                             seqs=None if seqs is None else seqs.tolist())
+        return {"seq": data["seq"], **self._decode_deferred(data)}
 
     def close(self) -> None:
         """Save the approximate index (if any) and release the engine this store created."""
@@ -555,11 +603,7 @@ class MemoryStore:
         for row, record in zip(rows, records):
             self._ids.append(record["id"])
             self._row_of[record["id"]] = row
-            self._texts.append(record["text"])
-            self._metadata.append(record["metadata"])
-            self._source_ids.append(record["source_ids"])
-            self._questions.append(record["questions_addressed"])
-            self._reinforced.append(record["reinforced_by"])
+        self._values.append({name: [r[name] for r in records] for name in ROW_VALUE_FIELDS})
         self._cols.set_metadata_bulk(rows.start, [r["metadata"] for r in records])
         if self._lexical is not None:
             self._lexical.add(list(rows), [r["text"] for r in records])
@@ -619,13 +663,17 @@ class MemoryStore:
         numbers = cols.numbers
         kinds = {code: value for value, code in cols.categories["kind"].vocab.items()}
         tiers = {code: value for value, code in cols.categories["tier"].vocab.items()}
+
+        def value(name: str) -> Any:
+            return self._values.get(name, row, self._seqs)
+
         return MemoryRecord.model_construct(
-            id=self._ids[row], text=self._texts[row], kind=kinds[int(cols.categories["kind"].codes[row])],
+            id=self._ids[row], text=value("text"), kind=kinds[int(cols.categories["kind"].codes[row])],
             tier=tiers[int(cols.categories["tier"].codes[row])], importance=float(numbers["importance"][row]),
             created=float(numbers["created"][row]), last_accessed=float(numbers["last_accessed"][row]),
             access_count=int(numbers["access_count"][row]), embedding_model=self._model_id,
-            metadata=json.loads(json.dumps(self._metadata[row])), source_ids=list(self._source_ids[row]),
-            questions_addressed=list(self._questions[row]), reinforced_by=list(self._reinforced[row]),
+            metadata=json.loads(json.dumps(value("metadata"))), source_ids=list(value("source_ids")),
+            questions_addressed=list(value("questions_addressed")), reinforced_by=list(value("reinforced_by")),
             archived=bool(cols.archived[row]),
             embedding=self._dense.matrix[row].copy() if (with_embedding and self._dense is not None) else None,
         )
@@ -650,8 +698,9 @@ class MemoryStore:
         """All records matching ``filter`` (archived ones included unless filtered), oldest first."""
         with self._lock:
             self._refresh_if_stale()
-            rows = np.flatnonzero(build_mask(filter, self._cols, self._row_of.get))
-            return [self._record(int(r), with_embedding) for r in rows]
+            rows = np.flatnonzero(build_mask(filter, self._cols, self._row_of.get)).tolist()
+            self._values.read(rows, self._seqs)
+            return [self._record(r, with_embedding) for r in rows]
 
     def count(self, filter: FilterSpec | None = None) -> int:
         """How many records match ``filter``."""
@@ -691,6 +740,7 @@ class MemoryStore:
             if "importance" in fields:
                 fields["importance"] = importance_from_scale(float(fields["importance"]), importance_scale)
             current = self._record(row).model_dump()
+            old_text = current["text"]
             current.update(fields)
             try:
                 record = MemoryRecord(**current)
@@ -700,7 +750,7 @@ class MemoryStore:
             entries = [] if audit_operation is None else [self._audit_row(
                 audit_operation, [record_id], actor, reason, {"fields": sorted(fields), **dict(audit_details or {})},
                 max(self._clock, values["created"], values["last_accessed"]))]
-            if "text" in fields and fields["text"] != self._texts[row]:
+            if "text" in fields and fields["text"] != old_text:
                 self._replace_text(row, values, connection, entries)
             else:
                 changed = {k: values[k] for k in fields}
@@ -725,14 +775,11 @@ class MemoryStore:
             elif name in cols.categories:
                 cols.categories[name].codes[row] = cols.categories[name].code(value, create=True)
             elif name == "metadata":
-                self._metadata[row] = dict(value)
+                self._values.set(row, name, dict(value))
                 cols.set_metadata(row, value)
-            elif name == "source_ids":
-                self._source_ids[row] = list(value)
-            elif name == "questions_addressed":
-                self._questions[row] = list(value)
-            elif name == "reinforced_by":
-                self._reinforced[row] = list(value)
+            elif name in ("source_ids", "questions_addressed", "reinforced_by"):
+                self._values.get(name, row, self._seqs)  # read the row's other deferred fields first
+                self._values.set(row, name, list(value))
         if "created" in changed or "last_accessed" in changed:
             self._clock = max(self._clock, float(changed.get("created", 0.0)), float(changed.get("last_accessed", 0.0)))
 
@@ -763,7 +810,7 @@ class MemoryStore:
         self._row_of.pop(self._ids[row], None)
         self._dead += 1
         if self._lexical is not None:
-            self._lexical.remove(row, self._texts[row])
+            self._lexical.remove(row, self._values.get("text", row, self._seqs))
         if self._ann is not None:
             self._ann.remove(np.asarray([self._seqs[row]]))
         self._alias_rows = None
@@ -829,11 +876,7 @@ class MemoryStore:
                 self._dense = self._dense.take(keep)
             kept = keep.tolist()
             self._ids = [self._ids[r] for r in kept]
-            self._texts = [self._texts[r] for r in kept]
-            self._metadata = [self._metadata[r] for r in kept]
-            self._source_ids = [self._source_ids[r] for r in kept]
-            self._questions = [self._questions[r] for r in kept]
-            self._reinforced = [self._reinforced[r] for r in kept]
+            self._values = self._values.take(kept)
             seqs = self._seqs[keep]
             self._seqs = grow(np.zeros(16, dtype=np.int64), keep.size)
             self._seqs[: keep.size] = seqs
@@ -847,7 +890,7 @@ class MemoryStore:
         with self._lock:
             n = self._cols.n
             live = np.flatnonzero(self._cols.alive[:n])
-            texts = [self._texts[r] for r in live.tolist()]
+            texts = self._values.take_values("text", live.tolist(), self._seqs)
             parts = [embedder.embed(texts[i : i + batch_size]) for i in range(0, len(texts), batch_size)]
             vectors = np.concatenate(parts).astype(np.float32) if parts else np.zeros((0, embedder.dim), np.float32)
             ids = [self._ids[r] for r in live.tolist()]
@@ -1039,7 +1082,7 @@ class MemoryStore:
         if self._lexical is None:
             index = BM25Index()
             live = np.flatnonzero(self._cols.alive[: self._cols.n]).tolist()
-            index.add(live, [self._texts[r] for r in live])
+            index.add(live, self._values.take_values("text", live, self._seqs))
             self._lexical = index
         return self._lexical
 
@@ -1193,6 +1236,7 @@ class MemoryStore:
             rec = recency(numbers["last_accessed"][rows], now, weights.decay)
             score, rel_n, rec_n, imp_n = combine(relevance, rec, numbers["importance"][rows], weights)
             best = top_k(score, k)
+            self._values.read(rows[best].tolist(), self._seqs)
             hits = []
             for position in best.tolist():
                 row = int(rows[position])

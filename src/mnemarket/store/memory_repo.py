@@ -8,12 +8,13 @@ Bulk paths use executemany and select only the columns they need.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
-from sqlalchemy import bindparam, delete, insert, select, update
+from sqlalchemy import bindparam, delete, func, insert, select, update
 from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.sql import Select
 
 from mnemarket.errors import StoreError
 from mnemarket.store.memory_tables import (
@@ -32,6 +33,9 @@ AUDIT = MemoryAuditRow.__table__
 JSON_COLUMNS = {"metadata": "metadata_json", "source_ids": "source_ids_json",
                 "questions_addressed": "questions_json", "reinforced_by": "reinforced_by_json"}
 """Record fields stored as JSON text, and their column names."""
+
+LIST_COLUMNS = ("source_ids_json", "questions_json", "reinforced_by_json")
+"""JSON list columns, mostly ``[]``: bulk loads read an empty list as NULL (no string per row)."""
 
 PLAIN_COLUMNS = ("seq", "text", "kind", "tier", "importance", "created", "last_accessed",
                  "access_count", "archived", "embedding_model")
@@ -66,10 +70,45 @@ def decode_json_column(texts: Sequence[str]) -> list[Any]:
     """Parse a column of JSON texts in one decoder call (much faster than one call per row)."""
     if not texts:
         return []
-    first = texts[0]
-    if first in ("[]", "{}") and all(t == first for t in texts):
-        return [[] if first == "[]" else {} for _ in texts]
     return json.loads("[" + ",".join(texts) + "]")
+
+
+def decode_json_lists(values: Sequence[str | None]) -> list[Sequence[Any]]:
+    """A :data:`LIST_COLUMNS` column as loaded (None for an empty list) back to sequences.
+
+    Empty lists become one shared empty tuple, so readers must copy (``list(value)``) before
+    changing one; the non-empty ones are parsed in one decoder call.
+    """
+    out: list[Sequence[Any]] = [()] * len(values)
+    present = [i for i, value in enumerate(values) if value is not None]
+    for i, parsed in zip(present, decode_json_column([values[i] for i in present])):
+        out[i] = parsed
+    return out
+
+
+FETCH_CHUNK = 4096
+"""Rows per DB-API fetch in bulk loads: the blobs of one chunk are decoded and freed before the
+next, so a large store's vectors are never held twice (as blobs and as the matrix)."""
+
+
+def _fetch_chunks(conn: Connection, statement: Select) -> Iterator[list[tuple]]:
+    """Rows of a select straight from the DB-API cursor, a chunk at a time.
+
+    Bulk loads skip SQLAlchemy's per-row result processing (a third of the time to reopen a large
+    store); every column read this way (text, numbers, blobs) needs no conversion on SQLite or
+    PostgreSQL.
+    """
+    compiled = statement.compile(dialect=conn.dialect, compile_kwargs={"render_postcompile": True})
+    params: Any = compiled.params
+    if compiled.positional:
+        params = tuple(params[name] for name in compiled.positiontup or ())
+    cursor = conn.connection.cursor()
+    try:
+        cursor.execute(str(compiled), params)
+        while rows := cursor.fetchmany(FETCH_CHUNK):
+            yield rows
+    finally:
+        cursor.close()
 
 
 def record_row(store_id: str, record: Mapping[str, Any]) -> dict[str, Any]:
@@ -117,7 +156,8 @@ def insert_records(conn: Connection, store_id: str, records: Iterable[Mapping[st
 
 
 def load_records(conn: Connection, store_id: str, columns: Sequence[str] | None = None,
-                 ids: Sequence[str] | None = None) -> dict[str, list[Any]]:
+                 ids: Sequence[str] | None = None, seqs: Sequence[int] | None = None,
+                 dim: int | None = None) -> dict[str, Any]:
     """Column-wise records of a store in ``seq`` order.
 
     Args:
@@ -125,18 +165,41 @@ def load_records(conn: Connection, store_id: str, columns: Sequence[str] | None 
         store_id: the store.
         columns: table column names to read (default: all); ``id`` is always included.
         ids: only these records.
+        seqs: only the records with these sequence numbers.
+        dim: the store's vector length: embeddings come back as one ``(n, dim)`` float32 matrix
+            (bit-exact) instead of blobs.
 
     Returns:
-        ``{column: [values...]}``, JSON columns still as text, embeddings as blobs.
+        ``{column: [values...]}``: JSON columns as text (:data:`LIST_COLUMNS` as None where the
+        list is empty, see :func:`decode_json_lists`), ``archived`` as a bool or 0/1.
     """
     names = ["id", *[c for c in (columns or [c.name for c in RECORDS.columns if c.name not in ("store_id", "id")])]]
-    query = select(*[RECORDS.c[name] for name in names]).where(RECORDS.c.store_id == store_id)
+    selected = [func.nullif(RECORDS.c[name], "[]") if name in LIST_COLUMNS else RECORDS.c[name] for name in names]
+    condition = [RECORDS.c.store_id == store_id]
     if ids is not None:
-        query = query.where(RECORDS.c.id.in_(list(ids)))
-    rows = conn.execute(query.order_by(RECORDS.c.seq)).all()
-    if not rows:
-        return {name: [] for name in names}
-    return {name: list(values) for name, values in zip(names, zip(*rows))}
+        condition.append(RECORDS.c.id.in_(list(ids)))
+    if seqs is not None:
+        condition.append(RECORDS.c.seq.in_([int(seq) for seq in seqs]))
+    out: dict[str, Any] = {name: [] for name in names}
+    matrix = None
+    if dim is not None and "embedding" in names:
+        count = conn.execute(select(func.count()).select_from(RECORDS).where(*condition)).scalar_one()
+        matrix, filled = np.empty((count, dim), dtype=np.float32), 0
+    blob_column = names.index("embedding") if "embedding" in names else -1
+    for rows in _fetch_chunks(conn, select(*selected).where(*condition).order_by(RECORDS.c.seq)):
+        for position, (name, values) in enumerate(zip(names, zip(*rows))):
+            if position == blob_column and matrix is not None:
+                block = decode_embeddings(values, dim)
+                if filled + len(block) > matrix.shape[0]:  # rows committed since the count
+                    matrix = np.concatenate([matrix[:filled], block])
+                else:
+                    matrix[filled : filled + len(block)] = block
+                filled += len(block)
+            else:
+                out[name].extend(values)
+    if matrix is not None:
+        out["embedding"] = matrix[:filled]
+    return out
 
 
 def update_records(conn: Connection, store_id: str, updates: Sequence[Mapping[str, Any]]) -> None:

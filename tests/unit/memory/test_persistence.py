@@ -120,3 +120,26 @@ def test_embeddings_are_float32_blobs(open_store, database):
     assert len(blob) == 4 * store.embedder.dim
     assert np.array_equal(np.frombuffer(blob, dtype="<f4"), store.get(rid, with_embedding=True).embedding)
     assert data["embedding_model"] == [store.embedder.model_id]
+
+
+def test_reopened_store_reads_deferred_fields_correctly_on_every_path(open_store):
+    """Text and list fields stay in the database after a reopen until needed; every path that
+    needs them (hits, get, records, updates, deletes, compaction, BM25) sees the stored values."""
+    store = open_store()
+    ids = store.add_many([{"text": f"note {i} about the {'river' if i % 3 else 'vault'}", "source_ids": [f"s{i}"] if i % 2 else [],
+                           "questions_addressed": ["where?"] if i == 4 else [], "metadata": {"agent": f"a{i % 2}"}}
+                          for i in range(2500)])  # more than row_values.BULK_FETCH: both read paths run
+    reopened = open_store()
+    hits = reopened.search("vault", k=3, mode="lexical", touch=False)
+    assert hits and all("vault" in h.text for h in hits)
+    assert reopened.get(ids[4]).questions_addressed == ["where?"] and reopened.get(ids[5]).source_ids == ["s5"]
+    reopened.update(ids[7], source_ids=["fresh"])  # the row's other fields are read first, not over this
+    assert reopened.get(ids[7]).source_ids == ["fresh"] and reopened.get(ids[7]).text == "note 7 about the river"
+    reopened.update(ids[8], text="note 8 rewritten")
+    reopened.delete_many(ids[1000:2200])  # tombstones past the compaction threshold
+    assert len(reopened) == 1300
+    assert [r.text for r in reopened.records({"agent": "a0"})][:2] == ["note 0 about the vault", "note 2 about the river"]
+    assert reopened.get(ids[8]).text == "note 8 rewritten" and reopened.get(ids[2499]).source_ids == ["s2499"]
+    third = open_store()
+    assert [h.id for h in third.search("rewritten", mode="lexical")] == [ids[8]]
+    assert third.get(ids[7]).source_ids == ["fresh"] and third.get(ids[3]).source_ids == ["s3"]
