@@ -54,6 +54,7 @@ class CategoricalColumn:
         self.codes = np.full(capacity, MISSING, dtype=np.int32)
         self.numbers: np.ndarray | None = None
         self.vocab: dict[Hashable, int] = {}
+        self.keys: list[Hashable] = []  # the value (facet key) of each code
         self._postings: dict[int, list[int]] = {}
         self._posting_arrays: dict[int, np.ndarray] = {}
         self._row_multi: dict[int, list[int]] = {}
@@ -70,6 +71,7 @@ class CategoricalColumn:
             if not create:
                 return ABSENT
             code = self.vocab[key] = len(self.vocab)
+            self.keys.append(key)
         return code
 
     def set(self, row: int, value: Any) -> None:
@@ -160,6 +162,7 @@ class CategoricalColumn:
         """A compacted copy holding only rows ``keep`` (sorted row indices), renumbered 0.."""
         new = CategoricalColumn(max(16, keep.size))
         new.vocab = dict(self.vocab)
+        new.keys = list(self.keys)
         new.codes[: keep.size] = self.codes[keep]
         if self.numbers is not None:
             new.numbers = np.full(new.codes.shape[0], np.nan)

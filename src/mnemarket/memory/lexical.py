@@ -140,18 +140,19 @@ class BM25Index:
         ids = {self.vocab[t] for t in tokenize(query) if t in self.vocab}
         return np.fromiter(sorted(ids), dtype=np.int64, count=len(ids))
 
-    def scores(self, query: str, n: int, live: np.ndarray) -> np.ndarray:
-        """BM25 of every row ``0..n`` for ``query`` (0 where no term matches or the row is dead).
+    def matches(self, query: str, n: int, live: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Rows ``< n`` that are ``live`` and share a term with ``query``, and their BM25 scores.
 
-        Args:
-            query: the query text.
-            n: number of rows to score.
-            live: boolean mask of live rows, length ``n``.
+        Work is proportional to the query terms' postings, not to the store: a large store's
+        search never allocates a score per row.
+
+        Returns:
+            ``(rows, scores)``, rows sorted and unique, scores > 0.
         """
-        out = np.zeros(n, dtype=np.float64)
+        empty = (np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float64))
         terms = self.query_terms(query)
         if terms.size == 0 or self.n_docs == 0:
-            return out
+            return empty
         N = float(self.n_docs)
         df = self.df[terms].astype(np.float64)
         idf = np.log1p((N - df + 0.5) / (df + 0.5))
@@ -173,14 +174,27 @@ class BM25Index:
                 tf_parts.append(d_tf[hit])
                 idf_parts.append(idf[np.searchsorted(terms, d_term[hit])])
         if not row_parts:
-            return out
+            return empty
         rows = np.concatenate(row_parts)
-        tf = np.concatenate(tf_parts).astype(np.float64)
-        weights = np.concatenate(idf_parts)
         keep = rows < n
-        rows, tf, weights = rows[keep], tf[keep], weights[keep]
+        keep[keep] = live[rows[keep]]
+        rows = rows[keep]
+        tf = np.concatenate(tf_parts)[keep].astype(np.float64)
+        weights = np.concatenate(idf_parts)[keep]
         norm = self.k1 * (1.0 - self.b + self.b * self.doc_len[rows] / avgdl)
         contrib = weights * tf * (self.k1 + 1.0) / (tf + norm)
-        out += np.bincount(rows, weights=contrib, minlength=n)[:n]
-        out[~live[:n]] = 0.0
+        unique, inverse = np.unique(rows, return_inverse=True)
+        return unique, np.bincount(inverse, weights=contrib, minlength=unique.size)
+
+    def scores(self, query: str, n: int, live: np.ndarray) -> np.ndarray:
+        """BM25 of every row ``0..n`` for ``query`` (0 where no term matches or the row is dead).
+
+        Args:
+            query: the query text.
+            n: number of rows to score.
+            live: boolean mask of live rows, length ``n``.
+        """
+        out = np.zeros(n, dtype=np.float64)
+        rows, scores = self.matches(query, n, live)
+        out[rows] = scores
         return out

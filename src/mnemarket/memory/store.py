@@ -318,7 +318,8 @@ class MemoryStore:
             self._next_seq = int(meta["next_seq"])
             self._settings = dict(meta.get("settings") or {})
             columns = SEARCH_COLUMNS if defer else tuple(dict.fromkeys(SEARCH_COLUMNS + DEFERRED_COLUMNS))
-            data = memory_repo.load_records(conn, self.store_id, columns, dim=self._dim or None)
+            data = memory_repo.load_records(conn, self.store_id, columns, dim=self._dim or None,
+                                            capacity=self._next_seq)
             aliases = memory_repo.load_aliases(conn, self.store_id)
             self._adopt(data, aliases, defer)
 
@@ -661,15 +662,14 @@ class MemoryStore:
     def _record(self, row: int, with_embedding: bool = False) -> MemoryRecord:
         cols = self._cols
         numbers = cols.numbers
-        kinds = {code: value for value, code in cols.categories["kind"].vocab.items()}
-        tiers = {code: value for value, code in cols.categories["tier"].vocab.items()}
+        kind, tier = cols.categories["kind"], cols.categories["tier"]
 
         def value(name: str) -> Any:
             return self._values.get(name, row, self._seqs)
 
         return MemoryRecord.model_construct(
-            id=self._ids[row], text=value("text"), kind=kinds[int(cols.categories["kind"].codes[row])],
-            tier=tiers[int(cols.categories["tier"].codes[row])], importance=float(numbers["importance"][row]),
+            id=self._ids[row], text=value("text"), kind=kind.keys[kind.codes[row]],
+            tier=tier.keys[tier.codes[row]], importance=float(numbers["importance"][row]),
             created=float(numbers["created"][row]), last_accessed=float(numbers["last_accessed"][row]),
             access_count=int(numbers["access_count"][row]), embedding_model=self._model_id,
             metadata=json.loads(json.dumps(value("metadata"))), source_ids=list(value("source_ids")),
@@ -706,7 +706,7 @@ class MemoryStore:
         """How many records match ``filter``."""
         with self._lock:
             self._refresh_if_stale()
-            return int(build_mask(filter, self._cols, self._row_of.get).sum())
+            return int(np.count_nonzero(build_mask(filter, self._cols, self._row_of.get)))
 
     # ------------------------------------------------------------- changing
 
@@ -1136,13 +1136,14 @@ class MemoryStore:
     def _dense_candidates(self, q: np.ndarray, mask: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Rows and cosines of the dense candidates: every masked row, or the ANN's neighbours."""
         assert self._dense is not None
-        selected = int(mask.sum())
+        selected = int(np.count_nonzero(mask))
         if not self._use_ann() or selected <= self.ann_config.exact_below:
             return self._dense.cosine(q, mask)
         index = self._ensure_ann()
         pool = max(k, self.ann_config.pool)
         # A filter keeping a fraction f of rows needs about pool / f neighbours to leave pool.
-        count = min(len(index), int(math.ceil(pool * len(self) / selected)))
+        wanted = int(math.ceil(pool * len(self) / selected))
+        count = min(len(index), max(pool, min(wanted, self.ann_config.max_fetch)))
         keys, _ = index.search(q, count)
         rows = np.searchsorted(self._seqs[: self._cols.n], keys)
         rows = rows[(rows < self._cols.n)]
@@ -1210,9 +1211,7 @@ class MemoryStore:
 
             dense_sim = lexical_score = None
             if mode == "lexical":
-                bm25 = self._ensure_lexical().scores(query, n, mask)
-                rows = np.flatnonzero(bm25 > 0)
-                lexical_score = bm25[rows]
+                rows, lexical_score = self._ensure_lexical().matches(query, n, mask)
                 relevance = lexical_score if weights.normalise else lexical_score / max(lexical_score.max(initial=0.0), 1e-12)
             else:
                 q = self._embed_query(query, query_embedding)
@@ -1221,14 +1220,7 @@ class MemoryStore:
                 if mode == "dense":
                     relevance = dense_sim if weights.normalise else (dense_sim + 1.0) / 2.0
                 else:
-                    bm25 = self._ensure_lexical().scores(query, n, mask)
-                    if self._use_ann():
-                        # ANN candidates miss exact-term matches the embedding ranks low: add them.
-                        extra = np.setdiff1d(np.flatnonzero(bm25 > 0), rows, assume_unique=True)
-                        if extra.size:
-                            rows = np.concatenate([rows, extra])
-                            dense_sim = np.concatenate([dense_sim, self._dense.rows_cosine(q, extra)])  # type: ignore[union-attr]
-                    lexical_score = bm25[rows]
+                    rows, dense_sim, lexical_score = self._with_lexical(query, q, mask, k, rows, dense_sim)
                     relevance = self._fuse(dense_sim, lexical_score, weights)
             if rows.size == 0:
                 return []
@@ -1255,6 +1247,25 @@ class MemoryStore:
             if touch and hits:
                 self._touch(rows[best], now, connection)
             return hits
+
+    def _with_lexical(self, query: str, q: np.ndarray, mask: np.ndarray, k: int, rows: np.ndarray,
+                      dense_sim: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """BM25 scores of the dense candidates; with the ANN index, the best BM25 matches join the
+        candidates too (an embedding can rank an exact-term match too low for the ANN to return it)."""
+        matched, bm25 = self._ensure_lexical().matches(query, self._cols.n, mask)
+        if self._use_ann() and matched.size:
+            best = matched[top_k(bm25, max(k, self.ann_config.pool))]
+            extra = np.setdiff1d(best, rows)
+            if extra.size:
+                assert self._dense is not None
+                rows = np.concatenate([rows, extra])
+                dense_sim = np.concatenate([dense_sim, self._dense.rows_cosine(q, extra)])
+        lexical = np.zeros(rows.size, dtype=np.float64)
+        if matched.size:  # matched is sorted: look the candidates up in it
+            position = np.minimum(np.searchsorted(matched, rows), matched.size - 1)
+            found = matched[position] == rows
+            lexical[found] = bm25[position[found]]
+        return rows, dense_sim, lexical
 
     @staticmethod
     def _fuse(dense_sim: np.ndarray, lexical_score: np.ndarray, weights: RetrievalWeights) -> np.ndarray:

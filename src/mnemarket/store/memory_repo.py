@@ -102,7 +102,8 @@ def _fetch_chunks(conn: Connection, statement: Select) -> Iterator[list[tuple]]:
     params: Any = compiled.params
     if compiled.positional:
         params = tuple(params[name] for name in compiled.positiontup or ())
-    cursor = conn.connection.cursor()
+    # psycopg's binary protocol sends blobs as bytes rather than hex text (half the transfer, no decoding).
+    cursor = conn.connection.cursor(binary=True) if conn.dialect.name == "postgresql" else conn.connection.cursor()
     try:
         cursor.execute(str(compiled), params)
         while rows := cursor.fetchmany(FETCH_CHUNK):
@@ -157,7 +158,7 @@ def insert_records(conn: Connection, store_id: str, records: Iterable[Mapping[st
 
 def load_records(conn: Connection, store_id: str, columns: Sequence[str] | None = None,
                  ids: Sequence[str] | None = None, seqs: Sequence[int] | None = None,
-                 dim: int | None = None) -> dict[str, Any]:
+                 dim: int | None = None, capacity: int | None = None) -> dict[str, Any]:
     """Column-wise records of a store in ``seq`` order.
 
     Args:
@@ -168,6 +169,9 @@ def load_records(conn: Connection, store_id: str, columns: Sequence[str] | None 
         seqs: only the records with these sequence numbers.
         dim: the store's vector length: embeddings come back as one ``(n, dim)`` float32 matrix
             (bit-exact) instead of blobs.
+        capacity: an upper bound on the number of records (the store's ``next_seq``), so the
+            matrix is allocated without counting first (a count is a full scan on PostgreSQL);
+            unused rows are never touched, so they cost address space, not memory.
 
     Returns:
         ``{column: [values...]}``: JSON columns as text (:data:`LIST_COLUMNS` as None where the
@@ -183,14 +187,15 @@ def load_records(conn: Connection, store_id: str, columns: Sequence[str] | None 
     out: dict[str, Any] = {name: [] for name in names}
     matrix = None
     if dim is not None and "embedding" in names:
-        count = conn.execute(select(func.count()).select_from(RECORDS).where(*condition)).scalar_one()
-        matrix, filled = np.empty((count, dim), dtype=np.float32), 0
+        if capacity is None:
+            capacity = conn.execute(select(func.count()).select_from(RECORDS).where(*condition)).scalar_one()
+        matrix, filled = np.empty((capacity, dim), dtype=np.float32), 0
     blob_column = names.index("embedding") if "embedding" in names else -1
     for rows in _fetch_chunks(conn, select(*selected).where(*condition).order_by(RECORDS.c.seq)):
         for position, (name, values) in enumerate(zip(names, zip(*rows))):
             if position == blob_column and matrix is not None:
                 block = decode_embeddings(values, dim)
-                if filled + len(block) > matrix.shape[0]:  # rows committed since the count
+                if filled + len(block) > matrix.shape[0]:  # rows committed since the count, or a low bound
                     matrix = np.concatenate([matrix[:filled], block])
                 else:
                     matrix[filled : filled + len(block)] = block

@@ -109,3 +109,39 @@ def test_default_store_uses_the_real_embedder():
     assert store.embedder.dim == 384 and "minilm" in store.embedder.model_id.lower()
     store.add_many(["The baker sold fresh bread at dawn.", "A storm wrecked the fishing boats."])
     assert store.search("who sells loaves?", k=1, mode="dense", touch=False)[0].text.startswith("The baker")
+
+
+def test_filtered_search_fetches_pool_over_selectivity_up_to_max_fetch(monkeypatch):
+    embedder = HashingEmbedder(dim=64)
+    items = corpus(3000)  # five agents: a one-agent filter keeps about a fifth
+    vectors = embedder.embed([i["text"] for i in items])
+    exact = MemoryStore(embedder, index="exact")
+    exact.add_many(items, embeddings=vectors)
+    counts: list[int] = []
+    original = UsearchVectorIndex.search
+    monkeypatch.setattr(UsearchVectorIndex, "search", lambda self, q, count: (counts.append(count), original(self, q, count))[1])
+    for max_fetch in (1000, 60):
+        approx = MemoryStore(embedder, index="approximate", ann=SMALL_ANN.model_copy(update={"max_fetch": max_fetch}))
+        approx.add_many(items, embeddings=vectors)
+        share = approx.count({"agent": "bob"}) / len(approx)
+        counts.clear()
+        assert recall_at_10(embedder, items, approx, exact, QUERIES, filter={"agent": "bob"}) >= 0.9
+        wanted = int(np.ceil(SMALL_ANN.pool / share))
+        assert set(counts) == {max(SMALL_ANN.pool, min(wanted, max_fetch))}
+
+
+def test_hybrid_with_the_ann_adds_exact_term_matches_the_embedding_misses():
+    rng = np.random.default_rng(3)
+    embedder = HashingEmbedder(dim=32)
+    texts = [f"ordinary note number {i}" for i in range(2000)] + ["the vault code is zqx7421"]
+    vectors = rng.standard_normal((len(texts), 32)).astype(np.float32)
+    query = rng.standard_normal(32).astype(np.float32)
+    query -= (query @ vectors[-1]) / (vectors[-1] @ vectors[-1]) * vectors[-1]  # orthogonal to the vault note
+    query /= np.linalg.norm(query)
+    store = MemoryStore(embedder, index="approximate", ann=AnnConfig(threshold=1, exact_below=0, pool=20))
+    store.add_many(texts, embeddings=vectors)
+    dense = [h.text for h in store.search("zqx7421", k=5, mode="dense", query_embedding=query, touch=False)]
+    hybrid = [h.text for h in store.search("zqx7421", k=5, mode="hybrid", query_embedding=query, touch=False,
+                                           weights=RetrievalWeights(relevance=1, recency=0, importance=0, dense_weight=0.3))]
+    assert "the vault code is zqx7421" not in dense
+    assert hybrid[0] == "the vault code is zqx7421"

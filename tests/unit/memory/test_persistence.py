@@ -143,3 +143,17 @@ def test_reopened_store_reads_deferred_fields_correctly_on_every_path(open_store
     third = open_store()
     assert [h.id for h in third.search("rewritten", mode="lexical")] == [ids[8]]
     assert third.get(ids[7]).source_ids == ["fresh"] and third.get(ids[3]).source_ids == ["s3"]
+
+
+def test_bulk_load_decodes_vectors_bit_exact_whatever_the_capacity_hint(open_store, database):
+    store = open_store()
+    ids = store.add_many([f"vector {i}" for i in range(9000)])  # spans several fetch chunks
+    want = np.stack([store.get(rid, with_embedding=True).embedding for rid in ids])
+    url, store_id = database
+    engine = make_engine(url)
+    with engine.connect() as conn:
+        for capacity in (None, 1, 9000, 20000):  # counted, too small (grows), exact, generous
+            data = memory_repo.load_records(conn, store_id, ["seq", "embedding"], dim=want.shape[1], capacity=capacity)
+            assert data["embedding"].dtype == np.float32 and data["embedding"].tobytes() == want.tobytes()
+            assert data["seq"] == list(range(9000))
+    engine.dispose()
