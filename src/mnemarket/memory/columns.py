@@ -93,31 +93,33 @@ class CategoricalColumn:
                 self.numbers = np.full(self.codes.shape[0], np.nan)
             self.numbers[row] = float(value)
 
-    def codes_for(self, values: list[Any]) -> np.ndarray | None:
-        """Codes of plain scalar values (str, int, float; None -> MISSING), new ones added to the
-        vocabulary in order of first appearance; None when some value needs the per-row path.
-
-        One code lookup per distinct value, then a C-level map over the rows: this is what makes
-        reopening a large store fast. Lists, dicts and bools take the per-row path (True and 1 hash
-        alike, but only 1 is a number).
-        """
+    def _lookup(self, values: list[Any]) -> dict[Any, int] | None:
+        """Code of each distinct plain scalar value (str, int, float; None -> MISSING), new ones
+        added to the vocabulary in order of first appearance; None when some value needs the
+        per-row path (lists, dicts, bools: True and 1 hash alike, but only 1 is a number)."""
         if not set(map(type, values)) <= _PLAIN_TYPES:
             return None
-        lookup = {value: MISSING if value is None else self.code(value, create=True)
-                  for value in dict.fromkeys(values)}
+        return {value: MISSING if value is None else self.code(value, create=True) for value in dict.fromkeys(values)}
+
+    def codes_for(self, values: list[Any]) -> np.ndarray | None:
+        """Codes of ``values`` (see :meth:`_lookup`): one lookup per distinct value, then a C-level
+        map over the rows, which is what makes reopening a large store fast."""
+        lookup = self._lookup(values)
+        if lookup is None:
+            return None
         return np.fromiter(map(lookup.__getitem__, values), dtype=np.int32, count=len(values))
 
     def set_bulk(self, start: int, values: list[Any]) -> None:
         """Set consecutive fresh rows ``start..`` (None: missing)."""
-        codes = self.codes_for(values)
-        if codes is None:
+        lookup = self._lookup(values)
+        if lookup is None:
             for offset, value in enumerate(values):
                 self.set(start + offset, value)
             return
         stop = start + len(values)
-        self.codes[start:stop] = codes
-        numbers = {value: float(value) if type(value) in (int, float) else np.nan for value in dict.fromkeys(values)}
-        if all(np.isnan(x) for x in numbers.values()) and self.numbers is None:
+        self.codes[start:stop] = np.fromiter(map(lookup.__getitem__, values), dtype=np.int32, count=len(values))
+        numbers = {value: float(value) if type(value) in (int, float) else np.nan for value in lookup}
+        if self.numbers is None and not any(type(value) in (int, float) for value in lookup):
             return
         if self.numbers is None:
             self.numbers = np.full(self.codes.shape[0], np.nan)

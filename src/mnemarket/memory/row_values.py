@@ -27,15 +27,17 @@ Fetch = Callable[[np.ndarray | None], Mapping[str, Sequence[Any]]]
 
 
 class RowValues:
-    """Python-object columns of a store's rows, parallel to its numpy columns."""
+    """Python-object columns of a store's rows, parallel to its numpy columns.
 
-    def __init__(self) -> None:
+    Args:
+        seqs: the store's current row -> seq array (rows are in increasing seq order).
+    """
+
+    def __init__(self, seqs: Callable[[], np.ndarray]) -> None:
         self.columns: dict[str, list[Any]] = {name: [] for name in FIELDS}
+        self._seqs = seqs
         self._fetch: Fetch | None = None
         self._unread = 0  # rows whose deferred fields are still only in the database
-
-    def __len__(self) -> int:
-        return len(self.columns["metadata"])
 
     def append(self, values: Mapping[str, Sequence[Any]]) -> None:
         """Rows whose values are all known: ``{field: [value per row]}`` for every field."""
@@ -50,29 +52,32 @@ class RowValues:
         self._fetch = fetch
         self._unread += len(metadata)
 
-    def get(self, name: str, row: int, seqs: np.ndarray) -> Any:
+    def get(self, name: str, row: int) -> Any:
         """One row's value (reading the row's deferred fields first if needed)."""
-        if self._unread and self.columns["text"][row] is None:
-            self.read([row], seqs)
+        self.read([row])
         return self.columns[name][row]
 
-    def take_values(self, name: str, rows: Sequence[int], seqs: np.ndarray) -> list[Any]:
+    def take_values(self, name: str, rows: Sequence[int]) -> list[Any]:
         """Values of many rows, read from the database in one query if needed."""
-        self.read(rows, seqs)
+        self.read(rows)
         column = self.columns[name]
         return [column[row] for row in rows]
 
     def set(self, row: int, name: str, value: Any) -> None:
+        """Change one value; an unread row is read first, so the database's values of its other
+        deferred fields cannot later overwrite this one."""
+        self.read([row])
         self.columns[name][row] = value
 
-    def read(self, rows: Sequence[int], seqs: np.ndarray) -> None:
-        """Fill in the deferred fields of ``rows`` (``seqs`` maps every row to its seq)."""
+    def read(self, rows: Sequence[int]) -> None:
+        """Fill in the deferred fields of ``rows`` that are still only in the database."""
         if not self._unread or self._fetch is None:
             return
         texts = self.columns["text"]
         missing = [row for row in rows if texts[row] is None]
         if not missing:
             return
+        seqs = self._seqs()
         data = self._fetch(None if len(missing) > BULK_FETCH else seqs[missing])
         fetched = np.asarray(data["seq"], dtype=np.int64)
         n = len(texts)
@@ -90,7 +95,7 @@ class RowValues:
 
     def take(self, keep: Sequence[int]) -> RowValues:
         """A compacted copy with only rows ``keep`` (sorted), renumbered from 0."""
-        new = RowValues()
+        new = RowValues(self._seqs)
         new.columns = {name: [column[row] for row in keep] for name, column in self.columns.items()}
         new._fetch = self._fetch
         new._unread = sum(text is None for text in new.columns["text"]) if self._unread else 0

@@ -66,6 +66,7 @@ SEARCH_COLUMNS: tuple[str, ...] = (
 )
 """Table columns a reopened store reads at once (what filters and scoring need)."""
 DEFERRED_COLUMNS: tuple[str, ...] = ("seq", "text", "source_ids_json", "questions_json", "reinforced_by_json")
+# (the list columns are memory_repo.LIST_COLUMNS; spelled out so this module does not import the store layer)
 """Table columns read when a record is first shown (see :mod:`mnemarket.memory.row_values`)."""
 COMPACT_DEAD_FRACTION = 0.25
 """Compact in-memory columns when this share of rows are tombstones (and there are at least 1024)."""
@@ -195,7 +196,7 @@ class MemoryStore:
         self._ids: list[str] = []
         self._row_of: dict[str, int] = {}
         self._seqs = np.zeros(16, dtype=np.int64)
-        self._values = RowValues()  # text, metadata, source ids, ... (empty lists may be a shared tuple)
+        self._values = RowValues(lambda: self._seqs)  # text, metadata, source ids, ... (empty lists may be a shared tuple)
         self._lexical: BM25Index | None = None
         self._ann: UsearchVectorIndex | None = None
         self._next_seq = 0
@@ -209,13 +210,16 @@ class MemoryStore:
         self._alias_rows: np.ndarray | None = None  # cached target rows; None = rebuild
         self._alias_next = 0  # position of the next alias row
 
-    def _default_index_path(self) -> Path | None:
+    def _sqlite_file(self) -> str | None:
+        """The SQLite database file of the engine; None for PostgreSQL, in-memory SQLite or no engine."""
         if self.engine is None or self.engine.dialect.name != "sqlite":
             return None
         database = self.engine.url.database
-        if not database or database == ":memory:":
-            return None
-        return Path(f"{database}.{self.store_id}.usearch")
+        return None if not database or database == ":memory:" else database
+
+    def _default_index_path(self) -> Path | None:
+        database = self._sqlite_file()
+        return None if database is None else Path(f"{database}.{self.store_id}.usearch")
 
     @property
     def embedder(self) -> Embedder:
@@ -308,7 +312,8 @@ class MemoryStore:
         from mnemarket.store import memory_repo
 
         assert self.engine is not None
-        defer = self._can_defer()
+        # Not for an in-memory SQLite database: a second reader would reset its one shared connection.
+        defer = self.engine.dialect.name != "sqlite" or self._sqlite_file() is not None
         with self.engine.connect() as conn, _gc_paused():
             meta = memory_repo.load_store(conn, self.store_id)
             if meta is None:
@@ -322,12 +327,6 @@ class MemoryStore:
                                             capacity=self._next_seq)
             aliases = memory_repo.load_aliases(conn, self.store_id)
             self._adopt(data, aliases, defer)
-
-    def _can_defer(self) -> bool:
-        """Whether text and list fields may stay in the database until needed: not for an in-memory
-        SQLite database, whose one shared connection a second reader would reset."""
-        assert self.engine is not None
-        return not (self.engine.dialect.name == "sqlite" and self.engine.url.database in (None, "", ":memory:"))
 
     def _adopt(self, data: dict[str, list[Any]], aliases: list[tuple[str, str, bytes, int]], deferred: bool) -> None:
         """Build the in-memory columns from loaded table columns."""
@@ -363,9 +362,9 @@ class MemoryStore:
     def _decode_deferred(data: Mapping[str, list[Any]]) -> dict[str, list[Any]]:
         from mnemarket.store import memory_repo
 
-        lists = memory_repo.decode_json_lists
-        return {"text": data["text"], "source_ids": lists(data["source_ids_json"]),
-                "questions_addressed": lists(data["questions_json"]), "reinforced_by": lists(data["reinforced_by_json"])}
+        lists = {field: memory_repo.decode_json_lists(data[memory_repo.JSON_COLUMNS[field]])
+                 for field in memory_repo.LIST_FIELDS}
+        return {"text": data["text"], **lists}
 
     def _read_deferred(self, seqs: np.ndarray | None) -> dict[str, list[Any]]:
         """Text and list fields of these seqs (None: every record) from the committed database."""
@@ -665,7 +664,7 @@ class MemoryStore:
         kind, tier = cols.categories["kind"], cols.categories["tier"]
 
         def value(name: str) -> Any:
-            return self._values.get(name, row, self._seqs)
+            return self._values.get(name, row)
 
         return MemoryRecord.model_construct(
             id=self._ids[row], text=value("text"), kind=kind.keys[kind.codes[row]],
@@ -699,7 +698,7 @@ class MemoryStore:
         with self._lock:
             self._refresh_if_stale()
             rows = np.flatnonzero(build_mask(filter, self._cols, self._row_of.get)).tolist()
-            self._values.read(rows, self._seqs)
+            self._values.read(rows)
             return [self._record(r, with_embedding) for r in rows]
 
     def count(self, filter: FilterSpec | None = None) -> int:
@@ -778,7 +777,6 @@ class MemoryStore:
                 self._values.set(row, name, dict(value))
                 cols.set_metadata(row, value)
             elif name in ("source_ids", "questions_addressed", "reinforced_by"):
-                self._values.get(name, row, self._seqs)  # read the row's other deferred fields first
                 self._values.set(row, name, list(value))
         if "created" in changed or "last_accessed" in changed:
             self._clock = max(self._clock, float(changed.get("created", 0.0)), float(changed.get("last_accessed", 0.0)))
@@ -810,7 +808,7 @@ class MemoryStore:
         self._row_of.pop(self._ids[row], None)
         self._dead += 1
         if self._lexical is not None:
-            self._lexical.remove(row, self._values.get("text", row, self._seqs))
+            self._lexical.remove(row, self._values.get("text", row))
         if self._ann is not None:
             self._ann.remove(np.asarray([self._seqs[row]]))
         self._alias_rows = None
@@ -890,7 +888,7 @@ class MemoryStore:
         with self._lock:
             n = self._cols.n
             live = np.flatnonzero(self._cols.alive[:n])
-            texts = self._values.take_values("text", live.tolist(), self._seqs)
+            texts = self._values.take_values("text", live.tolist())
             parts = [embedder.embed(texts[i : i + batch_size]) for i in range(0, len(texts), batch_size)]
             vectors = np.concatenate(parts).astype(np.float32) if parts else np.zeros((0, embedder.dim), np.float32)
             ids = [self._ids[r] for r in live.tolist()]
@@ -1082,7 +1080,7 @@ class MemoryStore:
         if self._lexical is None:
             index = BM25Index()
             live = np.flatnonzero(self._cols.alive[: self._cols.n]).tolist()
-            index.add(live, self._values.take_values("text", live, self._seqs))
+            index.add(live, self._values.take_values("text", live))
             self._lexical = index
         return self._lexical
 
@@ -1228,7 +1226,7 @@ class MemoryStore:
             rec = recency(numbers["last_accessed"][rows], now, weights.decay)
             score, rel_n, rec_n, imp_n = combine(relevance, rec, numbers["importance"][rows], weights)
             best = top_k(score, k)
-            self._values.read(rows[best].tolist(), self._seqs)
+            self._values.read(rows[best].tolist())
             hits = []
             for position in best.tolist():
                 row = int(rows[position])

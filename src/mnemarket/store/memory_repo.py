@@ -34,7 +34,8 @@ JSON_COLUMNS = {"metadata": "metadata_json", "source_ids": "source_ids_json",
                 "questions_addressed": "questions_json", "reinforced_by": "reinforced_by_json"}
 """Record fields stored as JSON text, and their column names."""
 
-LIST_COLUMNS = ("source_ids_json", "questions_json", "reinforced_by_json")
+LIST_FIELDS = ("source_ids", "questions_addressed", "reinforced_by")
+LIST_COLUMNS = tuple(JSON_COLUMNS[field] for field in LIST_FIELDS)
 """JSON list columns, mostly ``[]``: bulk loads read an empty list as NULL (no string per row)."""
 
 PLAIN_COLUMNS = ("seq", "text", "kind", "tier", "importance", "created", "last_accessed",

@@ -130,10 +130,11 @@ def test_reopened_store_reads_deferred_fields_correctly_on_every_path(open_store
                            "questions_addressed": ["where?"] if i == 4 else [], "metadata": {"agent": f"a{i % 2}"}}
                           for i in range(2500)])  # more than row_values.BULK_FETCH: both read paths run
     reopened = open_store()
-    hits = reopened.search("vault", k=3, mode="lexical", touch=False)
-    assert hits and all("vault" in h.text for h in hits)
+    # Rows read one by one (by seq) first; the lexical search then reads all the rest in one scan.
     assert reopened.get(ids[4]).questions_addressed == ["where?"] and reopened.get(ids[5]).source_ids == ["s5"]
     reopened.update(ids[7], source_ids=["fresh"])  # the row's other fields are read first, not over this
+    hits = reopened.search("vault", k=3, mode="lexical", touch=False)
+    assert hits and all("vault" in h.text for h in hits)
     assert reopened.get(ids[7]).source_ids == ["fresh"] and reopened.get(ids[7]).text == "note 7 about the river"
     reopened.update(ids[8], text="note 8 rewritten")
     reopened.delete_many(ids[1000:2200])  # tombstones past the compaction threshold
