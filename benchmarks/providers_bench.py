@@ -1,107 +1,132 @@
-"""Provider speed: MiniLM embedding throughput and local Gemma decoding speed.
+"""Provider speed: MiniLM embedding throughput and the local Gemma on the demo's real decisions.
 
-Prints a markdown table to paste into benchmarks/README.md ("Providers" section):
+Measures:
 - MiniLM sentences/second at batch 1 and batch 32;
-- Gemma 3 270M tokens/second, free and JSON-schema-constrained decoding;
-- median latency of one agent decision with a small action schema.
+- Gemma 3 270M free decoding tokens/second (a story prompt, no schema);
+- the demo scenario (config/demo.yaml: 3 agents x 2 sessions x 5 turns) run through the agent
+  path on the local model: constrained decoding tokens/second, decision p50/p90 (model time per
+  decision, prompt evaluation and decoding; the wall time with the other agents queued on the
+  shared model is reported beside it), prompt evaluation tokens/second and the share of prompt
+  tokens served from the KV prefix cache.
 
-Usage: python benchmarks/providers_bench.py [--threads N] [--decisions 10]
+Tokens/s count generated tokens over decoding time (prompt evaluation excluded); tokens the
+grammar forces and fast-forwards count as generated.
+
+Usage: python benchmarks/providers_bench.py [--threads N] [--json] [--skip-embeddings]
+With --json the last line of stdout is one JSON object with the figures.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import statistics
+import tempfile
 import time
-from typing import Literal
+from pathlib import Path
 
-from pydantic import BaseModel, Field
-
-from mnemarket.providers import MiniLMEmbedder
-from mnemarket.providers.local_llm import GemmaLocalLLM
-
+ROOT = Path(__file__).resolve().parent.parent
 SENTENCES = [
     f"Agent {i} offered its memory of the {topic} to the market for {i % 17 + 3} credits."
     for i, topic in enumerate(["river", "harvest", "storm", "auction", "library", "bridge", "festival", "mine"] * 32)
 ]
 
 
-class Decision(BaseModel):
-    """A tight action schema: enums for action types and known ids, bounded free text."""
-
-    action: Literal["buy", "sell", "post_memory", "wait"]
-    artifact_id: Literal["mem-1", "mem-2", "mem-3", "none"]
-    price: int = Field(ge=0, le=99)
-    reason: str = Field(max_length=40)
-
-
 def bench_embeddings(threads: int | None) -> dict[str, float]:
+    from mnemarket.providers import MiniLMEmbedder
+
     embedder = MiniLMEmbedder(threads=threads, batch_size=32)
     embedder.embed(SENTENCES[:32])  # warm-up
-    out = {}
     n = 64
     start = time.perf_counter()
     for sentence in SENTENCES[:n]:
         embedder.embed([sentence])
-    out["batch 1"] = n / (time.perf_counter() - start)
+    batch1 = n / (time.perf_counter() - start)
     start = time.perf_counter()
-    embedder.embed(SENTENCES)  # 256 sentences in batches of 32
-    out["batch 32"] = len(SENTENCES) / (time.perf_counter() - start)
-    return out
+    embedder.embed(SENTENCES)
+    return {"minilm_batch1_per_s": batch1, "minilm_batch32_per_s": len(SENTENCES) / (time.perf_counter() - start)}
 
 
-def bench_llm(threads: int | None, decisions: int) -> dict[str, float]:
+def _percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * (len(ordered) - 1) + 0.5))]
+
+
+def bench_free(threads: int | None) -> dict[str, float]:
+    from mnemarket.providers.local_llm import GemmaLocalLLM
+
     llm = GemmaLocalLLM(threads=threads)
+    stats = llm.decoder.stats
     story = [{"role": "user", "content": "Write a long story about a market where memories are sold."}]
     llm.generate(story, max_tokens=8)  # warm-up
-    free_tokens = free_time = 0.0
+    tokens, seconds = stats.generated_tokens, stats.decode_seconds
     for seed in range(3):
-        result = llm.generate(story, max_tokens=96, temperature=0.8, seed=seed)
-        free_tokens += result.usage.completion_tokens
-        free_time += result.latency
-    constrained_tokens = constrained_time = 0.0
-    latencies = []
-    ok = 0
-    for i in range(decisions):
-        messages = [
-            {"role": "system", "content": "You are agent a7 in a memory market. Reply with one JSON action."},
-            {"role": "user", "content": f"Credits: {10 + i}. mem-1 costs {i % 5 + 2}, mem-2 costs 8. Decide."},
-        ]
-        # 80 tokens always fit: ~30 structural tokens plus at most one token per reason character.
-        result = llm.generate(messages, schema=Decision, max_tokens=80, temperature=0.7, seed=i)
-        latencies.append(result.latency)
-        constrained_tokens += result.usage.completion_tokens
-        constrained_time += result.latency
-        ok += result.ok
+        llm.generate(story, max_tokens=96, temperature=0.8, seed=seed)
+    return {"free_tokens_per_s": (stats.generated_tokens - tokens) / (stats.decode_seconds - seconds)}
+
+
+def bench_demo(threads: int | None) -> dict[str, float]:
+    """The demo scenario through the runner and agents, every decision on the local model."""
+    from mnemarket.providers.local_llm import GemmaLocalLLM
+    from mnemarket.sim.runner import RunOptions, Runner
+
+    llm = GemmaLocalLLM(threads=threads)  # the runner's "local" model is this same loaded context
+    llm._model.engine()  # build the token-mask tokenizer outside the timed decisions
+    stats = llm.decoder.stats
+    before = {name: getattr(stats, name) for name in ("prompt_tokens", "cached_tokens", "generated_tokens",
+                                                       "forced_tokens", "prompt_seconds", "decode_seconds")}
+    calls_before = len(stats.call_seconds)
+    with tempfile.TemporaryDirectory() as tmp:
+        run_dir = Path(tmp) / "demo"
+        started = time.perf_counter()
+        runner = Runner.create(ROOT / "config" / "demo.yaml", run_dir, RunOptions(model="local"))
+        try:
+            status = runner.run()
+        finally:
+            runner.close()
+        elapsed = time.perf_counter() - started
+        walls = [json.loads(line)["latency"] for line in (run_dir / "llm_calls.jsonl").read_text().splitlines()]
+    delta = {name: getattr(stats, name) - value for name, value in before.items()}
+    decisions = list(stats.call_seconds)[calls_before:]
     return {
-        "free tok/s": free_tokens / free_time,
-        "constrained tok/s": constrained_tokens / constrained_time,
-        "decision median s": statistics.median(latencies),
-        "decision p90 s": sorted(latencies)[int(0.9 * (len(latencies) - 1))],
-        "decisions ok": ok / decisions,
+        "demo_state": status.state,
+        "demo_seconds": elapsed,
+        "demo_calls": len(decisions),
+        "constrained_tokens_per_s": delta["generated_tokens"] / delta["decode_seconds"],
+        "forced_token_share": delta["forced_tokens"] / max(delta["generated_tokens"], 1),
+        "decision_p50_s": statistics.median(decisions),
+        "decision_p90_s": _percentile(decisions, 0.9),
+        "decision_wall_p50_s": statistics.median(walls),
+        "prompt_tokens_per_s": (delta["prompt_tokens"] - delta["cached_tokens"]) / delta["prompt_seconds"],
+        "prompt_tokens_mean": delta["prompt_tokens"] / max(len(decisions), 1),
+        "cached_prefix_share": delta["cached_tokens"] / max(delta["prompt_tokens"], 1),
     }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--threads", type=int, default=None, help="threads for onnxruntime and llama.cpp (default: library choice)")
-    parser.add_argument("--decisions", type=int, default=10)
+    parser.add_argument("--json", action="store_true", help="end with one line of JSON")
+    parser.add_argument("--skip-embeddings", action="store_true")
     args = parser.parse_args()
-    load = os.getloadavg()[0]
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-          f"threads={args.threads or 'default'}, load average at start {load:.2f}")
-    embeddings = bench_embeddings(args.threads)
-    llm = bench_llm(args.threads, args.decisions)
+    machine = {"machine": platform.machine(), "cores": os.cpu_count(), "python": platform.python_version(),
+               "threads": args.threads, "load_average_start": round(os.getloadavg()[0], 2),
+               "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+    print(f"machine: {machine}")
+    figures: dict[str, object] = dict(machine)
+    if not args.skip_embeddings:
+        figures |= bench_embeddings(args.threads)
+    figures |= bench_free(args.threads)
+    figures |= bench_demo(args.threads)
     print("\n| measure | value |\n|---|---|")
-    print(f"| MiniLM int8 ONNX, batch 1 | {embeddings['batch 1']:.0f} sentences/s |")
-    print(f"| MiniLM int8 ONNX, batch 32 | {embeddings['batch 32']:.0f} sentences/s |")
-    print(f"| Gemma 3 270M Q4_K_M, free decoding | {llm['free tok/s']:.1f} tokens/s |")
-    print(f"| Gemma 3 270M, JSON-schema-constrained | {llm['constrained tok/s']:.1f} tokens/s |")
-    print(f"| decision latency, action schema (median / p90 of {args.decisions}) | "
-          f"{llm['decision median s']:.2f} s / {llm['decision p90 s']:.2f} s |")
-    print(f"| decisions that validated | {llm['decisions ok']:.0%} |")
+    for name, value in figures.items():
+        if name in machine:
+            continue
+        print(f"| {name} | {value:.3f} |" if isinstance(value, float) else f"| {name} | {value} |")
+    if args.json:
+        print(json.dumps({k: round(v, 4) if isinstance(v, float) else v for k, v in figures.items()}))
 
 
 if __name__ == "__main__":

@@ -229,11 +229,14 @@ class Agent:
         identity = f"You are {self.config.display_name()} (principal id {self.id})."
         if character.identity:
             identity += f" {character.identity}"
+        # Most stable first: text shared by every agent and turn, then this agent's identity, so
+        # a local model reuses the cached prefix (providers/llama_decode.py) across agents and turns.
         system = [
-            Section("system", f"{self.config.system_prompt.strip()}\n{identity}", 0, required=True),
+            Section("system", self.config.system_prompt.strip(), 0, required=True),
             Section("actions", f"ACTIONS\n{describe_actions()}\n\n{DECISION_FORMAT}", 0, required=True),
             Section("genesis", "SERVICES (invoke_artifact target=service, method, args; =cost in scrip)\n"
                     + "\n".join(inv.render_compact() for inv in self.world.invokables.values()), 4),
+            Section("identity", identity, 0, required=True),
         ]
         user = [
             Section("variables", (f"Turn {turn} of session {session}. Balance: {variables['balance']} scrip. "

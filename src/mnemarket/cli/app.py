@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import faulthandler
 import json
 import sys
 from pathlib import Path
@@ -286,6 +287,9 @@ def compare(experiment: Path = typer.Argument(..., help="experiment YAML, e.g. c
 
 
 def main() -> None:
+    # A native crash (llama.cpp) then names the Python call it happened in instead of a bare
+    # "Segmentation fault"; the start-up test decode (providers/llama_cpu.py) catches the known ones.
+    faulthandler.enable()
     app()
 
 

