@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	@echo "installing mnemarket (the first build of llama-cpp-python takes 4-10 minutes)"
-	$(PY) -m pip install -q -e '.[local,test]'
+	$(PY) -m pip install -q -e '.[local,cluster,test]'
 	touch $(STAMP)
 
 demo: $(STAMP)

@@ -261,7 +261,10 @@ def demo(out: Path = typer.Option(Path("runs/demo"), help="run directory (replac
 def compare(experiment: Path = typer.Argument(..., help="experiment YAML, e.g. config/experiments/local_vs_scripted.yaml"),
             out: Path = typer.Option(None, help="experiment directory (default runs/experiments/<name>)"),
             workers: int = typer.Option(None, min=1, help="cells run in parallel (default: the file's, or cores)"),
-            report_only: bool = typer.Option(False, help="only measure finished cells and rewrite the reports")) -> None:
+            report_only: bool = typer.Option(False, help="only measure finished cells and rewrite the reports"),
+            executor: str = typer.Option("process", help="process (a local process pool) or ray (Ray tasks)"),
+            address: str = typer.Option(None, help="Ray cluster address (auto, ray://HOST:10001); default: "
+                                                   "start a local Ray")) -> None:
     """Run a models x memory-configs x seeds matrix (resumable) and write comparison.json/.md/.html."""
     from mnemarket.sim.experiment import run_experiment
 
@@ -273,7 +276,8 @@ def compare(experiment: Path = typer.Argument(..., help="experiment YAML, e.g. c
         console.print(f"[{colour}]{outcome.get('state')}[/{colour}] {cell.id} "
                       f"{outcome.get('seconds', '')}s {outcome.get('message', '')}")
     try:
-        path = run_experiment(experiment, out, max_workers=workers, only_report=report_only, progress=report)
+        path = run_experiment(experiment, out, max_workers=workers, only_report=report_only, progress=report,
+                              executor=executor, address=address)
     except MnemarketError as exc:
         _fail(str(exc))
     document = json.loads(path.read_text())

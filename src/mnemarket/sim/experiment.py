@@ -222,8 +222,17 @@ Progress = Callable[[str, Cell, dict[str, Any]], None]
 
 
 def run_experiment(path: str | Path, out: str | Path | None = None, *, max_workers: int | None = None,
-                   only_report: bool = False, progress: Progress | None = None) -> Path:
-    """Run every unfinished cell, measure all of them, write the comparison; returns its json path."""
+                   only_report: bool = False, progress: Progress | None = None,
+                   executor: str = "process", address: str | None = None) -> Path:
+    """Run every unfinished cell, measure all of them, write the comparison; returns its json path.
+
+    ``executor`` is ``process`` (a local process pool, the default) or ``ray`` (Ray tasks on the
+    cluster at ``address``, or on a local Ray started for the call; see `sim.ray_executor`).
+    """
+    if executor not in ("process", "ray"):
+        raise ConfigError(f"executor {executor!r} is unknown; use 'process' (default) or 'ray'")
+    if address is not None and executor != "ray":
+        raise ConfigError("--address needs --executor ray")
     experiment = load_experiment(path, out)
     if max_workers is not None:
         experiment.config.max_workers = max_workers
@@ -235,7 +244,12 @@ def run_experiment(path: str | Path, out: str | Path | None = None, *, max_worke
     dirs = {cell: prepare_cell(experiment, cell) for cell in cells}
     pending = [cell for cell in cells if not cell_done(dirs[cell])]
     outcomes: dict[Cell, dict[str, Any]] = {}
-    if pending and not only_report:
+    if pending and not only_report and executor == "ray":
+        from mnemarket.sim.ray_executor import run_cells_on_ray
+
+        outcomes = run_cells_on_ray([(cell, dirs[cell]) for cell in pending], address=address, is_local=is_local_model,
+                                    progress=(lambda cell, outcome: progress("cell", cell, outcome)) if progress else None)
+    elif pending and not only_report:
         workers = workers_for(experiment, len(pending))
         if workers == 1:
             for cell in pending:

@@ -1,0 +1,142 @@
+"""Experiment cells on a Ray cluster (`mnemarket compare EXP --executor ray [--address ADDR]`).
+
+Each cell's run directory travels with its task: the head packs the directory as it stands
+(new, or part-run by an interrupted attempt), a worker unpacks it into a node-local temporary
+folder, runs or resumes it there (`experiment.run_cell`), and returns it packed; the head
+unpacks it in place. The experiment directory therefore lives on the head only, no shared
+storage is needed, and resuming works as with the process pool: a cell that never came back
+is re-sent from where the head last saw it.
+
+Cells on the local model go to one actor per node, which runs them one after another in one
+process: the model is loaded once per node and its prompt cache stays warm (the same reason the
+process pool gives them a single worker). Other cells are plain tasks, one CPU each.
+
+Every node needs mnemarket installed (`pip install 'mnemarket[cluster,local]'`) in the same
+Python version as the head.
+"""
+
+from __future__ import annotations
+
+import io
+import itertools
+import shutil
+import tarfile
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from mnemarket.errors import ConfigError
+
+_INSTALL_HINT = "install the cluster extra: pip install 'mnemarket[cluster]' (Ray)"
+
+
+def pack(run_dir: Path) -> bytes:
+    """A run directory as gzipped tar bytes (paths relative to the directory)."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
+        for path in sorted(run_dir.rglob("*")):
+            archive.add(path, arcname=str(path.relative_to(run_dir)), recursive=False)
+    return buffer.getvalue()
+
+
+def unpack(data: bytes, run_dir: Path) -> None:
+    """Replace ``run_dir`` with the packed directory; a failure leaves the old one untouched."""
+    staging = Path(tempfile.mkdtemp(prefix=f".{run_dir.name}.", dir=run_dir.parent))
+    try:
+        with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as archive:
+            archive.extractall(staging, filter="data")  # "data": no absolute paths, links or devices
+        old = run_dir.with_name(f".{run_dir.name}.old")
+        if run_dir.exists():
+            run_dir.rename(old)
+        staging.rename(run_dir)
+        shutil.rmtree(old, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+
+
+def run_packed(cell_id: str, data: bytes) -> tuple[dict[str, Any], bytes]:
+    """Run (or resume) a packed cell in a temporary folder; return its outcome and the packed result."""
+    from mnemarket.sim.experiment import run_cell
+
+    with tempfile.TemporaryDirectory(prefix="mnemarket-cell-") as tmp:
+        run_dir = Path(tmp) / cell_id
+        run_dir.mkdir()
+        with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as archive:
+            archive.extractall(run_dir, filter="data")
+        outcome = run_cell(str(run_dir))
+        return outcome, pack(run_dir)
+
+
+class LocalModelCells:
+    """Runs local-model cells one at a time in one process of its node (Ray actor body)."""
+
+    def run(self, cell_id: str, data: bytes) -> tuple[dict[str, Any], bytes]:
+        return run_packed(cell_id, data)
+
+
+def _ray() -> Any:
+    try:
+        import ray
+    except ImportError:
+        raise ConfigError(f"--executor ray needs Ray; {_INSTALL_HINT}") from None
+    return ray
+
+
+def run_cells_on_ray(cells: list[tuple[Any, Path]], *, address: str | None, is_local: Callable[[str], bool],
+                     progress: Callable[[Any, dict[str, Any]], None] | None = None) -> dict[Any, dict[str, Any]]:
+    """Run ``(cell, run_dir)`` pairs as Ray tasks; returns each cell's outcome (as `run_cell` does).
+
+    Connects to ``address`` (an existing cluster: ``auto``, ``ray://host:10001`` or ``host:6379``)
+    or, without one, starts a local Ray for the duration of the call.
+
+    Raises:
+        ConfigError: Ray is not installed, or the cluster cannot be reached.
+    """
+    ray = _ray()
+    started_here = not ray.is_initialized()
+    if started_here:
+        try:
+            ray.init(address=address, include_dashboard=False, log_to_driver=False, configure_logging=False)
+        except (ConnectionError, RuntimeError, ValueError) as exc:
+            where = f"the Ray cluster at {address!r}" if address else "a local Ray"
+            raise ConfigError(f"could not start or reach {where}: {exc}") from exc
+    try:
+        task = ray.remote(num_cpus=1, max_retries=1)(run_packed)
+        local_cells = [(cell, path) for cell, path in cells if is_local(cell.model)]
+        actors = _node_actors(ray) if local_cells else []
+        futures: dict[Any, tuple[Any, Path]] = {}
+        for (cell, path), actor in zip(local_cells, itertools.cycle(actors)):
+            futures[actor.run.remote(cell.id, pack(path))] = (cell, path)
+        for cell, path in cells:
+            if not is_local(cell.model):
+                futures[task.remote(cell.id, pack(path))] = (cell, path)
+        outcomes: dict[Any, dict[str, Any]] = {}
+        waiting = list(futures)
+        while waiting:
+            done, waiting = ray.wait(waiting, num_returns=1)
+            cell, path = futures[done[0]]
+            try:
+                outcome, data = ray.get(done[0])
+                unpack(data, path)
+                outcome = outcome | {"run_dir": str(path)}
+            except Exception as exc:  # noqa: BLE001 - one cell's failure must not stop the others
+                outcome = {"run_dir": str(path), "state": "error", "message": f"{type(exc).__name__}: {exc}"}
+            outcomes[cell] = outcome
+            if progress:
+                progress(cell, outcome)
+        return outcomes
+    finally:
+        if started_here:
+            ray.shutdown()
+
+
+def _node_actors(ray: Any) -> list[Any]:
+    """One local-model actor pinned to each alive node."""
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    actor = ray.remote(num_cpus=1)(LocalModelCells)
+    nodes = [node["NodeID"] for node in ray.nodes() if node.get("Alive")]
+    return [actor.options(scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=False)).remote()
+            for node in nodes]
