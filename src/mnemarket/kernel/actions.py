@@ -9,9 +9,12 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from mnemarket.kernel.artifact import AccessPolicy
+from mnemarket.kernel.bounds import json_problem
 from mnemarket.kernel.results import ActionResult, ErrorCode
 
 MAX_REASONING_CHARS = 500
+MAX_REPLY_CHARS = 400_000
+"""Longest model reply the parser reads (twice the text an action may carry, for prose around it)."""
 
 
 class _Action(BaseModel):
@@ -148,19 +151,21 @@ _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
 
 def _extract_json(text: str) -> Any:
     """Find the JSON object in model output that may carry fences or prose around it."""
+    if len(text) > MAX_REPLY_CHARS:
+        raise ValueError(f"the reply has {len(text)} characters; at most {MAX_REPLY_CHARS} are read")
     candidates = [m.group(1) for m in _FENCE.finditer(text)] + [text]
     for candidate in candidates:
         candidate = candidate.strip()
         try:
             return json.loads(candidate)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             pass
         start = candidate.find("{")
         if start >= 0:
             try:
                 obj, _ = json.JSONDecoder().raw_decode(candidate[start:])
                 return obj
-            except json.JSONDecodeError:
+            except (json.JSONDecodeError, RecursionError):
                 continue
     raise ValueError("no JSON object found")
 
@@ -185,11 +190,15 @@ def parse_action(raw: str | dict[str, Any] | BaseModel) -> Action | ActionResult
             f"an action must be a JSON object, got {type(raw).__name__}",
             'reply with exactly one JSON object, for example {"action_type": "noop"}',
         )
+    problem = json_problem(raw)
+    if problem is not None:
+        return ActionResult.fail(ErrorCode.INVALID_ACTION, f"the action is out of bounds: {problem}",
+                                 "send plain JSON with short text, small integers and at most a few levels of nesting")
     action_type = raw.get("action_type")
-    if action_type not in ACTION_TYPES:
+    if not isinstance(action_type, str) or action_type not in ACTION_TYPES:
         return ActionResult.fail(
             ErrorCode.INVALID_ACTION,
-            f"unknown action_type {action_type!r}",
+            f"unknown action_type {str(action_type)[:60]!r}",
             f"action_type must be one of: {', '.join(ACTION_TYPES)}",
         )
     try:

@@ -87,7 +87,7 @@ class Artifact(BaseModel):
     @field_validator("id")
     @classmethod
     def _valid_id(cls, value: str) -> str:
-        if not _ARTIFACT_ID.match(value):
+        if not _ARTIFACT_ID.fullmatch(value):
             raise ValueError(
                 f"artifact id {value!r} is invalid: use 1-128 characters from letters, digits, "
                 "'_', '.', ':' and '-', starting with a letter or digit"
@@ -96,4 +96,4 @@ class Artifact(BaseModel):
 
 
 def valid_artifact_id(artifact_id: str) -> bool:
-    return bool(_ARTIFACT_ID.match(artifact_id))
+    return bool(_ARTIFACT_ID.fullmatch(artifact_id))

@@ -23,6 +23,7 @@ class ErrorCode(StrEnum):
     LIMIT_EXCEEDED = "limit_exceeded"
     METHOD_FAILED = "method_failed"
     STORE_FAILURE = "store_failure"
+    INTERNAL_ERROR = "internal_error"
 
 
 class ActionResult(BaseModel):

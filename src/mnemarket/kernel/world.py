@@ -10,6 +10,7 @@ from typing import Any
 
 from mnemarket.kernel.actions import Action, parse_action
 from mnemarket.kernel.artifact import Artifact, Operation
+from mnemarket.kernel.bounds import json_problem, safe_text
 from mnemarket.kernel.changes import ChangeSet, CommitHook
 from mnemarket.kernel.events import Event
 from mnemarket.kernel.invokable import Invokable
@@ -149,7 +150,7 @@ class World:
         """Parse raw model output and execute it; unparseable output becomes a recorded failure."""
         parsed = parse_action(raw)
         if isinstance(parsed, ActionResult):
-            action_dump = raw if isinstance(raw, dict) else {"raw": str(raw)[:2000]}
+            action_dump = raw if isinstance(raw, dict) and json_problem(raw) is None else {"raw": safe_text(raw)}
             tx = Transaction(self, principal)
             for hook in hooks:
                 tx.on_commit(hook)
@@ -180,6 +181,11 @@ class World:
             result.scrip_charged = tx.charged
         except ActionFailure as failure:
             result, tx = failure.to_result(), Transaction(self, principal)
+        except Exception as exc:  # noqa: BLE001 - a handler bug must cost one failed action, not the run
+            result = ActionResult.fail(
+                ErrorCode.INTERNAL_ERROR, f"the action failed inside mnemarket ({type(exc).__name__}: {str(exc)[:200]}); "
+                "nothing changed", "try a different action; this is a mnemarket bug worth reporting")
+            tx = Transaction(self, principal)
         for hook in hooks:
             tx.on_commit(hook)
         return self._record(principal, action.action_type, action.model_dump(mode="json"), result, tx, meta,
