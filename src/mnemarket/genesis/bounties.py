@@ -25,8 +25,25 @@ class ClaimArgs(BaseModel):
     answer: str | None = Field(None, max_length=500, description="for answer bounties")
 
 
-def _normalise(text: str) -> str:
-    return " ".join(text.lower().split())
+MAX_EXTRA_WORDS = 3
+"""Words an answer may carry beyond the expected one ("the code is 7421"), none of them numbers."""
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9]+", text.lower())
+
+
+def answer_matches(expected: str, claim: str) -> bool:
+    """The expected answer's words, in order, with at most a few other words and no other numbers,
+    so a claim that lists every candidate does not win."""
+    want, got = _words(expected), _words(claim)
+    if not want:
+        return False
+    for start in range(len(got) - len(want) + 1):
+        if got[start:start + len(want)] == want:
+            extra = got[:start] + got[start + len(want):]
+            return len(extra) <= MAX_EXTRA_WORDS and not any(w.isdigit() for w in extra)
+    return False
 
 
 class GenesisBounty(Invokable):
@@ -98,6 +115,6 @@ class GenesisBounty(Invokable):
         if not args.answer:
             raise ActionFailure(ErrorCode.INVALID_ARGUMENTS, f"{bounty.id!r} needs an answer",
                                 f"claim with answer=...; the question: {bounty.description}")
-        if _normalise(bounty.answer or "") not in _normalise(args.answer):
+        if not answer_matches(bounty.answer or "", args.answer):
             raise ActionFailure(ErrorCode.METHOD_FAILED, f"wrong answer for {bounty.id!r}",
                                 "find the fact first (someone's memory may hold it), then claim again")

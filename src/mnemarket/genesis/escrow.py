@@ -12,8 +12,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from mnemarket.genesis.config import EscrowCosts
 from mnemarket.genesis.trades import Trade, record_trade
 from mnemarket.kernel import (
-    ActionFailure, Artifact, ErrorCode, Invokable, InvokeContext, MethodOutcome, MethodSpec, NoArgs,
+    AccessPolicy, ActionFailure, Artifact, ErrorCode, Invokable, InvokeContext, MethodOutcome, MethodSpec, NoArgs,
 )
+from mnemarket.kernel.artifact import AccessRule
 
 ESCROW_ID = "genesis_escrow"
 
@@ -66,10 +67,19 @@ def _deposit(ctx: InvokeContext, args: DepositArgs) -> MethodOutcome:
                          {"artifact_id": artifact.id, "price": args.price})
 
 
+def transferred_access(access: AccessPolicy, seller: str) -> AccessPolicy:
+    """The policy a buyer receives: control is theirs alone (write and delete back to "owner", no
+    authorized writer); read and invoke allow-lists (e.g. licensees) stay, without the seller."""
+    def without_seller(rule: AccessRule) -> AccessRule:
+        return [p for p in rule if p != seller] if isinstance(rule, list) else rule
+    return access.model_copy(update={"write": "owner", "delete": "owner", "authorized_writer": None,
+                                     "read": without_seller(access.read), "invoke": without_seller(access.invoke)})
+
+
 def transfer_ownership(ctx: InvokeContext, artifact: Artifact, buyer: str) -> Artifact:
-    """Give `artifact` to `buyer`, withdrawing any authorized writer (escrow's hand-off ends)."""
+    """Give `artifact` to `buyer` with full control (see `transferred_access`)."""
     moved = artifact.model_copy(update={
-        "owner": buyer, "access": artifact.access.model_copy(update={"authorized_writer": None}),
+        "owner": buyer, "access": transferred_access(artifact.access, artifact.owner),
         "version": artifact.version + 1, "updated_tick": ctx.tick})
     ctx.tx.put_artifact(moved)
     return moved
@@ -107,7 +117,9 @@ def _cancel(ctx: InvokeContext, args: ArtifactArgs) -> MethodOutcome:
         raise ActionFailure(ErrorCode.PERMISSION_DENIED, "only the seller may cancel a listing",
                             f"{args.artifact_id!r} was listed by {listing['seller']!r}")
     ctx.put_state(args.artifact_id, None)
-    artifact = ctx.artifact(args.artifact_id)
+    artifact = ctx.tx.artifact(args.artifact_id)
+    if artifact is None or artifact.deleted:
+        return MethodOutcome(f"withdrew the listing of {args.artifact_id!r} (the artifact is gone)")
     if artifact.access.authorized_writer == ESCROW_ID:
         ctx.tx.put_artifact(artifact.model_copy(update={
             "access": artifact.access.model_copy(update={"authorized_writer": None}),

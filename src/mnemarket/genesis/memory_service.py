@@ -350,7 +350,13 @@ class GenesisMemory(Invokable):
                              {"licences": licences, "copies": copies})
 
     def copy_offers(self, ctx: InvokeContext) -> list[dict]:
-        return [v for k, v in ctx.state_items().items() if k.startswith("copy:")]
+        """Open copy offers whose store still exists and still belongs to the one who offered it."""
+        return [v for k, v in ctx.state_items().items() if k.startswith("copy:") and self._offer_live(ctx, v)]
+
+    @staticmethod
+    def _offer_live(ctx: InvokeContext, offer: dict) -> bool:
+        store = ctx.tx.artifact(offer["store_id"])
+        return store is not None and not store.deleted and store.owner == offer["seller"]
 
     def _buy_copy(self, ctx: InvokeContext, args: BuyCopyArgs) -> MethodOutcome:
         offer = ctx.state(f"copy:{args.offer_id}")
@@ -360,6 +366,10 @@ class GenesisMemory(Invokable):
                                 f"open copy offers: {open_ids}")
         if offer["seller"] == ctx.caller:
             raise ActionFailure(ErrorCode.INVALID_ARGUMENTS, "you made this offer", "nothing to buy")
+        if not self._offer_live(ctx, offer):
+            raise ActionFailure(ErrorCode.METHOD_FAILED,
+                                f"offer {args.offer_id!r} lapsed: {offer['store_id']!r} was sold or deleted",
+                                "list open offers with genesis_memory.offers")
         if ctx.tx.artifact(args.new_store_id) is not None:
             raise ActionFailure(ErrorCode.INVALID_ARGUMENTS, f"{args.new_store_id!r} already exists",
                                 f"choose a new store id, e.g. {ctx.caller}_bought_{args.offer_id}")
