@@ -35,10 +35,29 @@ def create_working_memory(world: World, agent_id: str, artifact_id: str, max_cha
         created_tick=world.tick, updated_tick=world.tick))
 
 
+class _NoAliasLoader(yaml.SafeLoader):
+    """YAML as an agent may write it, minus aliases: a few hundred characters of nested aliases
+    (a "billion laughs") expand into exponentially many values for whoever walks them."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            raise yaml.composer.ComposerError(None, None, "aliases (*name) are not allowed here",
+                                              self.peek_event().start_mark)
+        return super().compose_node(parent, index)
+
+
+def load_agent_yaml(text: str) -> Any:
+    """Parse YAML an agent wrote; raises ``yaml.YAMLError`` for bad YAML, aliases or absurd nesting."""
+    try:
+        return yaml.load(text, Loader=_NoAliasLoader)  # noqa: S506 - a SafeLoader subclass
+    except RecursionError:
+        raise yaml.YAMLError("the YAML nests too deeply") from None
+
+
 def parse_working_memory(text: str) -> WorkingMemory:
     """Best effort: what the agent wrote may not be valid YAML or may not be a mapping."""
     try:
-        data = yaml.safe_load(text)
+        data = load_agent_yaml(text)
     except yaml.YAMLError:
         data = None
     if isinstance(data, dict):
@@ -65,7 +84,7 @@ def prefixed_entries(text: str, prefixes: list[str]) -> list[str]:
     Each entry is stripped of list markers and quotes; duplicates are dropped, order is kept.
     """
     try:
-        data = yaml.safe_load(text)
+        data = load_agent_yaml(text)
         candidates = _strings(data) if isinstance(data, (dict, list)) else text.splitlines()
     except yaml.YAMLError:
         candidates = text.splitlines()
