@@ -352,6 +352,10 @@ class Agent:
             # Exact repeats are always skipped (this also makes a resumed session end idempotent);
             # near-duplicates only when de-duplication is on, and they reinforce the original.
             duplicate = find_duplicate(self.longterm, entry, memory.dedup_threshold if memory.dedup else None)
+            if duplicate is not None and self._migrated_here(duplicate, session):
+                # A resumed session end: this very migration committed before the process died.
+                report.migrated.append(entry)
+                continue
             if duplicate is not None:
                 reinforce(self.longterm, duplicate, by=f"{self.config.working_memory_id}@session{session}",
                           actor=self.id, reason="the same lesson migrated again")
@@ -365,6 +369,10 @@ class Agent:
                       "metadata": {"migrated_from": self.config.working_memory_id, "session": session}}),
                 meta={"session": session, "migration": True})
             (report.migrated if result.success else report.failed).append(entry)
+
+    def _migrated_here(self, record_id: str, session: int) -> bool:
+        metadata = self.longterm.get(record_id).metadata
+        return (metadata.get("migrated_from") == self.config.working_memory_id and metadata.get("session") == session)
 
     def _promote_reflections(self, reflection) -> list[str]:
         """Copy new insights into long-term memory (where RAG finds them), keeping their evidence."""

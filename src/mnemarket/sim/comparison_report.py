@@ -1,4 +1,4 @@
-"""comparison.json, comparison.md and comparison.html of an experiment.
+"""comparison.json, .md, .html and .csv of an experiment.
 
 The html page is self-contained (inline CSS and SVG, no scripts or fonts); every value that
 reaches the markup is escaped, since model names, config names and agent ids come from files.
@@ -8,9 +8,11 @@ mean over seeds, a whisker of +-1 standard deviation, and a dot per seed.
 
 from __future__ import annotations
 
+import csv
 import html
 import json
 import math
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -42,6 +44,17 @@ METRICS: tuple[tuple[str, str], ...] = (
     ("unparseable_rate", "unparseable reply rate"),
     ("loop_breaker_triggers", "loop-breaker triggers"),
 )
+BETTER: dict[str, str] = {
+    "lessons_stored": "higher", "duplicate_rate": "lower", "generic_rate": "lower", "specificity_mean": "higher",
+    "uptake_rate": "higher", "lesson_retrievals": "higher", "application_pairs": "higher",
+    "failures_per_turn_after": "lower", "relevance_cosine": "higher", "relevance_lexical": "higher",
+    "scrip_delta_total": "higher", "bounties_won": "higher", "buyers_scrip_delta_mean": "higher",
+    "context_tokens_per_turn": "lower", "model_tokens_per_turn": "lower", "cost_usd": "lower",
+    "invalid_action_rate": "lower", "unparseable_rate": "lower", "loop_breaker_triggers": "lower",
+}
+"""Which direction of each metric is better; metrics absent here describe rather than rank."""
+_ARROW = {"higher": " (higher is better)", "lower": " (lower is better)"}
+CSV_COLUMNS = ("experiment", "cell", "model", "config", "seed", "agent", "metric", "value", "better")
 PLOTTED = ("lessons_stored", "duplicate_rate", "generic_rate", "specificity_mean", "uptake_rate",
            "relevance_cosine", "scrip_delta_total", "invalid_action_rate", "model_tokens_per_turn")
 CELL_COLUMNS = ("lessons_stored", "duplicate_rate", "generic_rate", "specificity_mean", "uptake_rate",
@@ -57,8 +70,31 @@ def write_reports(out_dir: Path, document: dict[str, Any]) -> Path:
     path = out_dir / "comparison.json"
     path.write_text(json.dumps(document, indent=2))
     (out_dir / "comparison.md").write_text(render_markdown(document))
-    (out_dir / "comparison.html").write_text(render_html(document))
+    (out_dir / "comparison.html").write_text(render_html(document, out_dir))
+    write_csv(out_dir / "comparison.csv", document)
     return path
+
+
+def tidy_rows(document: dict[str, Any]) -> list[dict[str, Any]]:
+    """One row per cell x agent x numeric metric (agent "(cell)" for whole-cell figures)."""
+    rows = []
+    for cell in document["cells"]:
+        metrics = cell.get("metrics") or {}
+        scopes = [("(cell)", metrics.get("cell", {})), *sorted(metrics.get("agents", {}).items())]
+        for agent, figures in scopes:
+            for metric, value in figures.items():
+                if isinstance(value, (int, float)) and not isinstance(value, bool):
+                    rows.append({"experiment": document["experiment"], "cell": cell["id"], "model": cell["model"],
+                                 "config": cell["config"], "seed": cell["seed"], "agent": agent, "metric": metric,
+                                 "value": value, "better": BETTER.get(metric, "")})
+    return rows
+
+
+def write_csv(path: Path, document: dict[str, Any]) -> None:
+    with path.open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=CSV_COLUMNS)
+        writer.writeheader()
+        writer.writerows(tidy_rows(document))
 
 
 def fmt(value: Any) -> str:
@@ -73,13 +109,39 @@ def fmt(value: Any) -> str:
     return str(value)
 
 
-def stat_text(stat: dict[str, Any] | None) -> str:
+def stat_text(stat: dict[str, Any] | None, interval: list[float] | None = None) -> str:
     if not stat:
         return "–"
     text = fmt(stat["mean"])
     if stat["n"] > 1:
         text += f" ± {fmt(stat['std'])}"
+    if interval is not None:
+        text += f" [{fmt(interval[0])}, {fmt(interval[1])}]"
     return text
+
+
+def _group_cells(group: dict[str, Any], key: str) -> str:
+    return stat_text(group["metrics"].get(key), (group.get("intervals") or {}).get(key))
+
+
+def metric_label(key: str, label: str) -> str:
+    return label + _ARROW.get(BETTER.get(key, ""), "")
+
+
+def difference_rows(document: dict[str, Any]) -> list[list[Any]]:
+    labels = dict(METRICS)
+    rows = []
+    for diff in document.get("differences", []):
+        if diff["metric"] not in labels:
+            continue
+        interval = diff["interval"]
+        rows.append([f"{diff['model']} / {diff['config']}", metric_label(diff["metric"], labels[diff["metric"]]),
+                     fmt(diff["mean"]), f"[{fmt(interval[0])}, {fmt(interval[1])}]" if interval else "–", diff["n"],
+                     "yes" if diff["separated"] else "no"])
+    return rows
+
+
+DIFFERENCE_HEADERS = ("group", "metric", "mean difference", "95% interval", "paired seeds", "separated")
 
 
 def group_label(group: dict[str, Any]) -> str:
@@ -111,14 +173,21 @@ def render_markdown(document: dict[str, Any]) -> str:
              f"- metrics embedder: {document['metrics_embedder'] or 'none (exact/lexical only)'}",
              f"- generated {document['generated']} on {document['machine']['platform']} "
              f"({document['machine']['cores']} cores)", "",
-             "## Groups (mean ± sample std over seeds)", ""]
+             "## Groups (mean ± sample std [95% bootstrap interval] over seeds)", ""]
     if groups:
         headers = ["metric", *[group_label(g) for g in groups]]
-        rows = [[label, *[stat_text(g["metrics"].get(key)) for g in groups]] for key, label in METRICS]
+        rows = [[metric_label(key, label), *[_group_cells(g, key) for g in groups]] for key, label in METRICS]
         rows.insert(0, ["seeds finished", *[g["seeds"] for g in groups]])
         parts.append(_md_table(headers, rows))
     else:
         parts.append("No finished cells yet.")
+    baseline = document.get("baseline")
+    if baseline and document.get("differences"):
+        parts += ["", f"## Differences from the baseline {baseline['model']} / {baseline['config']} "
+                      "(mean of per-seed differences)", "",
+                  _md_table(DIFFERENCE_HEADERS, difference_rows(document))]
+    for warning in document.get("warnings", []):
+        parts += ["", f"> warning: {warning}"]
     parts += ["", "## Cells", ""]
     cell_rows = []
     for row in document["cells"]:
@@ -136,9 +205,16 @@ def _e(value: Any) -> str:
     return html.escape(str(value), quote=True)
 
 
-def _html_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+def _html_table(headers: Sequence[str], rows: Sequence[Sequence[Any]],
+                raw_first: dict[Any, str] | None = None) -> str:
+    """A table of escaped cells; ``raw_first`` maps a first-column value to ready (escaped) markup."""
     head = "".join(f"<th>{_e(h)}</th>" for h in headers)
-    body = "".join("<tr>" + "".join(f"<td>{_e(c)}</td>" for c in row) + "</tr>" for row in rows)
+
+    def cells(row: Sequence[Any]) -> str:
+        first = (raw_first or {}).get(row[0]) if row else None
+        rest = row[1:] if first is not None else row
+        return (f"<td>{first}</td>" if first is not None else "") + "".join(f"<td>{_e(c)}</td>" for c in rest)
+    body = "".join(f"<tr>{cells(row)}</tr>" for row in rows)
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
@@ -184,7 +260,14 @@ def bar_chart(title: str, groups: Sequence[dict[str, Any]], key: str, seed_value
     return f'<figure class="chart">{"".join(svg)}</figure>'
 
 
-def render_html(document: dict[str, Any]) -> str:
+def _cell_link(row: dict[str, Any], out_dir: Path | None) -> str:
+    report = Path(row["run_dir"]) / "report.html" if out_dir is not None and row.get("run_dir") else None
+    if report is None or not report.exists():
+        return _e(row["id"])
+    return f'<a href="{_e(os.path.relpath(report, out_dir))}">{_e(row["id"])}</a>'
+
+
+def render_html(document: dict[str, Any], out_dir: Path | None = None) -> str:
     groups = document["groups"]
     matrix = document["matrix"]
     labels = {k: v for k, v in METRICS}
@@ -201,12 +284,19 @@ def render_html(document: dict[str, Any]) -> str:
     charts = "".join(bar_chart(labels[key], groups, key, seed_values.get(key, {})) for key in PLOTTED)
     group_table = _html_table(["metric", *[group_label(g) for g in groups]],
                               [["seeds finished", *[g["seeds"] for g in groups]]]
-                              + [[label, *[stat_text(g["metrics"].get(key)) for g in groups]]
+                              + [[metric_label(key, label), *[_group_cells(g, key) for g in groups]]
                                  for key, label in METRICS]) if groups else "<p>No finished cells yet.</p>"
     cell_table = _html_table(["cell", "status", "seconds", *CELL_COLUMNS],
                              [[row["id"], row["status"], row.get("seconds") or "–",
                                *[fmt(row.get("metrics", {}).get("cell", {}).get(k)) for k in CELL_COLUMNS]]
-                              for row in document["cells"]])
+                              for row in document["cells"]],
+                             raw_first={row["id"]: _cell_link(row, out_dir) for row in document["cells"]})
+    baseline = document.get("baseline") or {}
+    differences = (f"<h2>Differences from the baseline {_e(baseline.get('model'))} / {_e(baseline.get('config'))}"
+                   f" (mean of per-seed differences)</h2>"
+                   + _html_table(list(DIFFERENCE_HEADERS), difference_rows(document))
+                   + "".join(f'<p class="warning">warning: {_e(w)}</p>' for w in document.get("warnings", []))
+                   ) if document.get("differences") else ""
     agent_rows = [[row["id"], agent, *[fmt(figures.get(k)) for k in AGENT_COLUMNS]]
                   for row in document["cells"] for agent, figures in row.get("metrics", {}).get("agents", {}).items()]
     agent_table = _html_table(["cell", "agent", *AGENT_COLUMNS], agent_rows)
@@ -236,8 +326,9 @@ sessions x turns {_e(matrix['sessions'] or 'scenario')} x {_e(matrix['turns'] or
 {_html_table(["config", "merged into every agent", "per agent", "description"], config_rows)}
 <h2>Plots (bar = mean over seeds, whisker = ±1 std, dots = seeds)</h2>
 <div class="charts">{charts}</div>
-<h2>Groups (mean ± sample std over seeds)</h2>
+<h2>Groups (mean ± sample std [95% bootstrap interval] over seeds)</h2>
 {group_table}
+{differences}
 <h2>Cells</h2>
 {cell_table}
 <h2>Agents</h2>

@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from mnemarket.agents.config import AgentConfig, format_validation_error
 from mnemarket.errors import ConfigError
+from mnemarket.sim.statistics import MIN_SEEDS, paired_differences
 
 CELL_FILE = "cell.json"
 CELLS_DIR = "cells"
@@ -64,6 +65,8 @@ class ExperimentConfig(BaseModel):
     out: str | None = Field(None, description="output directory (default runs/experiments/<name>)")
     metrics_embedder: str | None = Field("minilm", description="embedder for near-duplicates and relevance; "
                                                                "null: exact duplicates and lexical relevance only")
+    baseline: str | None = Field(None, description="the group others are compared with: MODEL or MODEL/CONFIG "
+                                                   "(default: the first model with the first config)")
 
     @field_validator("configs")
     @classmethod
@@ -234,6 +237,7 @@ def run_experiment(path: str | Path, out: str | Path | None = None, *, max_worke
     if address is not None and executor != "ray":
         raise ConfigError("--address needs --executor ray")
     experiment = load_experiment(path, out)
+    baseline_group(experiment.config)  # a wrong baseline is a configuration error before any cell runs
     if max_workers is not None:
         experiment.config.max_workers = max_workers
     experiment.out_dir.mkdir(parents=True, exist_ok=True)
@@ -276,6 +280,36 @@ def is_local_model(model: str) -> bool:
     return model == "local" or model.startswith("local:")
 
 
+def baseline_group(config: ExperimentConfig) -> tuple[str, str]:
+    """The (model, config) group every other group is compared with.
+
+    Raises:
+        ConfigError: the named baseline is not in the matrix.
+    """
+    first_config = next(iter(config.configs))
+    if config.baseline is None:
+        return config.models[0], first_config
+    if config.baseline in config.models:  # model strings may hold "/" themselves (URLs, paths)
+        return config.baseline, first_config
+    model, _, name = config.baseline.rpartition("/")
+    if model not in config.models or name not in config.configs:
+        raise ConfigError(f"baseline {config.baseline!r} is not in the matrix; use MODEL or MODEL/CONFIG with a model "
+                          f"from {config.models} and a config from {list(config.configs)}")
+    return model, name
+
+
+def separation_warnings(differences: list[dict[str, Any]]) -> list[str]:
+    """One line per group whose seeds are too few to separate it from the baseline on some metrics."""
+    unresolved: dict[tuple[str, str], list[str]] = {}
+    for diff in differences:
+        if diff["warning"]:
+            unresolved.setdefault((diff["model"], diff["config"]), []).append(diff["metric"])
+    seeds = {(d["model"], d["config"]): d["n"] for d in differences}
+    return [f"{model}/{config}: {seeds[(model, config)]} paired seed(s) do not separate it from the baseline on "
+            f"{len(metrics)} metric(s) ({', '.join(metrics[:5])}{', ...' if len(metrics) > 5 else ''}); "
+            f"run at least {MIN_SEEDS} seeds" for (model, config), metrics in unresolved.items()]
+
+
 def write_comparison(experiment: Experiment, dirs: dict[Cell, Path], outcomes: dict[Cell, dict[str, Any]]) -> Path:
     """Measure every finished cell and write comparison.json/.md/.html in the experiment directory."""
     from mnemarket.sim.comparison_report import write_reports
@@ -300,6 +334,8 @@ def write_comparison(experiment: Experiment, dirs: dict[Cell, Path], outcomes: d
             row |= {"status": outcome.get("state", "not run"), "message": outcome.get("message", "")}
         rows.append(row)
     c = experiment.config
+    baseline = baseline_group(c)
+    differences = paired_differences(rows, baseline)
     document = {
         "experiment": c.name,
         "description": c.description,
@@ -312,5 +348,8 @@ def write_comparison(experiment: Experiment, dirs: dict[Cell, Path], outcomes: d
         "machine": {"platform": platform.platform(), "machine": platform.machine(), "cores": os.cpu_count()},
         "cells": rows,
         "groups": aggregate_groups(rows),
+        "baseline": {"model": baseline[0], "config": baseline[1]},
+        "differences": differences,
+        "warnings": separation_warnings(differences),
     }
     return write_reports(experiment.out_dir, document)

@@ -447,7 +447,10 @@ def _pooled_application(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 
 def aggregate_groups(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Mean, sample standard deviation and n over seeds of every numeric cell metric, per (model, config)."""
+    """Mean, sample standard deviation and n over seeds of every numeric cell metric, per (model, config),
+    and under ``intervals`` the 95 % bootstrap interval of each mean (``None`` below two seeds)."""
+    from mnemarket.sim.statistics import bootstrap_interval
+
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for row in rows:
         if row.get("status") == "finished":
@@ -455,13 +458,15 @@ def aggregate_groups(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     out = []
     for (model, config), cells in groups.items():
         stats: dict[str, Any] = {}
+        intervals: dict[str, list[float] | None] = {}
         for key in cells[0]:
             values = [c[key] for c in cells if isinstance(c.get(key), (int, float)) and not isinstance(c[key], bool)]
             if values:
                 stats[key] = {"mean": round(float(np.mean(values)), 4),
                               "std": round(float(np.std(values, ddof=1)), 4) if len(values) > 1 else 0.0,
                               "n": len(values)}
-        out.append({"model": model, "config": config, "seeds": len(cells), "metrics": stats})
+                intervals[key] = bootstrap_interval(values)
+        out.append({"model": model, "config": config, "seeds": len(cells), "metrics": stats, "intervals": intervals})
     return out
 
 

@@ -217,3 +217,41 @@ def test_executor_mistakes_are_configuration_errors(tmp_path):
         run_experiment(path, tmp_path / "o", executor="dask")
     with pytest.raises(ConfigError, match="--address needs --executor ray"):
         run_experiment(path, tmp_path / "o", address="auto")
+
+
+def test_comparison_csv_is_tidy_and_covers_cells_and_agents(finished):
+    import csv
+
+    from mnemarket.sim.comparison_report import CSV_COLUMNS
+
+    path, out, result, seen = finished
+    with (out / "comparison.csv").open() as handle:
+        reader = csv.DictReader(handle)
+        assert tuple(reader.fieldnames) == CSV_COLUMNS
+        rows = list(reader)
+    assert {r["cell"] for r in rows} == set(seen)
+    assert {r["agent"] for r in rows} == {"(cell)", "alpha", "beta", "gamma"}
+    invalid = [r for r in rows if r["metric"] == "invalid_action_rate" and r["agent"] == "(cell)"]
+    assert len(invalid) == 2 and all(r["better"] == "lower" for r in invalid)
+    assert all(float(r["value"]) == float(r["value"]) for r in rows)  # every value is a number
+
+
+def test_reports_show_intervals_differences_and_link_cell_reports(finished):
+    path, out, result, seen = finished
+    document = json.loads(result.read_text())
+    assert document["baseline"] == {"model": "scripted", "config": "metacognitive"}
+    assert all(d["model"] == "scripted" and d["config"] == "verbose" for d in document["differences"])
+    assert document["warnings"] and "1 paired seed(s)" in document["warnings"][0]
+    page = (out / "comparison.html").read_text()
+    assert "Differences from the baseline scripted / metacognitive" in page
+    assert "(lower is better)" in page and "warning: scripted/verbose" in page
+    for row in document["cells"]:
+        assert (Path(row["run_dir"]) / "report.html").exists()
+        assert f'href="cells/{row["id"]}/report.html"' in page
+
+
+def test_a_baseline_outside_the_matrix_is_a_configuration_error(tmp_path):
+    path = _write(tmp_path, baseline="gemini:nope")
+    with pytest.raises(ConfigError, match="baseline 'gemini:nope' is not in the matrix"):
+        run_experiment(path, tmp_path / "o")
+    assert not (tmp_path / "o" / "cells").exists()
