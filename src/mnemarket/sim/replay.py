@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
 from mnemarket.errors import ConfigError, ProviderError
 from mnemarket.kernel import World
+from mnemarket.sim.output_dirs import prepare_output_dir
 from mnemarket.store import SqlWorldStore
 
 
@@ -33,10 +33,8 @@ def replay_run(run_dir: str | Path, out: str | Path | None = None) -> ReplayResu
     original = Runner.open(run_dir)
     if not original.config.options.record or not (run_dir / "recordings").is_dir():
         raise ConfigError(f"{run_dir} was not recorded; run it with --record to replay it")
-    out = Path(out) if out else run_dir.with_name(run_dir.name + "-replay")
-    if out.exists():
-        shutil.rmtree(out)
-    out.mkdir(parents=True)
+    out = prepare_output_dir(Path(out) if out else run_dir.with_name(run_dir.name + "-replay"), "replay",
+                             protect=run_dir)
     options = original.config.options.model_copy(update={"record": False, "replay_from": str(run_dir.resolve()),
                                                           "db": None})
     (out / "config.json").write_text(original.config.model_copy(update={"options": options}).model_dump_json(indent=2))
