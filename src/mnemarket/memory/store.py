@@ -124,10 +124,12 @@ class MemoryStore:
             rating came from (``metadata.importance_source``, and ``importance_error`` when the
             model's answer was garbled and a fallback rule rated the text).
         audit: record every write in the audit trail (:meth:`audit_log`).
-        lexical_context: index each record's words for BM25 together with those of the record added
-            just before it when both have the same ``created`` time (turns of one conversation
-            session, steps of one episode): a question's words are often in the turn that asked
-            rather than in the one that answered. The embedding stays the record's own text.
+        neighbour_context: read records in context: a record and the one added just before it
+            are neighbours when both have the same ``created`` time (turns of one conversation
+            session, steps of one episode). BM25 indexes a record's words together with its
+            previous neighbour's (a question's words are often in the turn that asked rather than
+            in the one that answered), and hybrid search adds ``weights.context_weight`` times
+            the better neighbour's fused relevance. The embedding stays the record's own text.
             Records added without a time share the store's clock, so pass distinct times (or
             False here) when unrelated records must not lend each other words.
 
@@ -153,7 +155,7 @@ class MemoryStore:
         on_model_mismatch: ModelMismatch = "error",
         importance_rater: ImportanceRater | None = None,
         audit: bool = True,
-        lexical_context: bool = True,
+        neighbour_context: bool = True,
     ):
         if embedder is not None and not isinstance(embedder, Embedder):
             raise UserError(f"embedder must be a mnemarket.providers.embedding.Embedder, got {type(embedder).__name__}")
@@ -173,7 +175,7 @@ class MemoryStore:
         self.ann_config = ann or AnnConfig()
         self.importance_rater = importance_rater
         self.audit_enabled = audit
-        self.lexical_context = lexical_context
+        self.neighbour_context = neighbour_context
         self._embedder = embedder
         self._on_model_mismatch = on_model_mismatch
         self._lock = threading.RLock()
@@ -1104,7 +1106,7 @@ class MemoryStore:
         created = self._cols.numbers["created"]
         alive = self._cols.alive
         before = rows - 1
-        has = before >= 0 if self.lexical_context else np.zeros(rows.size, dtype=bool)
+        has = before >= 0 if self.neighbour_context else np.zeros(rows.size, dtype=bool)
         has[has] = alive[before[has]] & (created[before[has]] == created[rows[has]])
         context = np.where(has, before, -1)
         self._lexical_context = grow(self._lexical_context, int(rows[-1]) + 1)
@@ -1256,6 +1258,8 @@ class MemoryStore:
                 else:
                     rows, dense_sim, lexical_score = self._with_lexical(query, q, mask, k, rows, dense_sim)
                     relevance = self._fuse(dense_sim, lexical_score, weights)
+                    if self.neighbour_context and weights.context_weight > 0:
+                        relevance = self._with_neighbours(rows, relevance, weights.context_weight)
             if rows.size == 0:
                 return []
             numbers = self._cols.numbers
@@ -1300,6 +1304,27 @@ class MemoryStore:
             found = matched[position] == rows
             lexical[found] = bm25[position[found]]
         return rows, dense_sim, lexical
+
+    def _with_neighbours(self, rows: np.ndarray, relevance: np.ndarray, weight: float) -> np.ndarray:
+        """``relevance + weight * max(relevance of the candidate's neighbours)``: the rows just before
+        and after it with the same ``created`` time that are candidates too (a candidate without
+        one counts the lowest relevance, so only neighbourhood changes the order)."""
+        if rows.size < 2:
+            return relevance
+        order = None if bool(np.all(rows[1:] > rows[:-1])) else np.argsort(rows, kind="stable")
+        r = rows if order is None else rows[order]
+        v = relevance if order is None else relevance[order]
+        created = self._cols.numbers["created"]
+        adjacent = (r[1:] == r[:-1] + 1) & (created[r[1:]] == created[r[:-1]])
+        best = np.full(r.size, -np.inf)
+        best[1:] = np.where(adjacent, v[:-1], -np.inf)
+        best[:-1] = np.maximum(best[:-1], np.where(adjacent, v[1:], -np.inf))
+        smoothed = v + weight * np.where(np.isfinite(best), best, v.min())
+        if order is None:
+            return smoothed
+        out = np.empty_like(smoothed)
+        out[order] = smoothed
+        return out
 
     @staticmethod
     def _fuse(dense_sim: np.ndarray, lexical_score: np.ndarray, weights: RetrievalWeights) -> np.ndarray:

@@ -49,8 +49,11 @@ class RetrievalWeights(BaseModel):
     values (cosine mapped to 0..1, BM25 divided by the best candidate's)."""
     fusion: Fusion = "zscore"
     """Hybrid fusion method (z-scores won on the LoCoMo dev set; see benchmarks/README.md)."""
-    dense_weight: float = Field(default=0.6, ge=0.0, le=1.0)
+    dense_weight: float = Field(default=0.65, ge=0.0, le=1.0)
     """Share of dense relevance in z-score and convex fusion (the lexical share is 1 - dense_weight)."""
+    context_weight: float = Field(default=0.15, ge=0.0)
+    """Hybrid mode: share of the better same-time neighbour's fused relevance added to a record's
+    (see ``MemoryStore(neighbour_context=...)``); 0 turns it off."""
     rrf_k: int = Field(default=60, ge=1)
     """Rank offset of reciprocal-rank fusion."""
     fusion_depth: int = Field(default=100, ge=1)

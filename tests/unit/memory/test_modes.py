@@ -24,7 +24,7 @@ DOCS = [
 @pytest.fixture
 def store(embedder) -> MemoryStore:
     # unrelated records added at one time: no lexical context (tested on its own below)
-    store = MemoryStore(embedder, lexical_context=False)
+    store = MemoryStore(embedder, neighbour_context=False)
     store.add_many(DOCS)
     return store
 
@@ -85,7 +85,7 @@ def test_hybrid_mode_fuses_both_signals(store, fusion):
 
 
 def test_convex_weight_moves_hybrid_between_modes(embedder):
-    store = MemoryStore(embedder, lexical_context=False)
+    store = MemoryStore(embedder, neighbour_context=False)
     store.add_many(["zeta alpha", "alpha alpha beta gamma delta", "omega"])
     only_lexical = store.search("alpha", k=3, mode="hybrid", touch=False, weights=RetrievalWeights(dense_weight=0.0))
     pure_lexical = store.search("alpha", k=3, mode="lexical", touch=False)
