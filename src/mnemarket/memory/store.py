@@ -1314,12 +1314,13 @@ class MemoryStore:
         order = None if bool(np.all(rows[1:] > rows[:-1])) else np.argsort(rows, kind="stable")
         r = rows if order is None else rows[order]
         v = relevance if order is None else relevance[order]
-        created = self._cols.numbers["created"]
-        adjacent = (r[1:] == r[:-1] + 1) & (created[r[1:]] == created[r[:-1]])
-        best = np.full(r.size, -np.inf)
-        best[1:] = np.where(adjacent, v[:-1], -np.inf)
-        best[:-1] = np.maximum(best[:-1], np.where(adjacent, v[1:], -np.inf))
-        smoothed = v + weight * np.where(np.isfinite(best), best, v.min())
+        created = self._cols.numbers["created"][r]
+        adjacent = (np.diff(r) == 1) & (created[1:] == created[:-1])
+        floor = v.min()  # a missing neighbour counts the lowest relevance
+        best = np.full(r.size, floor)
+        np.copyto(best[1:], v[:-1], where=adjacent)
+        np.maximum(best[:-1], np.where(adjacent, v[1:], floor), out=best[:-1])
+        smoothed = v + weight * best
         if order is None:
             return smoothed
         out = np.empty_like(smoothed)
