@@ -1099,22 +1099,30 @@ class MemoryStore:
         indexed together with the text of the live row just before it when both were created at
         the same time (one conversation or episode told as several memories). A question's words
         are often in the turn that asked for the answer rather than in the answer itself; on the
-        LoCoMo dev set this took hybrid recall@10 from 0.68 to 0.75. Embeddings stay per record
-        (the same context in the vector drowned MiniLM: dense recall@10 0.51 -> 0.44)."""
+        LoCoMo dev set this took BM25 recall@10 from 0.623 to 0.702. Embeddings stay per record
+        (the same context in the vector drowned MiniLM: dense recall@10 0.508 -> 0.465)."""
         if rows.size == 0:
             return
         created = self._cols.numbers["created"]
         alive = self._cols.alive
-        before = rows - 1
-        has = before >= 0 if self.neighbour_context else np.zeros(rows.size, dtype=bool)
-        has[has] = alive[before[has]] & (created[before[has]] == created[rows[has]])
-        context = np.where(has, before, -1)
-        self._lexical_context = grow(self._lexical_context, int(rows[-1]) + 1)
+        rows_list = rows.tolist()
+        if not self.neighbour_context:
+            context = [-1] * len(rows_list)
+        elif len(rows_list) <= 32:  # one add at a time: numpy's per-call cost would dominate
+            context = [r - 1 if r > 0 and alive[r - 1] and created[r - 1] == created[r] else -1 for r in rows_list]
+        else:
+            before = rows - 1
+            has = before >= 0
+            has[has] = alive[before[has]] & (created[before[has]] == created[rows[has]])
+            context = np.where(has, before, -1).tolist()
+        self._lexical_context = grow(self._lexical_context, rows_list[-1] + 1)
         self._lexical_context[rows] = context
-        wanted = np.unique(np.concatenate([rows, context[has]])).tolist()
+        if len(rows_list) <= 32:
+            wanted = sorted(set(rows_list).union(c for c in context if c >= 0))
+        else:
+            wanted = np.union1d(rows, np.asarray(context)[np.asarray(context) >= 0]).tolist()
         texts = dict(zip(wanted, self._values.take_values("text", wanted)))
-        index.add(rows.tolist(), [f"{texts[c]} {texts[r]}" if c >= 0 else texts[r]
-                                  for r, c in zip(rows.tolist(), context.tolist())])
+        index.add(rows_list, [f"{texts[c]} {texts[r]}" if c >= 0 else texts[r] for r, c in zip(rows_list, context)])
 
     def _lexical_text(self, row: int) -> str:
         """The text ``row`` was indexed under (see :meth:`_index_lexical`)."""
