@@ -220,6 +220,32 @@ def load_time(vectors, items) -> tuple[float, float, float]:
     return write, load, float(np.median(fresh))
 
 
+def ingest_with_embedding(count: int = 2000) -> tuple[float, float]:
+    """Records/s into a default ``MemoryStore()`` with the default MiniLM embedder doing the work:
+    ``add_many`` (batched embedding) and ``add`` one record at a time. Texts are town-log lines
+    of the quality harness."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from memory_eval_data import generate
+
+    texts = []
+    seed = 7
+    while len(texts) < count:
+        texts += [r["text"] for r in generate(seed).records]
+        seed += 1
+    texts = texts[:count]
+    store = MemoryStore()
+    store.embedder.embed(["warm up"])
+    t0 = time.perf_counter()
+    store.add_many([{"text": t, "created": float(i // 10)} for i, t in enumerate(texts)])
+    batched = count / (time.perf_counter() - t0)
+    store = MemoryStore(store.embedder)
+    single = texts[: count // 4]
+    t0 = time.perf_counter()
+    for i, t in enumerate(single):
+        store.add(t, created=float(i // 10))
+    return batched, len(single) / (time.perf_counter() - t0)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", default="10000,100000,1000000")
@@ -229,12 +255,17 @@ def main() -> None:
     parser.add_argument("--expansion-add", type=int, default=AnnConfig().expansion_add)
     parser.add_argument("--expansion-search", type=int, default=AnnConfig().expansion_search)
     parser.add_argument("--dtype", default=AnnConfig().dtype)
+    parser.add_argument("--no-ingest", action="store_true", help="skip the ingest-with-MiniLM measure")
     args = parser.parse_args()
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, numpy {np.__version__}; vectors: {args.shape}")
     flt = {"agent": "agent3"}
     vec_ms, loop_ms = scorer_comparison()
     print(f"scorer at 10k candidates: vectorised {vec_ms:.2f} ms, per-record Python loop {loop_ms:.1f} ms "
           f"({loop_ms / vec_ms:.0f}x)")
+    if not args.no_ingest:
+        batched, single = ingest_with_embedding()
+        print(f"ingest with MiniLM embedding (default store): add_many {batched:,.0f} records/s, "
+              f"add one at a time {single:,.0f} records/s")
     for n in [int(s) for s in args.sizes.split(",")]:
         vectors, items = make_data(n, args.shape)
         qv, qt = queries(vectors, items, args.shape, args.queries)
@@ -242,7 +273,8 @@ def main() -> None:
         print(f"\n== {n:,} records x {DIM} dims ==")
         print(f"add_many with precomputed embeddings (in memory): {rate:,.0f} records/s")
         exact.search(qt[0], query_embedding=qv[0], mode="hybrid", touch=False)  # build the BM25 index
-        for label, kwargs in [("dense, no filter", {"mode": "dense"}),
+        for label, kwargs in [("store default, no filter", {}),
+                              ("dense, no filter", {"mode": "dense"}),
                               ("hybrid, no filter", {"mode": "hybrid"}),
                               ("hybrid, filter agent (10%)", {"mode": "hybrid", "filter": flt}),
                               ("hybrid + GA weights, filter", {"mode": "hybrid", "filter": flt,

@@ -62,7 +62,9 @@ class RagConfig(_Strict):
     query_template: str = DEFAULT_RAG_QUERY
     preset: str | None = Field(None, description="a memory preset's weights, mode and ordering: "
                                                  + ", ".join(PRESETS))
-    mode: Literal["dense", "lexical", "hybrid"] = "dense"
+    mode: Literal["dense", "lexical", "hybrid"] = Field(
+        "hybrid", description="relevance mode; hybrid (the memory store's default) won on real "
+                              "conversations, see benchmarks/README.md")
     weights: RetrievalWeights | None = None
     filters: dict[str, Any] = Field(default_factory=dict)
 

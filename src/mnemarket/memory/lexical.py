@@ -15,6 +15,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 import numpy as np
+import Stemmer
 
 from mnemarket.memory.columns import grow
 
@@ -28,16 +29,14 @@ STOPWORDS: frozenset[str] = frozenset(
 """Very common English words left out of the index (they carry almost no BM25 weight)."""
 
 
+_STEMMER = Stemmer.Stemmer("english")
+# Snowball (Porter 2) English stems: "painted", "painting" and "paints" all match "paint". On the
+# LoCoMo dev set this alone took BM25 recall@10 from 0.587 to 0.623 (benchmarks/README.md).
+
+
 def tokenize(text: str) -> list[str]:
-    """Lower-cased word tokens minus stopwords, with a light plural fold (``markets`` -> ``market``)."""
-    out = []
-    for token in _TOKEN.findall(text.lower()):
-        if token in STOPWORDS:
-            continue
-        if len(token) > 3 and token.endswith("s") and not token.endswith(("ss", "us", "is")):
-            token = token[:-3] + "y" if token.endswith("ies") else token[:-1]
-        out.append(token)
-    return out
+    """Lower-cased word tokens minus stopwords, Snowball-stemmed (``markets`` -> ``market``)."""
+    return _STEMMER.stemWords([t for t in _TOKEN.findall(text.lower()) if t not in STOPWORDS])
 
 
 class BM25Index:

@@ -1,5 +1,9 @@
 """Presets: each source system's documented memory defaults, selectable by name in config.
 
+Every named preset keeps its source system's cosine ranking (``mode="dense"``): the LoCoMo table in
+benchmarks/README.md that made hybrid the store's default measured the store, not these systems,
+and a preset exists to reproduce its system. A preset defined without a mode gets hybrid.
+
 ==========  ==============================================================================
 genagents   Generative Agents (genagents): hp = [recency 0, relevance 1, importance 0.5],
             n = 120, decay 0.99, importance 0-100 by LLM, results re-sorted oldest first,
@@ -75,7 +79,9 @@ class MemoryPreset(BaseModel):
     """Retrieval weights (and recency decay)."""
     k: int = Field(ge=1)
     """Memories retrieved per query (n_count / top_k / RAG limit)."""
-    mode: SearchMode = "dense"
+    mode: SearchMode = "hybrid"
+    """Relevance mode; a new preset gets the store's default (hybrid, chosen on the LoCoMo dev set).
+    The named presets below pin ``dense``: their source systems rank by cosine."""
     chronological: bool = False
     """Re-sort the selected memories oldest first (Generative Agents)."""
     importance_scale: ImportanceScale = "unit"
@@ -122,7 +128,7 @@ PRESETS: dict[str, MemoryPreset] = {
         description="Generative Agents memory stream: relevance + half-weighted importance, 120 memories, "
                     "chronological, 0-100 LLM importance, anchored reflection",
         weights=RetrievalWeights(recency=0.0, relevance=1.0, importance=0.5, decay=0.99),
-        k=120, chronological=True, importance_scale="0-100",
+        k=120, mode="dense", chronological=True, importance_scale="0-100",
         rater=LLMRaterConfig(scale="0-100"),
         reflection=ReflectionSettings(form="anchored", retrieval_count=120, reflection_count=5),
     ),
@@ -131,7 +137,7 @@ PRESETS: dict[str, MemoryPreset] = {
         description="Dual episodic/semantic memory: 0.5/0.3/0.2 scoring, 1-10 batched importance, "
                     "threshold reflection at 100, retention 1000 observations / 100 reflections",
         weights=RetrievalWeights(relevance=0.5, recency=0.3, importance=0.2, decay=0.99),
-        k=10, importance_scale="1-10",
+        k=10, mode="dense", importance_scale="1-10",
         rater=BatchLLMRaterConfig(scale="1-10"),
         reflection=ReflectionSettings(form="threshold", threshold=100.0, scale="1-10", questions=3,
                                       memories_per_question=10, recent=100, reflection_importance=8.0),
@@ -142,20 +148,20 @@ PRESETS: dict[str, MemoryPreset] = {
         description="Working/episodic consolidation: working 10 (FIFO), episodic 50, consolidation 0.7, "
                     "decay 0.95 per year, top 5, working first, importance from an event table",
         weights=RetrievalWeights(relevance=0.0, recency=1.0, importance=1.0, decay=0.95),
-        k=5, rater=TableRaterConfig(),
+        k=5, mode="dense", rater=TableRaterConfig(),
         tiers=TierConfig(working_capacity=10, episodic_capacity=50, episodic_threshold=0.7,
                          consolidation_threshold=0.7, decay=0.95, top_k=5, working_first=True),
     ),
     "gifted": MemoryPreset(
         name="gifted",
         description="Gifted memories: cosine with metadata filters, top 5, canonical-query aliases",
-        weights=RetrievalWeights(relevance=1.0), k=5, canonical_queries=True,
+        weights=RetrievalWeights(relevance=1.0), k=5, mode="dense", canonical_queries=True,
     ),
     "ecology": MemoryPreset(
         name="ecology",
         description="Artifact-economy long-term store: cosine top-k with RAG limit 7, prefixed lessons "
                     "migrated at session end, lessons de-duplicated",
-        weights=RetrievalWeights(relevance=1.0), k=7, dedup=DedupPolicy(),
+        weights=RetrievalWeights(relevance=1.0), k=7, mode="dense", dedup=DedupPolicy(),
         migration_prefixes=list(DEFAULT_PREFIXES),
     ),
 }

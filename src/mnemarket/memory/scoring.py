@@ -40,6 +40,27 @@ def convex_fusion(dense: np.ndarray, lexical: np.ndarray, dense_weight: float) -
     return dense_weight * minmax(dense) + (1.0 - dense_weight) * minmax(lexical)
 
 
+def zscore(values: np.ndarray) -> np.ndarray:
+    """``(x - mean) / std`` over the candidates; a constant array becomes 0.
+
+    Unlike min-max, one outlier does not squash every other candidate towards 0: BM25 scores have a
+    heavy tail (a rare exact term scores many times the rest), and min-max fusion let that one
+    match decide the ranking or, worse, compressed the dense signal of everything else.
+    """
+    values = np.asarray(values, dtype=np.float64)
+    if values.size == 0:
+        return values.copy()
+    std = values.std()
+    if std <= 1e-12 * max(1.0, abs(values.mean())):
+        return np.zeros(values.shape)
+    return (values - values.mean()) / std
+
+
+def zscore_fusion(dense: np.ndarray, lexical: np.ndarray, dense_weight: float) -> np.ndarray:
+    """``w * zscore(dense) + (1 - w) * zscore(lexical)`` over the same candidates (the default fusion)."""
+    return dense_weight * zscore(dense) + (1.0 - dense_weight) * zscore(lexical)
+
+
 def ranks_desc(values: np.ndarray, depth: int) -> np.ndarray:
     """1-based rank of each of the ``depth`` best values (ties broken by position); others get 0."""
     values = np.asarray(values, dtype=np.float64)

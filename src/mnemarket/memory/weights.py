@@ -12,9 +12,9 @@ from mnemarket.errors import UserError
 SearchMode = Literal["dense", "lexical", "hybrid"]
 SEARCH_MODES: tuple[str, ...] = ("dense", "lexical", "hybrid")
 
-Fusion = Literal["convex", "rrf"]
-"""How hybrid mode fuses dense and lexical relevance: a convex mix of min-max normalised scores,
-or reciprocal-rank fusion."""
+Fusion = Literal["zscore", "convex", "rrf"]
+"""How hybrid mode fuses dense and lexical relevance: a weighted sum of z-scored (default) or
+min-max normalised scores, or reciprocal-rank fusion."""
 
 ImportanceScale = Literal["unit", "1-10", "0-100"]
 """Scales importance is read and written on: 0..1 (stored), 1..10 (Generative Agents prompts),
@@ -47,10 +47,13 @@ class RetrievalWeights(BaseModel):
     normalise: bool = True
     """Min-max normalise each component over the candidates (Generative Agents); False uses raw
     values (cosine mapped to 0..1, BM25 divided by the best candidate's)."""
-    fusion: Fusion = "convex"
-    """Hybrid fusion method."""
-    dense_weight: float = Field(default=0.9, ge=0.0, le=1.0)
-    """Share of dense relevance in convex fusion (the lexical share is 1 - dense_weight)."""
+    fusion: Fusion = "zscore"
+    """Hybrid fusion method (z-scores won on the LoCoMo dev set; see benchmarks/README.md)."""
+    dense_weight: float = Field(default=0.65, ge=0.0, le=1.0)
+    """Share of dense relevance in z-score and convex fusion (the lexical share is 1 - dense_weight)."""
+    context_weight: float = Field(default=0.15, ge=0.0)
+    """Hybrid mode: share of the better same-time neighbour's fused relevance added to a record's
+    (see ``MemoryStore(neighbour_context=...)``); 0 turns it off."""
     rrf_k: int = Field(default=60, ge=1)
     """Rank offset of reciprocal-rank fusion."""
     fusion_depth: int = Field(default=100, ge=1)

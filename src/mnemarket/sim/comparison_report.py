@@ -30,6 +30,7 @@ METRICS: tuple[tuple[str, str], ...] = (
     ("application_pairs", "applied failure lessons"),
     ("failures_per_turn_before", "same failure/turn before lesson"),
     ("failures_per_turn_after", "same failure/turn after retrieval"),
+    ("relevance_hybrid", "RAG relevance (hybrid, as the search default)"),
     ("relevance_cosine", "RAG relevance (cosine)"),
     ("relevance_lexical", "RAG relevance (names shared)"),
     ("scrip_delta_total", "scrip gained (all agents)"),

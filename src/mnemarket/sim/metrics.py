@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from mnemarket.memory import normalise_text
+from mnemarket.memory import DEFAULT_WEIGHTS, normalise_text, tokenize
 
 DUPLICATE_COSINE = 0.92
 """Same threshold as the memory engine's de-duplication default."""
@@ -322,21 +322,40 @@ def situations(run: RunData, agent: str) -> list[tuple[str, list[str], set[str]]
     return out
 
 
+def term_share(situation: str, text: str) -> float:
+    """Share of a hit's search terms (the memory store's BM25 tokens: stemmed, stopwords out) that
+    the situation also contains; 0 for a hit with no terms."""
+    terms = set(tokenize(text))
+    return len(terms & set(tokenize(situation))) / len(terms) if terms else 0.0
+
+
 def retrieval_relevance(run: RunData, agent: str, embedder: Any = None) -> dict[str, Any]:
-    """Mean cosine of RAG hits to the turn's situation, and share of hits naming one of its artifacts/methods."""
+    """How relevant the RAG hits were to the turn's situation.
+
+    ``relevance_hybrid`` follows the memory store's default search (hybrid: dense and BM25 terms,
+    weighted by ``DEFAULT_WEIGHTS.dense_weight``): per hit, ``w * cosine + (1 - w) * term share``.
+    ``relevance_cosine`` is the dense half alone; ``relevance_lexical`` the share of hits naming
+    one of the situation's artifacts/methods. Scoring relevance by cosine alone would favour a
+    dense retriever, the very thing the default no longer is.
+    """
     items = situations(run, agent)
     hits = [(i, text) for i, (_, texts, _) in enumerate(items) for text in texts]
     if not hits:
-        return {"rag_turns": 0, "rag_hits": 0, "relevance_cosine": None, "relevance_lexical": None}
+        return {"rag_turns": 0, "rag_hits": 0, "relevance_hybrid": None, "relevance_cosine": None,
+                "relevance_lexical": None}
     lexical = [any(re.search(rf"(?<![\w]){re.escape(w)}(?![\w])", text.lower()) for w in items[i][2])
                for i, text in hits]
-    cosine = None
+    cosine = hybrid = None
     if embedder is not None:
         situation_vectors = np.asarray(embedder.embed([s for s, _, _ in items]), dtype=np.float32)
         hit_vectors = np.asarray(embedder.embed([text for _, text in hits]), dtype=np.float32)
         index = np.array([i for i, _ in hits])
-        cosine = round(float(np.mean(np.sum(situation_vectors[index] * hit_vectors, axis=1))), 4)
-    return {"rag_turns": len(items), "rag_hits": len(hits), "relevance_cosine": cosine,
+        cosines = np.sum(situation_vectors[index] * hit_vectors, axis=1)
+        shares = np.array([term_share(items[i][0], text) for i, text in hits])
+        weight = DEFAULT_WEIGHTS.dense_weight
+        cosine = round(float(np.mean(cosines)), 4)
+        hybrid = round(float(np.mean(weight * cosines + (1.0 - weight) * shares)), 4)
+    return {"rag_turns": len(items), "rag_hits": len(hits), "relevance_hybrid": hybrid, "relevance_cosine": cosine,
             "relevance_lexical": _rate(sum(lexical), len(lexical))}
 
 
@@ -399,6 +418,7 @@ def cell_metrics(run: RunData, embedder: Any = None) -> dict[str, Any]:
     turns = total("turns")
     texts = [lesson.text for lesson in lessons(run)]
     relevance = [(r["relevance_cosine"], r["rag_hits"]) for r in rows if r["relevance_cosine"] is not None]
+    hybrid = [(r["relevance_hybrid"], r["rag_hits"]) for r in rows if r["relevance_hybrid"] is not None]
     lexical = [(r["relevance_lexical"], r["rag_hits"]) for r in rows if r["relevance_lexical"] is not None]
     app = _pooled_application(rows)
     buyers = [r["scrip_delta"] for r in rows if r["memory_bought"] and r["scrip_delta"] is not None]
@@ -413,6 +433,7 @@ def cell_metrics(run: RunData, embedder: Any = None) -> dict[str, Any]:
         "specificity_mean": round(float(np.mean([specificity(t, vocab) for t in texts])), 3) if texts else None,
         "lesson_retrievals": total("lesson_retrievals"),
         **app,
+        "relevance_hybrid": _weighted(hybrid),
         "relevance_cosine": _weighted(relevance),
         "relevance_lexical": _weighted(lexical),
         "scrip_delta_total": total("scrip_delta"),

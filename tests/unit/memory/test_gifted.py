@@ -62,11 +62,12 @@ def test_canonical_queries_find_declarative_text(embedder):
     store, report = _seeded(embedder)
     for question, key in [("who am I?", "character:identity"), ("what time is it?", "scene:time"),
                           ("who is Jordan?", "knows:Jordan"), ("what do I value?", "character:values")]:
-        best = store.search(question, k=1, touch=False)[0]
+        # aliases are dense vectors: the gifted preset searches densely (the store default is hybrid)
+        best = store.search(question, k=1, touch=False, mode="dense")[0]
         assert best.id == report.ids[key][0], question
         assert best.dense == pytest.approx(1.0, abs=1e-5)  # the alias vector is the query's own
     # without aliases the same question lands on a dialogue line that shares its words
-    assert plain.search("who am I?", k=1, touch=False)[0].kind == "dialogue"
+    assert plain.search("who am I?", k=1, touch=False, mode="dense")[0].kind == "dialogue"
     # filters still apply: the alias cannot pull a record through a filter that excludes it
     assert all(h.kind == "dialogue" for h in store.search("who am I?", k=3, filter={"kind": "dialogue"}))
 
@@ -90,8 +91,8 @@ def test_reembed_recomputes_alias_vectors(embedder):
     store, report = _seeded(embedder)
     store.reembed(HashingEmbedder(dim=128))
     identity = report.ids["character:identity"][0]
-    assert store.search("who am I?", k=1, touch=False)[0].id == identity
-    assert np.isclose(store.search("who am I?", k=1, touch=False)[0].dense, 1.0, atol=1e-5)
+    assert store.search("who am I?", k=1, touch=False, mode="dense")[0].id == identity
+    assert np.isclose(store.search("who am I?", k=1, touch=False, mode="dense")[0].dense, 1.0, atol=1e-5)
 
 
 def test_preseeded_lessons_dedup_and_resume(embedder):

@@ -127,7 +127,8 @@ def test_reopened_store_reads_deferred_fields_correctly_on_every_path(open_store
     needs them (hits, get, records, updates, deletes, compaction, BM25) sees the stored values."""
     store = open_store()
     ids = store.add_many([{"text": f"note {i} about the {'river' if i % 3 else 'vault'}", "source_ids": [f"s{i}"] if i % 2 else [],
-                           "questions_addressed": ["where?"] if i == 4 else [], "metadata": {"agent": f"a{i % 2}"}}
+                           "questions_addressed": ["where?"] if i == 4 else [], "metadata": {"agent": f"a{i % 2}"},
+                           "created": float(i)}
                           for i in range(2500)])  # more than row_values.BULK_FETCH: both read paths run
     reopened = open_store()
     # Rows read one by one (by seq) first; the lexical search then reads all the rest in one scan.

@@ -99,7 +99,7 @@ def test_importance_rater_is_used_for_unrated_memories(embedder):
 
 
 def test_delete_removes_from_every_mode_and_compaction_keeps_results(embedder):
-    store = MemoryStore(embedder)
+    store = MemoryStore(embedder, neighbour_context=False)
     ids = store.add_many([f"note {i} about topic{i % 7}" for i in range(3000)])
     store.search("topic3", mode="lexical", touch=False)  # build the lexical index before deleting
     doomed = [rid for i, rid in enumerate(ids) if i % 7 == 3][:-1]

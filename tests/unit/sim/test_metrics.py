@@ -168,7 +168,12 @@ def test_retrieval_relevance_lexical_and_cosine():
     assert (result["rag_turns"], result["rag_hits"]) == (1, 2)
     assert result["relevance_lexical"] == 0.5
     assert result["relevance_cosine"] == pytest.approx(0.5)
+    # Hybrid, as the store's default search weighs it (dense 0.65): the lesson's 7 search terms
+    # (lesson, genesis_escrow, deposit, fail, unless, access, authorized_writer) share 3 with the
+    # situation (genesis_escrow, deposit, failed); the song shares none.
+    assert result["relevance_hybrid"] == pytest.approx((0.65 * 1 + 0.35 * 3 / 7 + 0.65 * 0 + 0.35 * 0) / 2, abs=1e-4)
     assert retrieval_relevance(run, "ann")["relevance_cosine"] is None
+    assert retrieval_relevance(run, "ann")["relevance_hybrid"] is None
     assert retrieval_relevance(run, "bob")["rag_hits"] == 0
 
 

@@ -1,0 +1,231 @@
+"""Retrieval candidates on the LoCoMo dev set, kept or not: the ablation behind the search defaults.
+
+A numpy re-implementation of each candidate over cached MiniLM vectors (one embedding pass, then
+seconds per row), so many ideas can be compared quickly; the winners were then built into
+``MemoryStore``'s defaults and re-measured through the public API by memory_quality.py (the
+figures of record). Turns are ``"<speaker>: <text>[ shares <caption>]"``; neighbours are
+adjacent turns of the same session (what the store sees as the same ``created`` time).
+
+    .venv/bin/python benchmarks/retrieval_candidates.py        # vectors cached in $TMPDIR
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import re
+import sys
+import tempfile
+from collections import Counter, defaultdict
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import locomo_dev  # noqa: E402
+
+from mnemarket.memory.lexical import STOPWORDS, tokenize  # noqa: E402
+
+_WORD = re.compile(r"\w+")
+MORE_STOPWORDS = STOPWORDS | frozenset(
+    "about after again all am any because before being both can could did doing down during each few here how "
+    "just more most no nor not off once only other out over own same should some such through too under until up "
+    "very would also got get really like yeah oh hey hi wow thanks thank im lol".split())
+WH = re.compile(r"^\s*(what|when|where|who|whom|which|why|how|whose)\b(\s+(kind|sort|type)s?\s+of)?"
+                r"(\s+(many|much|long|often|old))?(\s+(did|do|does|is|are|was|were|has|have|had|would|could|will|can))?\s*",
+                re.I)
+
+
+def plural_fold(text: str) -> list[str]:
+    """The tokenizer before this change: stopwords out and a light plural fold, no stemming."""
+    out = []
+    for token in _WORD.findall(text.lower()):
+        if token in STOPWORDS:
+            continue
+        if len(token) > 3 and token.endswith("s") and not token.endswith(("ss", "us", "is")):
+            token = token[:-3] + "y" if token.endswith("ies") else token[:-1]
+        out.append(token)
+    return out
+
+
+def stem_more_stopwords(text: str) -> list[str]:
+    from mnemarket.memory.lexical import _STEMMER
+
+    return _STEMMER.stemWords([t for t in _WORD.findall(text.lower()) if t not in MORE_STOPWORDS])
+
+
+class BM25:
+    """Okapi BM25 (Lucene IDF), as mnemarket.memory.lexical scores it, over a fixed corpus."""
+
+    def __init__(self, docs: list[str], tok, k1: float = 1.2, b: float = 0.75):
+        self.tok, self.k1, self.b, self.n = tok, k1, b, len(docs)
+        self.post: dict[str, list[tuple[int, int]]] = defaultdict(list)
+        self.dl = np.zeros(self.n)
+        for i, doc in enumerate(docs):
+            tokens = tok(doc)
+            self.dl[i] = len(tokens)
+            for term, count in Counter(tokens).items():
+                self.post[term].append((i, count))
+        self.avg = max(self.dl.mean(), 1e-9)
+
+    def score(self, query: str) -> np.ndarray:
+        out = np.zeros(self.n)
+        for term in set(self.tok(query)):
+            postings = self.post.get(term)
+            if not postings:
+                continue
+            rows = np.array([r for r, _ in postings])
+            tf = np.array([c for _, c in postings], dtype=float)
+            idf = np.log1p((self.n - len(postings) + 0.5) / (len(postings) + 0.5))
+            out[rows] += idf * tf * (self.k1 + 1) / (tf + self.k1 * (1 - self.b + self.b * self.dl[rows] / self.avg))
+        return out
+
+
+def minmax(x):
+    span = x.max() - x.min()
+    return np.full_like(x, 0.5) if span < 1e-12 else (x - x.min()) / span
+
+
+def zs(x):
+    return np.zeros_like(x) if x.std() < 1e-12 else (x - x.mean()) / x.std()
+
+
+def rrf(*lists, k=60):
+    out = 0.0
+    for x in lists:
+        rank = np.empty(len(x))
+        rank[np.argsort(-x, kind="stable")] = np.arange(1, len(x) + 1)
+        out = out + 1.0 / (k + rank)
+    return out
+
+
+class Conv:
+    """One conversation's vectors, BM25 indexes and neighbour masks."""
+
+    def __init__(self, conv: locomo_dev.Conversation, embed):
+        texts = [t["text"] for t in conv.turns]
+        created = np.array([t["created"] for t in conv.turns])
+        n = len(texts)
+        self.same_prev = np.concatenate([[False], created[1:] == created[:-1]])
+        self.same_next = np.concatenate([self.same_prev[1:], [False]])
+        with_prev = [(texts[i - 1] + " " if self.same_prev[i] else "") + texts[i] for i in range(n)]
+        with_next = [texts[i] + (" " + texts[i + 1] if self.same_next[i] else "") for i in range(n)]
+        with_both = [(texts[i - 1] + " " if self.same_prev[i] else "") + with_next[i] for i in range(n)]
+        self.questions = [q["question"] for q in conv.questions]
+        self.evidence = [q["evidence"] for q in conv.questions]
+        self.category = [q["category"] for q in conv.questions]
+        self.dia = [t["dia_id"] for t in conv.turns]
+        self.texts = texts
+        self.E, self.Q = embed(texts), embed(self.questions)
+        self.E_prev = embed(with_prev)
+        self.Q_stripped = embed([WH.sub("", q).rstrip("?").strip() or q for q in self.questions])
+        self.bm = {
+            "plural": BM25(texts, plural_fold), "stem": BM25(texts, tokenize),
+            "stem+stop": BM25(texts, stem_more_stopwords), "prev": BM25(with_prev, tokenize),
+            "next": BM25(with_next, tokenize), "both": BM25(with_both, tokenize),
+        }
+        self._cache: dict = {}
+
+    def bm25(self, key, qi, query=None):
+        if query is not None:
+            return self.bm[key].score(query)
+        if (key, qi) not in self._cache:
+            self._cache[key, qi] = self.bm[key].score(self.questions[qi])
+        return self._cache[key, qi]
+
+    def dense(self, qi):
+        return self.E @ self.Q[qi]
+
+    def neighbours(self, x, weight):
+        prev = np.where(self.same_prev, np.concatenate([[-np.inf], x[:-1]]), -np.inf)
+        nxt = np.where(self.same_next, np.concatenate([x[1:], [-np.inf]]), -np.inf)
+        best = np.maximum(prev, nxt)
+        return x + weight * np.where(np.isfinite(best), best, x.min())
+
+
+def fused(c: Conv, qi, w=0.65):
+    return w * zs(c.dense(qi)) + (1 - w) * zs(c.bm25("prev", qi))
+
+
+def prf(c: Conv, qi, m=3, beta=0.3):
+    """Dense pseudo-relevance feedback (Rocchio): the query plus the mean of the top m of the default."""
+    top = np.argsort(-c.neighbours(fused(c, qi), 0.15))[:m]
+    q = c.Q[qi] + beta * c.E[top].mean(0)
+    return c.neighbours(0.65 * zs(c.E @ (q / np.linalg.norm(q))) + 0.35 * zs(c.bm25("prev", qi)), 0.15)
+
+
+def rm3(c: Conv, qi, m=3, terms=5, beta=0.2):
+    """BM25 query expansion with the commonest new terms of the top m of the default."""
+    top = np.argsort(-c.neighbours(fused(c, qi), 0.15))[:m]
+    asked = set(tokenize(c.questions[qi]))
+    counts = Counter(t for i in top for t in tokenize(c.texts[i]) if t not in asked)
+    extra = " ".join(t for t, _ in counts.most_common(terms))
+    lexical = c.bm25("prev", qi) + (beta * c.bm25("prev", qi, extra) if extra else 0)
+    return c.neighbours(0.65 * zs(c.dense(qi)) + 0.35 * zs(lexical), 0.15)
+
+
+CANDIDATES = [
+    ("dense (the old default)", "", lambda c, i: c.dense(i)),
+    ("dense, previous turn in the embedded text", "no", lambda c, i: c.E_prev @ c.Q[i]),
+    ("dense, wh-word stripped query", "no", lambda c, i: c.E @ c.Q_stripped[i]),
+    ("dense + 0.2 x best neighbour's cosine", "no", lambda c, i: c.neighbours(c.dense(i), 0.2)),
+    ("BM25, old tokenizer (plural fold)", "", lambda c, i: c.bm25("plural", i)),
+    ("BM25, Snowball stems", "yes", lambda c, i: c.bm25("stem", i)),
+    ("BM25, stems + 60 more stopwords", "no", lambda c, i: c.bm25("stem+stop", i)),
+    ("BM25 stems, previous turn in the record", "yes", lambda c, i: c.bm25("prev", i)),
+    ("BM25 stems, next turn in the record", "no", lambda c, i: c.bm25("next", i)),
+    ("BM25 stems, both neighbours in the record", "no", lambda c, i: c.bm25("both", i)),
+    ("hybrid convex (min-max) 0.5, old BM25", "", lambda c, i: 0.5 * minmax(c.dense(i)) + 0.5 * minmax(c.bm25("plural", i))),
+    ("hybrid convex (min-max) 0.5, contextual BM25", "no", lambda c, i: 0.5 * minmax(c.dense(i)) + 0.5 * minmax(c.bm25("prev", i))),
+    ("hybrid RRF k=60, contextual BM25", "no", lambda c, i: rrf(c.dense(i), c.bm25("prev", i))),
+    ("hybrid RRF k=10, contextual BM25", "no", lambda c, i: rrf(c.dense(i), c.bm25("prev", i), k=10)),
+    ("hybrid z-score 0.65, log(1 + BM25)", "no", lambda c, i: 0.65 * zs(c.dense(i)) + 0.35 * zs(np.log1p(c.bm25("prev", i)))),
+    ("hybrid z-score 0.6, contextual BM25", "", lambda c, i: fused(c, i, 0.6)),
+    ("hybrid z-score 0.65, contextual BM25", "yes", lambda c, i: fused(c, i)),
+    ("  + 0.15 x best same-session neighbour's fused score (the default)", "yes", lambda c, i: c.neighbours(fused(c, i), 0.15)),
+    ("  + dense pseudo-relevance feedback (top 3, 0.3)", "no", prf),
+    ("  + BM25 RM3 expansion (top 3, 5 terms, 0.2)", "no", rm3),
+]
+
+
+def main() -> None:
+    conversations = locomo_dev.load()
+    if conversations is None:
+        print(locomo_dev.missing_message(locomo_dev.locomo_dir()))
+        return
+    from mnemarket.providers import default_embedder
+
+    embedder = default_embedder()
+    cache_file = Path(os.environ.get("TMPDIR", tempfile.gettempdir())) / f"locomo_{embedder.model_id}.pkl"
+    cache = pickle.loads(cache_file.read_bytes()) if cache_file.exists() else {}
+
+    def embed(texts):
+        missing = [t for t in dict.fromkeys(texts) if hashlib.sha1(t.encode()).hexdigest() not in cache]
+        if missing:
+            for text, vector in zip(missing, embedder.embed(missing)):
+                cache[hashlib.sha1(text.encode()).hexdigest()] = np.asarray(vector, dtype=np.float32)
+            cache_file.write_bytes(pickle.dumps(cache))
+        return np.stack([cache[hashlib.sha1(t.encode()).hexdigest()] for t in texts])
+
+    convs = [Conv(c, embed) for c in conversations]
+    names = [locomo_dev.CATEGORIES[k] for k in sorted(locomo_dev.CATEGORIES)]
+    print("| candidate | kept | recall@5 | recall@10 | hit@10 | " + " | ".join(f"r@10 {n}" for n in names) + " |")
+    print("|---|---|---|---|---|" + "---|" * len(names))
+    for name, kept, score in CANDIDATES:
+        rec = defaultdict(list)
+        for c in convs:
+            for qi in range(len(c.questions)):
+                got = [c.dia[j] for j in np.argsort(-score(c, qi), kind="stable")[:10]]
+                ev = c.evidence[qi]
+                for k in (5, 10):
+                    rec[k].append(len(ev & set(got[:k])) / len(ev))
+                rec["hit"].append(float(bool(ev & set(got))))
+                rec[c.category[qi]].append(len(ev & set(got)) / len(ev))
+        per = " | ".join(f"{np.mean(rec[k]):.3f}" for k in sorted(locomo_dev.CATEGORIES))
+        print(f"| {name} | {kept} | {np.mean(rec[5]):.3f} | {np.mean(rec[10]):.3f} | {np.mean(rec['hit']):.3f} | {per} |",
+              flush=True)
+
+
+if __name__ == "__main__":
+    main()
