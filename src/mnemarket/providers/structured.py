@@ -93,3 +93,31 @@ def repair_prompt(error: str) -> str:
         f"Your previous reply was rejected: {error}. "
         "Reply again with only a JSON object that satisfies the required schema, and nothing else."
     )
+
+
+def _trim(value: Any, schema: Any) -> Any:
+    if not isinstance(schema, dict):
+        return value
+    if isinstance(value, str) and isinstance(schema.get("maxLength"), int):
+        return value[: schema["maxLength"]]
+    if isinstance(value, dict) and isinstance(schema.get("properties"), dict):
+        props = schema["properties"]
+        return {key: _trim(item, props.get(key)) for key, item in value.items()}
+    if isinstance(value, list) and isinstance(schema.get("items"), dict):
+        return [_trim(item, schema["items"]) for item in value]
+    return value
+
+
+def trim_to_schema(text: str, schema: dict[str, Any]) -> str:
+    """``text`` with every JSON string longer than its schema's ``maxLength`` cut to it.
+
+    For providers that cannot bound string length while generating: an over-long field is trimmed
+    rather than rejected (and paid for again in a repair round). Text that is not JSON is returned
+    unchanged, for the validator to report.
+    """
+    try:
+        value = json.loads(_extract_json(text))
+    except ValueError:
+        return text
+    trimmed = _trim(value, schema)
+    return text if trimmed == value else json.dumps(trimmed, ensure_ascii=False)
