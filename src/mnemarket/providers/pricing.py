@@ -20,7 +20,7 @@ class ModelPrice(BaseModel):
 
 
 class PriceTable(BaseModel):
-    """Prices by model id (without provider prefix, e.g. ``gemini-2.5-flash``)."""
+    """Prices by model id (without provider prefix, e.g. ``gemini-3.5-flash-lite``)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 

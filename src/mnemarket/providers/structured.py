@@ -81,10 +81,17 @@ def parse_structured(text: str, schema: type[BaseModel]) -> tuple[BaseModel | No
     """
     if not text.strip():
         return None, "the reply was empty; expected a JSON object"
+    extracted = _extract_json(text)
     try:
-        return schema.model_validate_json(_extract_json(text)), None
+        return schema.model_validate_json(extracted), None
     except ValidationError as exc:
-        return None, _describe(exc)
+        error = exc
+    # Servers whose JSON grammar admits raw newlines/tabs inside strings (llama-cpp-python's
+    # json_object mode) produce text strict JSON rejects; the content itself is usable.
+    try:
+        return schema.model_validate(json.loads(extracted, strict=False)), None
+    except (ValueError, ValidationError):
+        return None, _describe(error)
 
 
 def repair_prompt(error: str) -> str:
