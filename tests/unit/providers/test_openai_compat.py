@@ -116,3 +116,11 @@ def test_unreachable_server_is_a_provider_failure():
     result = OpenAICompatLLM(f"{closed_port_url()}/v1", "m", attempts=2, initial_delay_s=0.01).generate(
         [{"role": "user", "content": "x"}], schema=Bid)
     assert not result.ok and result.provider_failed and "ConnectError" in result.error
+
+
+def test_server_slower_than_the_timeout_is_a_provider_failure():
+    slow = FakeResponse(body=openai_chat_body("late"), delay_s=2.0)
+    with FakeServer(lambda r: slow) as server:
+        result = OpenAICompatLLM(f"{server.url}/v1", "m", attempts=2, initial_delay_s=0.01, timeout_s=0.3).generate(
+            [{"role": "user", "content": "x"}])
+    assert not result.ok and result.provider_failed and "Timeout" in result.error and len(server.requests) == 2
