@@ -86,5 +86,7 @@ def test_real_server_negotiates_json_object_and_answers_valid_json(llama_server)
 
 def test_real_server_plain_text_reply_within_max_tokens(llama_server):
     llm = OpenAICompatLLM(llama_server, "gemma", attempts=2, initial_delay_s=0.1, timeout_s=60)
-    result = llm.generate([{"role": "user", "content": "Say hello."}], max_tokens=8)
-    assert result.ok and result.text.strip() and result.usage.completion_tokens <= 8
+    result = llm.generate([{"role": "user", "content": "Write one sentence about the sea."}], max_tokens=8)
+    # Without a schema nothing is negotiated; the 270M model may stop at once, so only the cap is checked.
+    assert result.ok and result.usage.completion_tokens <= 8 and result.model_version == "gemma"
+    assert llm.structured_mode is None
