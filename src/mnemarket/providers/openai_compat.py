@@ -24,8 +24,15 @@ from mnemarket.providers.embedding import Embedder, l2_normalise
 from mnemarket.providers.llm import Completion, CompletionLLM, CompletionRequest, Message, ModelCallFailed, Usage
 from mnemarket.providers.pricing import PriceTable
 
-DEFAULT_TIMEOUT_S = 120.0
+#: Generous: a CPU server on a busy machine can take minutes for one reply, and a request that timed
+#: out keeps the server busy anyway (llama-cpp-python's server does not cancel abandoned requests).
+DEFAULT_TIMEOUT_S = 300.0
 DEFAULT_ATTEMPTS = 4
+#: Requests in flight at once per model instance: one on loopback (local servers such as
+#: llama-cpp-python's and LM Studio's answer one request at a time, so queued requests would only
+#: time out there), several for remote servers.
+LOOPBACK_CONCURRENCY = 1
+REMOTE_CONCURRENCY = 8
 RETRY_STATUS_CODES = frozenset({408, 429, 500, 502, 503, 504})
 #: A 5xx whose body reads like request validation: the same request will fail the same way.
 _DETERMINISTIC_5XX = re.compile(
@@ -142,12 +149,15 @@ class OpenAICompatLLM(CompletionLLM):
         prices: a price table to charge from; ``None`` means free (a local server).
         timeout_s, attempts, initial_delay_s: see :class:`OpenAICompatClient`.
         structured_mode: skip negotiation and use this mode.
+        max_concurrency: requests in flight at once (default 1 on loopback, 8 otherwise); the
+            timeout then counts from sending, not from queueing here.
         repair: allow one repair round on invalid structured output.
     """
 
     def __init__(self, base_url: str, model: str, *, api_key: str | None = None, prices: PriceTable | None = None,
                  timeout_s: float = DEFAULT_TIMEOUT_S, attempts: int = DEFAULT_ATTEMPTS,
-                 initial_delay_s: float = 1.0, structured_mode: StructuredMode | None = None, repair: bool = True):
+                 initial_delay_s: float = 1.0, structured_mode: StructuredMode | None = None,
+                 max_concurrency: int | None = None, repair: bool = True):
         if prices is not None:
             prices.price(model)
         if structured_mode is not None and structured_mode not in STRUCTURED_MODES:
@@ -160,6 +170,10 @@ class OpenAICompatLLM(CompletionLLM):
         self._client = OpenAICompatClient(base_url, api_key=api_key, timeout_s=timeout_s, attempts=attempts,
                                           initial_delay_s=initial_delay_s)
         self._negotiation = threading.Lock()
+        host = httpx.URL(base_url).host
+        limit = max_concurrency or (LOOPBACK_CONCURRENCY if host in ("127.0.0.1", "localhost", "::1")
+                                    else REMOTE_CONCURRENCY)
+        self._slots = threading.BoundedSemaphore(limit)
 
     def _cost(self, usage: Usage) -> float:
         return self.prices.cost(self.model, usage) if self.prices is not None else 0.0
@@ -205,7 +219,8 @@ class OpenAICompatLLM(CompletionLLM):
             raise ProviderError(f"{self.model_id} rejected every structured-output form: {'; '.join(rejections)}")
 
     def _complete(self, request: CompletionRequest) -> Completion:
-        body = self._post(request)
+        with self._slots:
+            body = self._post(request)
         try:
             choice = body["choices"][0]
             text = choice["message"].get("content") or ""
