@@ -124,3 +124,31 @@ def test_server_slower_than_the_timeout_is_a_provider_failure():
         result = OpenAICompatLLM(f"{server.url}/v1", "m", attempts=2, initial_delay_s=0.01, timeout_s=0.3).generate(
             [{"role": "user", "content": "x"}])
     assert not result.ok and result.provider_failed and "Timeout" in result.error and len(server.requests) == 2
+
+
+def test_one_request_in_flight_on_loopback():
+    import asyncio
+    import threading
+
+    state = {"now": 0, "most": 0}
+    lock = threading.Lock()
+
+    def handler(request):
+        with lock:
+            state["now"] += 1
+            state["most"] = max(state["most"], state["now"])
+        import time
+        time.sleep(0.3)
+        with lock:
+            state["now"] -= 1
+        return FakeResponse(body=openai_chat_body("ok"))
+
+    async def three(llm):
+        return await asyncio.gather(*(llm.agenerate([{"role": "user", "content": str(i)}]) for i in range(3)))
+
+    with FakeServer(handler) as server:
+        results = asyncio.run(three(OpenAICompatLLM(f"{server.url}/v1", "m", **FAST)))
+        assert all(r.ok for r in results) and state["most"] == 1
+        state["most"] = 0
+        results = asyncio.run(three(OpenAICompatLLM(f"{server.url}/v1", "m", max_concurrency=3, **FAST)))
+    assert all(r.ok for r in results) and state["most"] >= 2  # overlapping requests are allowed
