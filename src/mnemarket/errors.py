@@ -39,5 +39,9 @@ class BudgetExceeded(ProviderError):
     """A spend or token cap would be exceeded by the next call."""
 
 
+class ProviderUnavailable(ProviderError):
+    """The model back end failed to answer several calls in a row (down, refusing, timing out)."""
+
+
 class StoreError(MnemarketError):
     """The persistence layer could not read or write state."""

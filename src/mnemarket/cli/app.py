@@ -29,6 +29,12 @@ def _fail(message: str) -> None:
     raise typer.Exit(code=2)
 
 
+def _stop_if_provider_failed(status) -> None:
+    """A run the model provider stopped is an error for scripts: one line and a non-zero exit."""
+    if status.state == "stopped_provider":
+        _fail(status.message)
+
+
 def _run_with_progress(runner, title: str):
     from mnemarket.sim.runner import RunStatus  # noqa: F401  (typing only)
 
@@ -97,11 +103,12 @@ def run(scenario: Path = typer.Argument(..., help="scenario YAML, e.g. config/de
                                                          record=record, spend_cap_usd=spend_cap,
                                                          token_cap=token_cap))
         try:
-            _run_with_progress(runner, scenario.stem)
+            status = _run_with_progress(runner, scenario.stem)
         finally:
             runner.close()
     except MnemarketError as exc:
         _fail(str(exc))
+    _stop_if_provider_failed(status)
     _print_summary(out)
 
 
@@ -114,11 +121,12 @@ def resume(run_dir: Path, spend_cap: float = typer.Option(None, help="raise the 
     try:
         runner = Runner.open(run_dir, spend_cap_usd=spend_cap, token_cap=token_cap)
         try:
-            _run_with_progress(runner, f"resume {run_dir.name}")
+            status = _run_with_progress(runner, f"resume {run_dir.name}")
         finally:
             runner.close()
     except MnemarketError as exc:
         _fail(str(exc))
+    _stop_if_provider_failed(status)
     _print_summary(run_dir)
 
 

@@ -7,7 +7,7 @@ from mnemarket.providers.accounting import AccountedEmbedder, AccountedLLM, Budg
 from mnemarket.providers.embedding import Embedder, l2_normalise
 from mnemarket.providers.embedding_cache import CachedEmbedder
 from mnemarket.providers.hashing_embedder import HashingEmbedder
-from mnemarket.providers.llm import LLM, CompletionLLM, LLMResult, Message, ModelCallFailed, Usage
+from mnemarket.providers.llm import LLM, CompletionLLM, LLMResult, Message, ModelCallFailed, ReplyFailed, Usage
 from mnemarket.providers.minilm_embedder import MINILM_DIM, MINILM_MODEL_ID, MiniLMEmbedder, default_embedder
 from mnemarket.providers.pricing import DEFAULT_PRICE_TABLE, ModelPrice, PriceTable
 from mnemarket.providers.record_replay import (
@@ -42,6 +42,7 @@ __all__ = [
     "Message",
     "MiniLMEmbedder",
     "ModelCallFailed",
+    "ReplyFailed",
     "ModelPrice",
     "PriceTable",
     "Recording",

@@ -48,7 +48,11 @@ class CallRecord(BaseModel):
     ok: bool = True
     error: str | None = None
     items: int = 0
-    """Texts embedded (``embed`` calls; embedders report no token counts, so none are logged)."""
+    """Texts embedded (``embed`` calls)."""
+    model_version: str | None = None
+    """The model version the provider reported (``llm`` calls, where the provider says)."""
+    failure: Literal["provider", "reply"] | None = None
+    """For failed calls: the provider did not answer, or its reply was unusable."""
 
 
 class Totals(BaseModel):
@@ -193,6 +197,7 @@ class AccountedLLM(LLM):
             time=self._clock(), principal=self.principal, model_id=result.model_id,
             prompt_tokens=result.usage.prompt_tokens, completion_tokens=result.usage.completion_tokens,
             cost=result.cost, latency=result.latency, ok=result.ok, error=result.error,
+            model_version=result.model_version, failure=result.failure,
         ))
         if self.budget is not None:
             self.budget.charge(result.cost, result.usage.total_tokens)
@@ -200,9 +205,8 @@ class AccountedLLM(LLM):
 
 
 class AccountedEmbedder(Embedder):
-    """Wraps an embedder: budget check before, a ``kind="embed"`` record (texts, latency) after.
-
-    Embedding calls carry no token counts or cost here; the record says how many texts and how long.
+    """Wraps an embedder: budget check before, a ``kind="embed"`` record (texts, tokens, cost, latency)
+    after, and the cost and tokens charged to the budget, so caps bound embedding spend too.
     """
 
     def __init__(self, inner: Embedder, log: CallLog, *, principal: str = DEFAULT_PRINCIPAL,
@@ -216,16 +220,22 @@ class AccountedEmbedder(Embedder):
         self._clock = clock
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return self.embed_billed(texts)[0]
+
+    def embed_billed(self, texts: Sequence[str]) -> tuple[np.ndarray, int, float]:
         if self.budget is not None:
             self.budget.check(self.principal)
         started = time.perf_counter()
         try:
-            vectors = self.inner.embed(texts)
+            vectors, tokens, cost = self.inner.embed_billed(texts)
         except Exception as exc:
             self.log.append(CallRecord(time=self._clock(), principal=self.principal, kind="embed",
                                        model_id=self.model_id, latency=time.perf_counter() - started,
-                                       ok=False, error=str(exc), items=len(texts)))
+                                       ok=False, error=str(exc), items=len(texts), failure="provider"))
             raise
         self.log.append(CallRecord(time=self._clock(), principal=self.principal, kind="embed", model_id=self.model_id,
-                                   latency=time.perf_counter() - started, items=len(texts)))
-        return vectors
+                                   latency=time.perf_counter() - started, items=len(texts),
+                                   prompt_tokens=tokens, cost=cost))
+        if self.budget is not None:
+            self.budget.charge(cost, tokens)
+        return vectors, tokens, cost

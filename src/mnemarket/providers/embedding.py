@@ -28,6 +28,14 @@ class Embedder(ABC):
             (an all-zero row is allowed only for empty text).
         """
 
+    def embed_billed(self, texts: Sequence[str]) -> tuple[np.ndarray, int, float]:
+        """Embed ``texts`` and say what it cost: ``(vectors, input tokens, USD)``.
+
+        Free local embedders report ``(vectors, 0, 0.0)``; paid ones override this so accounting
+        can bill and cap embedding spend.
+        """
+        return self.embed(texts), 0, 0.0
+
     def embed_one(self, text: str) -> np.ndarray:
         """Embed a single text; a convenience over :meth:`embed`."""
         return self.embed([text])[0]

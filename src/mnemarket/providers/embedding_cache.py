@@ -66,7 +66,12 @@ class CachedEmbedder(Embedder):
         return found
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return self.embed_billed(texts)[0]
+
+    def embed_billed(self, texts: Sequence[str]) -> tuple[np.ndarray, int, float]:
+        """Embed, billing only the misses sent to ``inner`` (cache hits are free)."""
         texts = list(texts)
+        tokens, cost = 0, 0.0
         keys = [hashlib.sha256(t.encode("utf-8")).digest() for t in texts]
         out = np.empty((len(texts), self.dim), dtype=np.float32)
         with self._lock:
@@ -79,7 +84,7 @@ class CachedEmbedder(Embedder):
                 missing.setdefault(key, position)
         self.hits += len(texts) - sum(1 for k in keys if k in missing)
         if missing:
-            fresh = self.inner.embed([texts[p] for p in missing.values()])
+            fresh, tokens, cost = self.inner.embed_billed([texts[p] for p in missing.values()])
             self.misses += len(missing)
             by_key = dict(zip(missing, fresh))
             for position, key in enumerate(keys):
@@ -92,7 +97,7 @@ class CachedEmbedder(Embedder):
                     [(self.model_id, key, np.asarray(vec, dtype="<f4").tobytes()) for key, vec in by_key.items()],
                 )
                 self._db.execute("COMMIT")
-        return out
+        return out, tokens, cost
 
     def close(self) -> None:
         """Close the SQLite connection."""

@@ -1,18 +1,46 @@
-"""Building a google-genai client: the API key, base URL, timeout and retry policy in one place."""
+"""Building a google-genai client and calling it: key, endpoint, API version, timeout, retries.
+
+Checked against google-genai 3.4.0 (read from its source): the SDK talks through httpx2 by default
+(httpx when asked), whose timeout and connection errors are not httpx classes; it calls API ``v1``
+unless told otherwise; ``GOOGLE_GENAI_USE_VERTEXAI=true`` in the environment silently sends calls
+to Vertex AI; its own retries ignore a 429's ``retryDelay``. So the client here pins the API version,
+sets ``vertexai=False`` unless asked, turns SDK retries off, and :func:`call_with_retries` retries
+408/429/5xx and transport failures itself, waiting at least what the server asked for.
+"""
 
 from __future__ import annotations
 
 import os
-from typing import Any
+import random
+import re
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from mnemarket.errors import ProviderError
+from mnemarket.providers.llm import ModelCallFailed
 
 API_KEY_VARIABLES = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
+#: The Gemini API version every request names (responseJsonSchema, thinkingConfig and
+#: batchEmbedContents are documented there); pinned so an SDK upgrade cannot switch it silently.
+GEMINI_API_VERSION = "v1beta"
 DEFAULT_TIMEOUT_S = 60.0
 DEFAULT_ATTEMPTS = 4
 DEFAULT_INITIAL_DELAY_S = 1.0
-#: Retried with exponential backoff: rate limits and server-side failures.
+MAX_DELAY_S = 60.0
+#: Retried with backoff: rate limits and server-side failures.
 RETRY_STATUS_CODES = (408, 429, 500, 502, 503, 504)
+#: Replacements for models Google has retired (a 404 names them), as listed on the Gemini API
+#: deprecations page (read 2026-11-23).
+RETIRED_MODELS = {
+    "gemini-2.0-flash": "gemini-3.5-flash-lite",
+    "gemini-2.0-flash-lite": "gemini-3.1-flash-lite",
+    "gemini-2.5-flash": "gemini-3.5-flash-lite",
+    "gemini-2.5-pro": "gemini-3.8-flash",
+    "gemini-3-pro-preview": "gemini-3.1-pro-preview",
+}
+
+T = TypeVar("T")
 
 
 def gemini_api_key(explicit: str | None = None) -> str:
@@ -37,44 +65,102 @@ def gemini_client(
     api_key: str | None = None,
     base_url: str | None = None,
     timeout_s: float = DEFAULT_TIMEOUT_S,
-    attempts: int = DEFAULT_ATTEMPTS,
-    initial_delay_s: float = DEFAULT_INITIAL_DELAY_S,
+    api_version: str = GEMINI_API_VERSION,
+    vertexai: bool = False,
 ) -> Any:
-    """A ``google.genai.Client`` with retries on 408/429/5xx and a per-request timeout.
+    """A ``google.genai.Client`` for the Gemini Developer API, with a per-request timeout.
+
+    Retries are not the SDK's (it ignores ``retryDelay``): wrap calls in :func:`call_with_retries`.
 
     Args:
         api_key: overrides the environment variables.
         base_url: another endpoint (a proxy, or the fake server in tests).
         timeout_s: per-request timeout in seconds.
-        attempts: total attempts per request, including the first.
-        initial_delay_s: first backoff delay; doubles after each retry.
+        api_version: the API version in every URL (default :data:`GEMINI_API_VERSION`).
+        vertexai: send calls to Vertex AI instead (credentials from the environment); never
+            taken from ``GOOGLE_GENAI_USE_VERTEXAI``.
 
     Raises:
         ProviderError: google-genai is missing or no key is set.
     """
-    key = gemini_api_key(api_key)
     try:
         from google import genai
         from google.genai import types
     except ImportError:
-        raise ProviderError("google-genai is not installed; pip install google-genai") from None
-    options = types.HttpOptions(
-        base_url=base_url,
-        timeout=int(timeout_s * 1000),  # milliseconds
-        retry_options=types.HttpRetryOptions(
-            # jitter is added seconds (uniform in [0, jitter]); scale it with the first delay.
-            attempts=attempts, initial_delay=initial_delay_s, max_delay=30.0, exp_base=2.0, jitter=initial_delay_s,
-            http_status_codes=list(RETRY_STATUS_CODES),
-        ),
-    )
-    return genai.Client(api_key=key, http_options=options)
+        raise ProviderError("google-genai is not installed; pip install 'google-genai>=1.56,<4'") from None
+    options = types.HttpOptions(base_url=base_url, api_version=api_version, timeout=int(timeout_s * 1000))  # ms
+    if vertexai:
+        return genai.Client(vertexai=True, http_options=options)
+    return genai.Client(vertexai=False, api_key=gemini_api_key(api_key), http_options=options)
 
 
-def is_transient(exc: BaseException) -> bool:
-    """True for failures worth recording as a failed call rather than raising (rate limit, 5xx, timeout)."""
-    import httpx
+def _transport_errors() -> tuple[type[BaseException], ...]:
+    """Timeout/connection error classes of whichever HTTP stacks the SDK may use (httpx2, httpx, aiohttp)."""
+    classes: list[type[BaseException]] = []
+    for module_name, names in (("httpx2", ("TransportError", "TimeoutException")),
+                               ("httpx", ("TransportError", "TimeoutException")),
+                               ("aiohttp", ("ClientConnectionError",))):
+        try:
+            module = __import__(module_name)
+        except ImportError:
+            continue
+        classes.extend(getattr(module, name) for name in names if hasattr(module, name))
+    classes.extend((TimeoutError, ConnectionError))
+    return tuple(classes)
+
+
+_DURATION = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)s\s*$")
+
+
+def retry_delay_s(exc: BaseException) -> float | None:
+    """The wait a 429/503 asks for (``google.rpc.RetryInfo.retryDelay``, e.g. ``"12s"``), if any."""
+    details = getattr(exc, "details", None)
+    error = details.get("error", details) if isinstance(details, dict) else None
+    for item in (error or {}).get("details", []) if isinstance(error, dict) else []:
+        if isinstance(item, dict) and "retryDelay" in item:
+            match = _DURATION.match(str(item["retryDelay"]))
+            if match:
+                return float(match.group(1))
+    return None
+
+
+def describe_api_error(exc: Any, model: str) -> str:
+    """A message a person can act on for an HTTP error from the Gemini API."""
+    text = f"HTTP {exc.code} {exc.status or ''}: {exc.message}".replace("  ", " ")
+    if exc.code == 404 and model in RETIRED_MODELS:
+        text += f". {model!r} is retired; use {RETIRED_MODELS[model]!r} (see the Gemini API deprecations page)"
+    elif exc.code == 404:
+        text += f". Is {model!r} a current Gemini model name?"
+    return text
+
+
+def call_with_retries(call: Callable[[], T], *, model: str, attempts: int = DEFAULT_ATTEMPTS,
+                      initial_delay_s: float = DEFAULT_INITIAL_DELAY_S, sleep: Callable[[float], None] = time.sleep) -> T:
+    """Run ``call``; retry 408/429/5xx and transport failures with exponential backoff and jitter,
+    waiting at least a 429's ``retryDelay`` (capped at :data:`MAX_DELAY_S`).
+
+    Raises:
+        ModelCallFailed: still failing after ``attempts`` tries (or the server asked for a longer wait
+            than the cap), or a timeout/refused connection: the provider's failure, as a value upstream.
+        ProviderError: the API rejected the request (4xx other than 408/429): it will not change.
+    """
     from google.genai import errors
 
-    if isinstance(exc, errors.APIError):
-        return exc.code in RETRY_STATUS_CODES
-    return isinstance(exc, (httpx.TimeoutException, httpx.TransportError))
+    transport = _transport_errors()
+    delay = initial_delay_s
+    for attempt in range(1, max(1, attempts) + 1):
+        try:
+            return call()
+        except errors.APIError as exc:
+            if exc.code not in RETRY_STATUS_CODES:
+                raise ProviderError(f"Gemini rejected the request to {model!r}: {describe_api_error(exc, model)}") from exc
+            failure, asked = describe_api_error(exc, model), retry_delay_s(exc)
+        except transport as exc:
+            failure, asked = f"{type(exc).__module__.split('.')[0]}.{type(exc).__name__}: {exc or 'no detail'}", None
+        if attempt >= attempts:
+            break
+        if asked is not None and asked > MAX_DELAY_S:
+            raise ModelCallFailed(f"{failure}; the server asks to wait {asked:g}s (over {MAX_DELAY_S:g}s)")
+        sleep(max(asked or 0.0, min(delay, MAX_DELAY_S) + random.uniform(0, initial_delay_s)))
+        delay *= 2
+    raise ModelCallFailed(f"{failure} (after {attempts} attempts)")

@@ -1,18 +1,29 @@
-"""Gemini embeddings through google-genai (sent to ``:batchEmbedContents``)."""
+"""Gemini embeddings through google-genai (sent to ``:batchEmbedContents``), billed per input token.
+
+Each text goes in its own ``Content``: the SDK merges a list of plain strings into one content for
+the newer (multimodal) embedding models, which then return one vector for all of them.
+"""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
 
 from mnemarket.errors import ProviderError
 from mnemarket.providers.embedding import Embedder, l2_normalise
-from mnemarket.providers.gemini_client import DEFAULT_ATTEMPTS, DEFAULT_TIMEOUT_S, gemini_client
+from mnemarket.providers.gemini_client import (
+    DEFAULT_ATTEMPTS, DEFAULT_INITIAL_DELAY_S, DEFAULT_TIMEOUT_S, GEMINI_API_VERSION, call_with_retries, gemini_client,
+)
+from mnemarket.providers.llm import ModelCallFailed, Usage
+from mnemarket.providers.pricing import DEFAULT_PRICE_TABLE, PriceTable
 
 DEFAULT_GEMINI_EMBEDDING_MODEL = "gemini-embedding-001"
 DEFAULT_GEMINI_EMBEDDING_DIM = 768
 MAX_BATCH = 100  # the API's limit of texts per batchEmbedContents request
+#: Characters per token when the API reports no usage (an estimate, only then; logged as tokens).
+CHARS_PER_TOKEN = 4
 
 
 class GeminiEmbedder(Embedder):
@@ -21,11 +32,14 @@ class GeminiEmbedder(Embedder):
     Args:
         model: embedding model name.
         dim: output dimensionality requested from the API.
-        api_key, base_url, timeout_s, attempts: as for :class:`~mnemarket.providers.gemini_llm.GeminiLLM`.
+        prices: price table; the model must be in it, so embedding spend is billed and capped.
+        api_key, base_url, timeout_s, attempts, api_version, vertexai: as for
+            :class:`~mnemarket.providers.gemini_llm.GeminiLLM`.
         check: embed a probe text at construction to verify the key, model and dimension.
 
     Raises:
         ProviderError: no key, or the probe failed or returned another dimension.
+        ConfigError: the model has no price.
     """
 
     def __init__(
@@ -33,43 +47,68 @@ class GeminiEmbedder(Embedder):
         model: str = DEFAULT_GEMINI_EMBEDDING_MODEL,
         *,
         dim: int = DEFAULT_GEMINI_EMBEDDING_DIM,
+        prices: PriceTable = DEFAULT_PRICE_TABLE,
         api_key: str | None = None,
         base_url: str | None = None,
         timeout_s: float = DEFAULT_TIMEOUT_S,
         attempts: int = DEFAULT_ATTEMPTS,
-        initial_delay_s: float = 1.0,
+        initial_delay_s: float = DEFAULT_INITIAL_DELAY_S,
+        api_version: str = GEMINI_API_VERSION,
+        vertexai: bool = False,
         check: bool = True,
     ):
+        prices.price(model)
         self.model = model
         self.dim = dim
+        self.prices = prices
+        self.attempts = attempts
+        self.initial_delay_s = initial_delay_s
         self.model_id = f"gemini:{model}:{dim}"
-        self._client = gemini_client(
-            api_key=api_key, base_url=base_url, timeout_s=timeout_s, attempts=attempts, initial_delay_s=initial_delay_s
-        )
+        self._client = gemini_client(api_key=api_key, base_url=base_url, timeout_s=timeout_s,
+                                     api_version=api_version, vertexai=vertexai)
         if check:
             probe = self.embed(["start-up check"])
             if probe.shape != (1, dim):
                 raise ProviderError(f"Gemini model {model!r} returned shape {probe.shape}, expected (1, {dim})")
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        from google.genai import errors, types
+        return self.embed_billed(texts)[0]
+
+    def embed_billed(self, texts: Sequence[str]) -> tuple[np.ndarray, int, float]:
+        """Embed and bill ``texts``.
+
+        Raises:
+            ProviderError: the call failed (timeout, refused connection, persistent 429/5xx, a
+                rejected request) or returned the wrong number or size of vectors; the message
+                names the cause. The embedder contract has no failure value, so this is the one
+                error an embed call raises.
+        """
+        from google.genai import types
 
         texts = list(texts)
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        tokens = 0
         for start in range(0, len(texts), MAX_BATCH):
             batch = texts[start : start + MAX_BATCH]
+            contents = [types.Content(role="user", parts=[types.Part(text=text)]) for text in batch]
             try:
-                response = self._client.models.embed_content(
-                    model=self.model, contents=batch,
-                    config=types.EmbedContentConfig(output_dimensionality=self.dim),
+                response = call_with_retries(
+                    lambda: self._client.models.embed_content(
+                        model=self.model, contents=contents,
+                        config=types.EmbedContentConfig(output_dimensionality=self.dim)),
+                    model=self.model, attempts=self.attempts, initial_delay_s=self.initial_delay_s,
                 )
-            except errors.APIError as exc:
-                raise ProviderError(f"Gemini embedding call to {self.model!r} failed: HTTP {exc.code} {exc.message}") from exc
-            values = [e.values for e in response.embeddings or []]
+            except ModelCallFailed as exc:
+                raise ProviderError(f"Gemini embedding call to {self.model!r} failed: {exc}") from exc
+            values = [e.values or [] for e in response.embeddings or []]
             if len(values) != len(batch) or any(len(v) != self.dim for v in values):
                 raise ProviderError(
                     f"Gemini returned {len(values)} embeddings for {len(batch)} texts "
                     f"(dims {sorted({len(v) for v in values})}, expected {self.dim})"
                 )
             out[start : start + len(batch)] = values
-        return l2_normalise(out)
+            usage = response.usage_metadata
+            reported = usage.prompt_token_count if usage is not None else None
+            tokens += reported if reported else sum(math.ceil(len(t) / CHARS_PER_TOKEN) for t in batch)
+        cost = self.prices.cost(self.model, Usage(prompt_tokens=tokens))
+        return l2_normalise(out), tokens, cost

@@ -1,34 +1,103 @@
-"""Gemini through google-genai: structured output from the pydantic schema, retries, usage, cost."""
+"""Gemini through google-genai: structured output, thinking per model family, retries, usage, cost.
+
+Request shapes were checked against google-genai 3.4.0's converters: ``responseJsonSchema`` takes a
+JSON schema but not every keyword (no ``maxLength``/``minLength``/``default``), so length limits go
+into descriptions and over-long strings are trimmed after the reply instead of rejected; 2.5 models
+take ``thinkingBudget`` and 3.x models ``thinkingLevel`` (sending both is a 400); thinking tokens
+count against ``maxOutputTokens``, so the budget is added to it.
+"""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from mnemarket.errors import ProviderError
-from mnemarket.providers.gemini_client import DEFAULT_ATTEMPTS, DEFAULT_TIMEOUT_S, gemini_client, is_transient
-from mnemarket.providers.llm import Completion, CompletionLLM, CompletionRequest, ModelCallFailed, Usage
-from mnemarket.providers.pricing import DEFAULT_PRICE_TABLE, PriceTable
+from mnemarket.errors import ConfigError
+from mnemarket.providers.gemini_client import (
+    DEFAULT_ATTEMPTS, DEFAULT_INITIAL_DELAY_S, DEFAULT_TIMEOUT_S, GEMINI_API_VERSION, RETIRED_MODELS, call_with_retries,
+    gemini_client,
+)
+from mnemarket.providers.llm import Completion, CompletionLLM, CompletionRequest, ReplyFailed, Usage
+from mnemarket.providers.pricing import DEFAULT_PRICE_TABLE, PRICES_CHECKED, PriceTable
+from mnemarket.providers.structured import trim_to_schema
 
-DEFAULT_GEMINI_MODEL = "gemini-2.5-flash"
+#: The default: Google's recommended replacement for gemini-2.5-flash (models list read 2026-11-23).
+DEFAULT_GEMINI_MODEL = "gemini-3.5-flash-lite"
+#: ``thinkingLevel`` values Gemini 3.x accepts (Pro models take only low/high).
+THINKING_LEVELS = ("minimal", "low", "medium", "high")
+#: Extra output tokens allowed when a 3.x model thinks above "minimal" (thinking counts as output).
+THINKING_LEVEL_HEADROOM = 1024
+#: Schema keywords ``responseJsonSchema`` accepts (Gemini API structured-output docs).
+GEMINI_SCHEMA_KEYWORDS = frozenset({
+    "$id", "$defs", "$ref", "$anchor", "type", "format", "title", "description", "enum", "items", "prefixItems",
+    "minItems", "maxItems", "minimum", "maximum", "anyOf", "oneOf", "properties", "additionalProperties",
+    "required", "propertyOrdering",
+})
+#: Finish reasons meaning the model stopped for policy, not length; a repair round cannot help.
+BLOCKED_FINISH = frozenset({"SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "LANGUAGE",
+                            "IMAGE_SAFETY", "OTHER"})
+_VERSION = re.compile(r"^gemini-(\d+)(?:\.(\d+))?")
+
+
+def thinking_family(model: str) -> str | None:
+    """``"level"`` for Gemini 3.x and later, ``"budget"`` for 2.5, ``None`` for models without thinking."""
+    match = _VERSION.match(model)
+    if not match:
+        return None
+    major, minor = int(match.group(1)), int(match.group(2) or 0)
+    if major >= 3:
+        return "level"
+    return "budget" if (major, minor) == (2, 5) else None
+
+
+def gemini_json_schema(schema: Any) -> Any:
+    """``schema`` in the keywords ``responseJsonSchema`` keeps: length limits become words in the
+    description (the reply is trimmed to them afterwards), ``const`` a one-value ``enum``, and
+    ``default`` and other unsupported keywords are dropped."""
+    if isinstance(schema, list):
+        return [gemini_json_schema(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key == "properties":
+            out[key] = {name: gemini_json_schema(sub) for name, sub in value.items()}
+        elif key in GEMINI_SCHEMA_KEYWORDS:
+            out[key] = gemini_json_schema(value)
+        elif key == "const":
+            out["enum"] = [value]
+    limits = [f"at least {schema['minLength']}" if "minLength" in schema else "",
+              f"at most {schema['maxLength']}" if "maxLength" in schema else ""]
+    limit = " and ".join(part for part in limits if part)
+    if limit:
+        words = f"{limit[0].upper()}{limit[1:]} characters."
+        described = schema.get("description", "").rstrip(". ")
+        out["description"] = f"{described}. {words}" if described else words
+    return out
 
 
 class GeminiLLM(CompletionLLM):
-    """A Gemini model over the Gemini API.
+    """A Gemini model over the Gemini Developer API.
 
     Args:
-        model: the Gemini model name, e.g. ``gemini-2.5-flash``.
+        model: the Gemini model name, e.g. ``gemini-3.5-flash-lite``.
         api_key: default ``$GEMINI_API_KEY`` / ``$GOOGLE_API_KEY``.
         base_url: another endpoint (tests point this at a local fake server).
         prices: price table; the model must be in it (costs are never guessed).
         timeout_s: per-request timeout.
-        attempts: attempts per request; 408/429/5xx are retried with exponential backoff.
-        thinking_budget: thinking tokens allowed (``0`` turns thinking off on 2.5 Flash);
-            ``None`` keeps the model's default.
+        attempts: attempts per request; 408/429/5xx and transport failures are retried.
+        thinking_budget: 2.5 models only: thinking tokens allowed (0 turns thinking off on Flash);
+            default 0 on Flash, 128 (the minimum) on Pro. Added to ``max_output_tokens``.
+        thinking_level: 3.x models only: one of :data:`THINKING_LEVELS`; default ``minimal``
+            (``low`` on Pro models, which have no minimal).
+        api_version: the API version in every URL (default ``v1beta``).
+        vertexai: call Vertex AI instead (never switched on by the environment).
         repair: allow one repair round on invalid structured output.
 
     Raises:
         ProviderError: google-genai missing or no key set.
-        ConfigError: the model has no price in ``prices``.
+        ConfigError: the model has no price in ``prices``, or a thinking option its family does
+            not take.
     """
 
     def __init__(
@@ -40,19 +109,26 @@ class GeminiLLM(CompletionLLM):
         prices: PriceTable = DEFAULT_PRICE_TABLE,
         timeout_s: float = DEFAULT_TIMEOUT_S,
         attempts: int = DEFAULT_ATTEMPTS,
-        initial_delay_s: float = 1.0,
+        initial_delay_s: float = DEFAULT_INITIAL_DELAY_S,
         thinking_budget: int | None = None,
+        thinking_level: str | None = None,
+        api_version: str = GEMINI_API_VERSION,
+        vertexai: bool = False,
         repair: bool = True,
     ):
+        if model in RETIRED_MODELS and model not in prices.prices:
+            raise ConfigError(f"{model!r} is retired from the Gemini API; use {RETIRED_MODELS[model]!r} "
+                              f"(default {DEFAULT_GEMINI_MODEL!r}); prices checked {PRICES_CHECKED}")
         prices.price(model)  # fail at construction, not on the first bill
         self.model = model
         self.model_id = f"gemini:{model}"
         self.prices = prices
-        self.thinking_budget = thinking_budget
+        self.attempts = attempts
+        self.initial_delay_s = initial_delay_s
         self.repair = repair
-        self._client = gemini_client(
-            api_key=api_key, base_url=base_url, timeout_s=timeout_s, attempts=attempts, initial_delay_s=initial_delay_s
-        )
+        self.thinking_budget, self.thinking_level = _thinking(model, thinking_budget, thinking_level)
+        self._client = gemini_client(api_key=api_key, base_url=base_url, timeout_s=timeout_s,
+                                     api_version=api_version, vertexai=vertexai)
 
     def _cost(self, usage: Usage) -> float:
         return self.prices.cost(self.model, usage)
@@ -61,17 +137,24 @@ class GeminiLLM(CompletionLLM):
         from google.genai import types
 
         system = "\n\n".join(m.content for m in request.messages if m.role == "system") or None
+        max_output = request.max_tokens
+        thinking = None
+        if self.thinking_budget is not None:
+            thinking = types.ThinkingConfig(thinking_budget=self.thinking_budget)
+            max_output += self.thinking_budget
+        elif self.thinking_level is not None:
+            thinking = types.ThinkingConfig(thinking_level=self.thinking_level.upper())
+            max_output += 0 if self.thinking_level == "minimal" else THINKING_LEVEL_HEADROOM
         config: dict[str, Any] = {
             "system_instruction": system,
             "temperature": request.temperature,
-            "max_output_tokens": request.max_tokens,
+            "max_output_tokens": max_output,
             "seed": request.seed,
+            "thinking_config": thinking,
         }
         if request.json_schema is not None:
             config["response_mime_type"] = "application/json"
-            config["response_json_schema"] = request.json_schema
-        if self.thinking_budget is not None:
-            config["thinking_config"] = types.ThinkingConfig(thinking_budget=self.thinking_budget)
+            config["response_json_schema"] = gemini_json_schema(request.json_schema)
         return types.GenerateContentConfig(**config)
 
     @staticmethod
@@ -83,22 +166,33 @@ class GeminiLLM(CompletionLLM):
             for m in request.messages if m.role != "system"
         ]
 
-    def _complete(self, request: CompletionRequest) -> Completion:
-        from google.genai import errors
+    def _prepare_reply(self, text: str, request: CompletionRequest) -> str:
+        return trim_to_schema(text, request.json_schema) if request.json_schema is not None else text
 
-        try:
-            response = self._client.models.generate_content(
-                model=self.model, contents=self._contents(request), config=self._config(request)
-            )
-        except errors.APIError as exc:
-            if is_transient(exc):
-                raise ModelCallFailed(f"HTTP {exc.code} after retries: {exc.message}") from exc
-            raise ProviderError(f"Gemini rejected the request to {self.model!r}: HTTP {exc.code} {exc.message}") from exc
-        except Exception as exc:
-            if is_transient(exc):
-                raise ModelCallFailed(f"{type(exc).__name__}: {exc}") from exc
-            raise
-        return Completion(text=response.text or "", usage=_usage(response.usage_metadata))
+    def _complete(self, request: CompletionRequest) -> Completion:
+        response = call_with_retries(
+            lambda: self._client.models.generate_content(
+                model=self.model, contents=self._contents(request), config=self._config(request)),
+            model=self.model, attempts=self.attempts, initial_delay_s=self.initial_delay_s,
+        )
+        usage = _usage(response.usage_metadata)
+        feedback = response.prompt_feedback
+        if not response.candidates:
+            reason = _name(feedback.block_reason) if feedback is not None and feedback.block_reason else "no candidates"
+            raise ReplyFailed(f"the prompt was blocked ({reason}); nothing was generated", usage=usage,
+                              model_version=response.model_version)
+        candidate = response.candidates[0]
+        finish = _name(candidate.finish_reason)
+        text = "".join(p.text for p in (candidate.content.parts if candidate.content and candidate.content.parts else [])
+                       if p.text and not p.thought)
+        if finish in BLOCKED_FINISH and not text.strip():
+            raise ReplyFailed(f"the reply was stopped by the provider (finish_reason {finish})", usage=usage,
+                              model_version=response.model_version)
+        if finish == "MAX_TOKENS" and not text.strip():
+            raise ReplyFailed(f"max_output_tokens was spent before any visible text (finish_reason MAX_TOKENS; "
+                              f"{usage.completion_tokens} output tokens incl. thinking)", usage=usage,
+                              model_version=response.model_version)
+        return Completion(text=text, usage=usage, model_version=response.model_version, finish_reason=finish)
 
     def stream_text(self, messages, *, max_tokens: int = 256, temperature: float = 0.0):
         """Yield text chunks as Gemini streams them (``:streamGenerateContent?alt=sse``).
@@ -117,6 +211,31 @@ class GeminiLLM(CompletionLLM):
         ):
             if chunk.text:
                 yield chunk.text
+
+
+def _thinking(model: str, budget: int | None, level: str | None) -> tuple[int | None, str | None]:
+    """The one thinking option ``model``'s family takes, with its default when none is given."""
+    family = thinking_family(model)
+    if budget is not None and level is not None:
+        raise ConfigError("give thinking_budget (Gemini 2.5) or thinking_level (Gemini 3.x), not both")
+    if family == "budget":
+        if level is not None:
+            raise ConfigError(f"{model!r} takes thinking_budget, not thinking_level (that is for Gemini 3.x)")
+        return (budget if budget is not None else (128 if "pro" in model else 0)), None
+    if family == "level":
+        if budget is not None:
+            raise ConfigError(f"{model!r} takes thinking_level ({', '.join(THINKING_LEVELS)}), not thinking_budget")
+        if level is not None and level not in THINKING_LEVELS:
+            raise ConfigError(f"thinking_level={level!r}; expected one of {', '.join(THINKING_LEVELS)}")
+        return None, level or ("low" if "pro" in model else "minimal")
+    if budget is not None or level is not None:
+        raise ConfigError(f"{model!r} has no thinking options")
+    return None, None
+
+
+def _name(value: Any) -> str:
+    """An SDK enum or raw string as its plain name (``FinishReason.MAX_TOKENS`` -> ``MAX_TOKENS``)."""
+    return str(getattr(value, "value", value) or "")
 
 
 def _usage(metadata: Any) -> Usage:

@@ -26,6 +26,10 @@ from mnemarket.providers.structured import parse_structured, repair_prompt, tigh
 
 DEFAULT_MAX_TOKENS = 256
 Role = Literal["system", "user", "assistant"]
+#: Why a call failed: ``provider`` (the back end did not answer: unreachable, overloaded, timed out)
+#: or ``reply`` (it answered, but nothing usable: invalid, blocked, cut off). Callers treat the first
+#: as the provider's outage, the second as the model's (an agent's) mistake.
+FailureKind = Literal["provider", "reply"]
 
 
 class Message(BaseModel):
@@ -84,14 +88,38 @@ class LLMResult(BaseModel):
     """What went wrong, for the caller's record of a failed turn."""
     repaired: bool = False
     """True when the first answer was invalid and the repair round produced this one."""
+    failure: FailureKind | None = None
+    """For ``ok=False``: whether the provider failed to answer or its reply was unusable."""
+    model_version: str | None = None
+    """The exact model version the provider reports having answered with (a re-route shows here)."""
+
+    @property
+    def provider_failed(self) -> bool:
+        """True when the back end never produced a reply (the provider's failure, not the model's)."""
+        return not self.ok and self.failure == "provider"
 
 
 class ModelCallFailed(Exception):
     """Raised by a back end's ``_complete`` for a transient failure (timeout, 429/5xx after retries).
 
-    :meth:`CompletionLLM.generate` turns it into an ``ok=False`` result; wiring problems raise
-    :class:`ProviderError` instead.
+    :meth:`CompletionLLM.generate` turns it into an ``ok=False, failure="provider"`` result; wiring
+    problems raise :class:`ProviderError` instead.
     """
+
+
+class ReplyFailed(Exception):
+    """Raised by a back end's ``_complete`` when the model answered with nothing usable and a repair
+    round cannot help (a blocked prompt, a safety stop): an ``ok=False, failure="reply"`` result.
+
+    Attributes:
+        usage: what the unusable answer still cost (billed like any other).
+        model_version: the version that answered, if the provider said.
+    """
+
+    def __init__(self, message: str, *, usage: Usage | None = None, model_version: str | None = None):
+        super().__init__(message)
+        self.usage = usage or Usage()
+        self.model_version = model_version
 
 
 MessagesLike = Sequence[Message | Mapping[str, str]]
@@ -190,6 +218,13 @@ class Completion:
 
     text: str
     usage: Usage
+    model_version: str | None = None
+    finish_reason: str | None = None
+    """Why generation stopped, as the provider names it (``STOP``, ``MAX_TOKENS``, ``length``...)."""
+
+
+#: Finish reasons meaning "cut off by the output-token cap" across providers.
+TRUNCATED = frozenset({"MAX_TOKENS", "length"})
 
 
 class CompletionLLM(LLM):
@@ -208,6 +243,10 @@ class CompletionLLM(LLM):
     def _cost(self, usage: Usage) -> float:
         """Money for ``usage``; free unless a subclass has a price table."""
         return 0.0
+
+    def _prepare_reply(self, text: str, request: CompletionRequest) -> str:
+        """Adjust a reply before validation (e.g. trim strings the provider could not bound)."""
+        return text
 
     def generate(
         self,
@@ -232,19 +271,28 @@ class CompletionLLM(LLM):
         usage = Usage()
         text = ""
         repaired = False
+        version: str | None = None
 
-        def result(ok: bool, parsed: Any = None, error: str | None = None) -> LLMResult:
+        def result(ok: bool, parsed: Any = None, error: str | None = None,
+                   failure: FailureKind | None = None) -> LLMResult:
             return LLMResult(
                 text=text, parsed=parsed, usage=usage, cost=self._cost(usage), ok=ok, error=error,
                 latency=time.perf_counter() - started, model_id=self.model_id, repaired=repaired,
+                failure=failure if not ok else None, model_version=version,
             )
+
+        def check(completion: Completion) -> tuple[Any, str | None]:
+            parsed, error = parse_structured(self._prepare_reply(completion.text, request), schema)
+            if error is not None and completion.finish_reason in TRUNCATED:
+                error = f"{error} (the reply was cut off at max_tokens={max_tokens})"
+            return parsed, error
 
         try:
             completion = self._complete(request)
-            usage, text = usage + completion.usage, completion.text
+            usage, text, version = usage + completion.usage, completion.text, completion.model_version
             if schema is None:
                 return result(True)
-            parsed, error = parse_structured(text, schema)
+            parsed, error = check(completion)
             if error is not None and self.repair:
                 retry = CompletionRequest(
                     messages=[*request.messages, Message(role="assistant", content=text),
@@ -254,10 +302,14 @@ class CompletionLLM(LLM):
                 )
                 completion = self._complete(retry)
                 usage, text, repaired = usage + completion.usage, completion.text, True
-                parsed, error = parse_structured(text, schema)
+                version = completion.model_version or version
+                parsed, error = check(completion)
         except ModelCallFailed as exc:
-            return result(False, error=f"{self.model_id}: {exc}")
+            return result(False, error=f"{self.model_id}: {exc}", failure="provider")
+        except ReplyFailed as exc:
+            usage, version = usage + exc.usage, exc.model_version or version
+            return result(False, error=f"{self.model_id}: {exc}", failure="reply")
         if error is not None:
             rounds = "after one repair round" if repaired else "(repair disabled)"
-            return result(False, error=f"reply does not match {schema.__name__} {rounds}: {error}")
+            return result(False, error=f"reply does not match {schema.__name__} {rounds}: {error}", failure="reply")
         return result(True, parsed=parsed)

@@ -1,31 +1,66 @@
 """OpenAI-compatible HTTP servers (Ollama, LM Studio, llama.cpp server, vLLM): chat and embeddings.
 
 Requests go through httpx to ``{base_url}/chat/completions`` and ``{base_url}/embeddings``.
-Structured output is requested with ``response_format: {"type": "json_schema", ...}``, which those
-servers honour (and validated here regardless).
+Servers differ in the structured output they take, so it is negotiated once per server and model
+and remembered: ``json_schema`` (OpenAI's form; vLLM, Ollama, LM Studio), then ``json_object`` with
+the schema (llama-cpp-python's server rejects ``json_schema`` with HTTP 500 "Input should be 'text' or
+'json_object'"), then the schema in the prompt only. Replies are validated here regardless.
 """
 
 from __future__ import annotations
 
+import json
+import re
+import threading
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 import httpx
 import numpy as np
 
 from mnemarket.errors import ProviderError
 from mnemarket.providers.embedding import Embedder, l2_normalise
-from mnemarket.providers.llm import Completion, CompletionLLM, CompletionRequest, ModelCallFailed, Usage
+from mnemarket.providers.llm import Completion, CompletionLLM, CompletionRequest, Message, ModelCallFailed, Usage
 from mnemarket.providers.pricing import PriceTable
 
-DEFAULT_TIMEOUT_S = 120.0
+#: Generous: a CPU server on a busy machine can take minutes for one reply, and a request that timed
+#: out keeps the server busy anyway (llama-cpp-python's server does not cancel abandoned requests).
+DEFAULT_TIMEOUT_S = 300.0
 DEFAULT_ATTEMPTS = 4
+#: Requests in flight at once per model instance: one on loopback (local servers such as
+#: llama-cpp-python's and LM Studio's answer one request at a time, so queued requests would only
+#: time out there), several for remote servers.
+LOOPBACK_CONCURRENCY = 1
+REMOTE_CONCURRENCY = 8
 RETRY_STATUS_CODES = frozenset({408, 429, 500, 502, 503, 504})
+#: A 5xx whose body reads like request validation: the same request will fail the same way.
+_DETERMINISTIC_5XX = re.compile(
+    r"Input should be|validation error|Unprocessable|not supported|unsupported|Extra inputs are not permitted|"
+    r"response_format|json_schema", re.IGNORECASE)
+StructuredMode = Literal["json_schema", "json_object", "prompt"]
+STRUCTURED_MODES: tuple[StructuredMode, ...] = ("json_schema", "json_object", "prompt")
+
+
+class RequestRejected(ProviderError):
+    """The server refused the request in a way a retry will not change (4xx, or a validation 5xx).
+
+    Attributes:
+        status: the HTTP status.
+        body: the start of the response body.
+    """
+
+    def __init__(self, message: str, *, status: int, body: str):
+        super().__init__(message)
+        self.status = status
+        self.body = body
 
 
 class OpenAICompatClient:
     """POSTs JSON with retries (exponential backoff on 408/429/5xx and transport errors).
+
+    An error that will not change (4xx other than 408/429, or a 5xx whose body is a validation
+    message) is raised at once, not retried.
 
     Args:
         base_url: the server's API root, e.g. ``http://localhost:11434/v1``.
@@ -50,8 +85,9 @@ class OpenAICompatClient:
 
         Raises:
             ModelCallFailed: still failing after every attempt with a retryable status or a
-                transport error.
-            ProviderError: any other HTTP error (bad model name, bad request, auth).
+                transport error (the server is down, overloaded or too slow).
+            RequestRejected: the server refused the request (bad model name, bad request, auth,
+                an unsupported option); retrying would not help.
         """
         url = f"{self.base_url}{path}"
         delay = self.initial_delay_s
@@ -59,7 +95,7 @@ class OpenAICompatClient:
             try:
                 response = self._http.post(url, json=payload)
             except httpx.TransportError as exc:
-                failure = f"{type(exc).__name__}: {exc}"
+                failure = f"{type(exc).__name__}: {exc or 'no detail'} ({url})"
                 retry_after = None
             else:
                 if response.status_code < 400:
@@ -67,9 +103,12 @@ class OpenAICompatClient:
                         return response.json()
                     except ValueError as exc:
                         raise ModelCallFailed(f"{url} returned non-JSON: {response.text[:200]!r}") from exc
-                if response.status_code not in RETRY_STATUS_CODES:
-                    raise ProviderError(f"{url} answered HTTP {response.status_code}: {response.text[:300]}")
-                failure = f"HTTP {response.status_code}: {response.text[:200]}"
+                text = response.text[:300]
+                if response.status_code not in RETRY_STATUS_CODES or (
+                        response.status_code >= 500 and _DETERMINISTIC_5XX.search(text)):
+                    raise RequestRejected(f"{url} answered HTTP {response.status_code}: {text}",
+                                          status=response.status_code, body=text)
+                failure = f"HTTP {response.status_code}: {text[:200]}"
                 retry_after = response.headers.get("retry-after")
             if attempt == self.attempts:
                 break
@@ -79,8 +118,29 @@ class OpenAICompatClient:
         raise ModelCallFailed(f"{failure} (after {self.attempts} attempts)")
 
 
+def _response_format(mode: StructuredMode, request: CompletionRequest) -> dict[str, Any] | None:
+    if mode == "json_schema":
+        return {"type": "json_schema",
+                "json_schema": {"name": request.schema.__name__, "schema": request.json_schema, "strict": True}}
+    if mode == "json_object":
+        return {"type": "json_object", "schema": request.json_schema}
+    return None
+
+
+def _schema_in_prompt(messages: list[Message], json_schema: dict[str, Any]) -> list[Message]:
+    """The conversation with the schema spelled out in the system turn (for servers without schemas)."""
+    note = ("Reply with only one JSON object, no prose and no code fence, that satisfies this JSON schema:\n"
+            + json.dumps(json_schema, separators=(",", ":")))
+    if messages and messages[0].role == "system":
+        return [Message(role="system", content=f"{messages[0].content}\n\n{note}"), *messages[1:]]
+    return [Message(role="system", content=note), *messages]
+
+
 class OpenAICompatLLM(CompletionLLM):
     """A chat model on an OpenAI-compatible server.
+
+    Structured output is negotiated on the first schema call (see the module docstring) and the
+    mode that worked is kept in :attr:`structured_mode` for the rest of the run.
 
     Args:
         base_url: API root, e.g. ``http://localhost:11434/v1``.
@@ -88,46 +148,88 @@ class OpenAICompatLLM(CompletionLLM):
         api_key: optional bearer token.
         prices: a price table to charge from; ``None`` means free (a local server).
         timeout_s, attempts, initial_delay_s: see :class:`OpenAICompatClient`.
+        structured_mode: skip negotiation and use this mode.
+        max_concurrency: requests in flight at once (default 1 on loopback, 8 otherwise); the
+            timeout then counts from sending, not from queueing here.
         repair: allow one repair round on invalid structured output.
     """
 
     def __init__(self, base_url: str, model: str, *, api_key: str | None = None, prices: PriceTable | None = None,
                  timeout_s: float = DEFAULT_TIMEOUT_S, attempts: int = DEFAULT_ATTEMPTS,
-                 initial_delay_s: float = 1.0, repair: bool = True):
+                 initial_delay_s: float = 1.0, structured_mode: StructuredMode | None = None,
+                 max_concurrency: int | None = None, repair: bool = True):
         if prices is not None:
             prices.price(model)
+        if structured_mode is not None and structured_mode not in STRUCTURED_MODES:
+            raise ProviderError(f"structured_mode={structured_mode!r}; expected one of {', '.join(STRUCTURED_MODES)}")
         self.model = model
         self.prices = prices
         self.repair = repair
+        self.structured_mode: StructuredMode | None = structured_mode
         self.model_id = f"openai:{base_url.rstrip('/')}:{model}"
         self._client = OpenAICompatClient(base_url, api_key=api_key, timeout_s=timeout_s, attempts=attempts,
                                           initial_delay_s=initial_delay_s)
+        self._negotiation = threading.Lock()
+        host = httpx.URL(base_url).host
+        limit = max_concurrency or (LOOPBACK_CONCURRENCY if host in ("127.0.0.1", "localhost", "::1")
+                                    else REMOTE_CONCURRENCY)
+        self._slots = threading.BoundedSemaphore(limit)
 
     def _cost(self, usage: Usage) -> float:
         return self.prices.cost(self.model, usage) if self.prices is not None else 0.0
 
-    def _complete(self, request: CompletionRequest) -> Completion:
+    def _payload(self, request: CompletionRequest, mode: StructuredMode | None) -> dict[str, Any]:
+        messages = request.messages
+        if mode == "prompt" and request.json_schema is not None:
+            messages = _schema_in_prompt(messages, request.json_schema)
         payload: dict[str, Any] = {
             "model": self.model,
-            "messages": [m.model_dump() for m in request.messages],
+            "messages": [m.model_dump() for m in messages],
             "max_tokens": request.max_tokens,
             "temperature": request.temperature,
         }
         if request.seed is not None:
             payload["seed"] = request.seed
-        if request.json_schema is not None:
-            payload["response_format"] = {
-                "type": "json_schema",
-                "json_schema": {"name": request.schema.__name__, "schema": request.json_schema, "strict": True},
-            }
-        body = self._client.post("/chat/completions", payload)
+        if mode is not None and request.json_schema is not None:
+            response_format = _response_format(mode, request)
+            if response_format is not None:
+                payload["response_format"] = response_format
+        return payload
+
+    def _post(self, request: CompletionRequest) -> dict[str, Any]:
+        if request.json_schema is None:
+            return self._client.post("/chat/completions", self._payload(request, None))
+        if self.structured_mode is not None:
+            return self._client.post("/chat/completions", self._payload(request, self.structured_mode))
+        # First schema call: try each mode until the server accepts one; concurrent callers wait.
+        with self._negotiation:
+            if self.structured_mode is not None:
+                return self._client.post("/chat/completions", self._payload(request, self.structured_mode))
+            rejections = []
+            for mode in STRUCTURED_MODES:
+                try:
+                    body = self._client.post("/chat/completions", self._payload(request, mode))
+                except RequestRejected as exc:
+                    if exc.status in (401, 403, 404):  # auth or an unknown model: not about the format
+                        raise
+                    rejections.append(f"{mode}: HTTP {exc.status} {exc.body[:120]}")
+                    continue
+                self.structured_mode = mode
+                return body
+            raise ProviderError(f"{self.model_id} rejected every structured-output form: {'; '.join(rejections)}")
+
+    def _complete(self, request: CompletionRequest) -> Completion:
+        with self._slots:
+            body = self._post(request)
         try:
-            text = body["choices"][0]["message"].get("content") or ""
+            choice = body["choices"][0]
+            text = choice["message"].get("content") or ""
         except (KeyError, IndexError, TypeError, AttributeError) as exc:
             raise ModelCallFailed(f"unexpected chat response shape: {str(body)[:200]}") from exc
         usage = body.get("usage") or {}
         return Completion(text=text, usage=Usage(prompt_tokens=usage.get("prompt_tokens") or 0,
-                                                 completion_tokens=usage.get("completion_tokens") or 0))
+                                                 completion_tokens=usage.get("completion_tokens") or 0),
+                          model_version=body.get("model"), finish_reason=choice.get("finish_reason"))
 
 
 class OpenAICompatEmbedder(Embedder):

@@ -20,7 +20,7 @@ class ModelPrice(BaseModel):
 
 
 class PriceTable(BaseModel):
-    """Prices by model id (without provider prefix, e.g. ``gemini-2.5-flash``)."""
+    """Prices by model id (without provider prefix, e.g. ``gemini-3.5-flash-lite``)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -47,14 +47,19 @@ class PriceTable(BaseModel):
         return (usage.prompt_tokens * price.input_per_million + usage.completion_tokens * price.output_per_million) / 1e6
 
 
-#: Paid-tier list prices (USD per million tokens, text input) as published by Google for the
-#: Gemini API; override by passing your own table.
+#: Paid-tier (Standard) list prices for the Gemini Developer API, USD per million tokens, text input,
+#: prompts up to 200k tokens; output includes thinking tokens. Checked 2026-11-23 against Google's
+#: published model list, pricing and deprecation pages (``mnemarket`` README, "Remote models").
+#: Retired models (2.0, 2.5 Flash/Pro) are left out: a call to them is answered 404. Pass your own
+#: table for other models or tiers.
+PRICES_CHECKED = "2026-11-23"
 DEFAULT_PRICE_TABLE = PriceTable(
     prices={
-        "gemini-2.5-flash": ModelPrice(input_per_million=0.30, output_per_million=2.50),
-        "gemini-2.5-flash-lite": ModelPrice(input_per_million=0.10, output_per_million=0.40),
-        "gemini-2.5-pro": ModelPrice(input_per_million=1.25, output_per_million=10.00),
-        "gemini-2.0-flash": ModelPrice(input_per_million=0.10, output_per_million=0.40),
+        "gemini-3.5-flash-lite": ModelPrice(input_per_million=0.30, output_per_million=2.50),
+        "gemini-3.1-flash-lite": ModelPrice(input_per_million=0.25, output_per_million=1.50),
+        "gemini-3.5-flash": ModelPrice(input_per_million=1.50, output_per_million=9.00),
+        "gemini-3-flash-preview": ModelPrice(input_per_million=0.50, output_per_million=3.00),
+        "gemini-3.1-pro-preview": ModelPrice(input_per_million=2.00, output_per_million=12.00),
         "gemini-embedding-001": ModelPrice(input_per_million=0.15),
     }
 )

@@ -117,7 +117,7 @@ def _replay_embedder(rest: str, options: dict[str, Any]) -> Embedder:
 
 LLM_FORMS: tuple[ProviderForm, ...] = (
     ProviderForm("local", "local[:PATH.gguf]", "Gemma 3 270M on llama.cpp, offline (the default)", _local_llm),
-    ProviderForm("gemini", "gemini:MODEL", "Gemini API, e.g. gemini:gemini-2.5-flash (needs GEMINI_API_KEY)", _gemini_llm),
+    ProviderForm("gemini", "gemini:MODEL", "Gemini API, e.g. gemini:gemini-3.5-flash-lite (needs GEMINI_API_KEY)", _gemini_llm),
     ProviderForm("openai", "openai:http://HOST:PORT/v1:MODEL", "an OpenAI-compatible server (Ollama, vLLM, ...)", _openai_llm),
     ProviderForm("scripted", "scripted[:NAME]", "a deterministic rule policy supplied by the caller (tests, baselines)", _scripted_llm),
     ProviderForm("replay", "replay:PATH", "re-serve a recorded run's LLM calls", _replay_llm),

@@ -81,10 +81,17 @@ def parse_structured(text: str, schema: type[BaseModel]) -> tuple[BaseModel | No
     """
     if not text.strip():
         return None, "the reply was empty; expected a JSON object"
+    extracted = _extract_json(text)
     try:
-        return schema.model_validate_json(_extract_json(text)), None
+        return schema.model_validate_json(extracted), None
     except ValidationError as exc:
-        return None, _describe(exc)
+        error = exc
+    # Servers whose JSON grammar admits raw newlines/tabs inside strings (llama-cpp-python's
+    # json_object mode) produce text strict JSON rejects; the content itself is usable.
+    try:
+        return schema.model_validate(json.loads(extracted, strict=False)), None
+    except (ValueError, ValidationError):
+        return None, _describe(error)
 
 
 def repair_prompt(error: str) -> str:
@@ -93,3 +100,31 @@ def repair_prompt(error: str) -> str:
         f"Your previous reply was rejected: {error}. "
         "Reply again with only a JSON object that satisfies the required schema, and nothing else."
     )
+
+
+def _trim(value: Any, schema: Any) -> Any:
+    if not isinstance(schema, dict):
+        return value
+    if isinstance(value, str) and isinstance(schema.get("maxLength"), int):
+        return value[: schema["maxLength"]]
+    if isinstance(value, dict) and isinstance(schema.get("properties"), dict):
+        props = schema["properties"]
+        return {key: _trim(item, props.get(key)) for key, item in value.items()}
+    if isinstance(value, list) and isinstance(schema.get("items"), dict):
+        return [_trim(item, schema["items"]) for item in value]
+    return value
+
+
+def trim_to_schema(text: str, schema: dict[str, Any]) -> str:
+    """``text`` with every JSON string longer than its schema's ``maxLength`` cut to it.
+
+    For providers that cannot bound string length while generating: an over-long field is trimmed
+    rather than rejected (and paid for again in a repair round). Text that is not JSON is returned
+    unchanged, for the validator to report.
+    """
+    try:
+        value = json.loads(_extract_json(text))
+    except ValueError:
+        return text
+    trimmed = _trim(value, schema)
+    return text if trimmed == value else json.dumps(trimmed, ensure_ascii=False)

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from mnemarket.agents import Agent, Decision, check_components, load_components
 from mnemarket.agents.agent import PendingTurn
-from mnemarket.errors import BudgetExceeded, ConfigError
+from mnemarket.errors import BudgetExceeded, ConfigError, ProviderUnavailable
 from mnemarket.genesis import Genesis, install_genesis
 from mnemarket.kernel import AccessPolicy, Artifact, World
 from mnemarket.providers import LLM, AccountedLLM, Budget, CallLog, LLMResult, ScriptedLLM, make_embedder, make_llm
@@ -32,6 +32,9 @@ from mnemarket.store import SqlWorldStore
 
 RUN = "run"  # world-state namespace of the runner's own progress markers
 CONFIG_FILE = "config.json"
+#: Model calls in a row that got no reply at all (provider down, refusing, timing out) before the run
+#: stops, resumable. Such a call is asked again, never applied as the agent's invalid action.
+MAX_PROVIDER_FAILURES = 3
 
 
 class RunOptions(BaseModel):
@@ -75,7 +78,7 @@ class RunConfig(BaseModel):
 @dataclass
 class RunStatus:
     run_dir: Path
-    state: str  # finished | stopped_budget
+    state: str  # finished | stopped_budget | stopped_provider
     message: str = ""
     turns_done: int = 0
     session_reports: list[dict[str, Any]] = field(default_factory=list)
@@ -96,6 +99,7 @@ class Runner:
         self.services: list[Any] = []
         self.call_log: CallLog | None = None
         self.budget: Budget | None = None
+        self.provider_failures = 0  # consecutive decisions the provider failed to answer
 
     # -- creation and reopening ---------------------------------------------------------------
     @classmethod
@@ -225,6 +229,10 @@ class Runner:
             status.state = "stopped_budget"
             status.message = (f"{exc}. The run stopped cleanly; continue with `mnemarket resume {self.run_dir} "
                               "--spend-cap USD` or `--token-cap N` set higher.")
+        except ProviderUnavailable as exc:
+            status.state = "stopped_provider"
+            status.message = (f"{exc}. The run stopped cleanly after {status.turns_done} turn(s); continue with "
+                              f"`mnemarket resume {self.run_dir}` once the model answers.")
         self.write_outputs(status)
         return status
 
@@ -238,7 +246,7 @@ class Runner:
         pending = world.state.get((RUN, key))
         if pending is None:
             plans = [agent.prepare(session, turn) for agent in self.agents]
-            decisions = await asyncio.gather(*(agent.decide(plan) for agent, plan in zip(self.agents, plans)))
+            decisions = await self._decide(plans)
             pending = {agent.id: {"plan": plan.pending().model_dump(), "decision": _dump_result(decision)}
                        for agent, plan, decision in zip(self.agents, plans, decisions)}
             with (self.run_dir / "contexts.jsonl").open("a") as log:
@@ -251,6 +259,25 @@ class Runner:
             entry = pending[agent.id]
             agent.apply(PendingTurn.model_validate(entry["plan"]), _load_result(entry["decision"]))
         world.set_state(RUN, key, None)
+
+    async def _decide(self, plans: list) -> list[LLMResult]:
+        """Every agent's decision; a call the provider failed to answer is asked again, and after
+        :data:`MAX_PROVIDER_FAILURES` such failures in a row the run stops (nothing of the turn is
+        committed, so a resume plays it again)."""
+        decisions = list(await asyncio.gather(*(agent.decide(plan) for agent, plan in zip(self.agents, plans))))
+        fresh = decisions
+        while True:
+            for decision in fresh:
+                self.provider_failures = self.provider_failures + 1 if decision.provider_failed else 0
+            failed = [index for index, decision in enumerate(decisions) if decision.provider_failed]
+            if not failed:
+                return decisions
+            if self.provider_failures >= MAX_PROVIDER_FAILURES:
+                last = decisions[failed[-1]].error or "no reply"
+                raise ProviderUnavailable(f"{self.provider_failures} model calls in a row got no reply; last: {last}")
+            fresh = list(await asyncio.gather(*(self.agents[i].decide(plans[i]) for i in failed)))
+            for index, decision in zip(failed, fresh):
+                decisions[index] = decision
 
     def _applied(self, agent: Agent, session: int, turn: int) -> bool:
         events = self.world.events(principal=agent.id, after=max(0, self.world.event_count - 4 * len(self.agents) - 50))

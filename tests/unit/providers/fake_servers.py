@@ -2,13 +2,20 @@
 
 A :class:`FakeServer` binds 127.0.0.1 on an ephemeral port, records every request, and answers
 through a handler: ``handler(request) -> FakeResponse``. Tests script the handler (including
-429/5xx sequences) and assert on what the client actually sent.
+429/5xx sequences, slow answers) and assert on what the client actually sent.
+
+:func:`gemini_api` wraps a handler with the checks the real Gemini API makes before answering:
+the full URL path with the API version, the key header, a known (not retired) model, the schema
+keywords ``responseJsonSchema`` accepts, and one thinking option per model family.
 """
 
 from __future__ import annotations
 
 import json
+import re
+import socket
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -33,6 +40,8 @@ class FakeResponse:
     sse: list[Any] | None = None
     """If set, sent as ``text/event-stream`` with one ``data:`` event per item."""
     headers: dict[str, str] = field(default_factory=dict)
+    delay_s: float = 0.0
+    """Seconds to wait before answering (a server slower than the client's timeout)."""
 
 
 Handler = Callable[[FakeRequest], FakeResponse]
@@ -58,6 +67,8 @@ class FakeServer:
                                       json.loads(raw) if raw else None)
                 server.requests.append(request)
                 response = server.handler(request)
+                if response.delay_s:
+                    time.sleep(response.delay_s)
                 if response.sse is not None:
                     payload = "".join(f"data: {json.dumps(item)}\n\n" for item in response.sse).encode()
                     content_type = "text/event-stream"
@@ -70,7 +81,10 @@ class FakeServer:
                 for key, value in response.headers.items():
                     self.send_header(key, value)
                 self.end_headers()
-                self.wfile.write(payload)
+                try:
+                    self.wfile.write(payload)
+                except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout)
+                    pass
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
@@ -89,16 +103,18 @@ class FakeServer:
         self._server.server_close()
 
 
-def gemini_generate_body(text: str, prompt_tokens: int = 11, output_tokens: int = 7, thoughts: int = 0) -> dict:
+def gemini_generate_body(text: str, prompt_tokens: int = 11, output_tokens: int = 7, thoughts: int = 0,
+                         finish: str = "STOP", version: str = "gemini-3.5-flash-lite-001") -> dict:
     """A ``:generateContent`` response as the Gemini API shapes it."""
     usage = {"promptTokenCount": prompt_tokens, "candidatesTokenCount": output_tokens,
              "totalTokenCount": prompt_tokens + output_tokens + thoughts}
     if thoughts:
         usage["thoughtsTokenCount"] = thoughts
     return {
-        "candidates": [{"content": {"role": "model", "parts": [{"text": text}]}, "finishReason": "STOP", "index": 0}],
+        "candidates": [{"content": {"role": "model", "parts": [{"text": text}] if text else []},
+                        "finishReason": finish, "index": 0}],
         "usageMetadata": usage,
-        "modelVersion": "gemini-2.5-flash",
+        "modelVersion": version,
     }
 
 
@@ -113,3 +129,87 @@ def openai_chat_body(text: str, prompt_tokens: int = 9, completion_tokens: int =
         "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
                   "total_tokens": prompt_tokens + completion_tokens},
     }
+
+
+def closed_port_url() -> str:
+    """``http://127.0.0.1:PORT`` where nothing listens (the port was bound, then released)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}"
+
+
+# -- the Gemini API's own checks -------------------------------------------------------------------
+GEMINI_API_VERSION = "v1beta"
+#: Keywords the API documents for responseJsonSchema (kept here independently of the client's list).
+GEMINI_ACCEPTED_SCHEMA_KEYWORDS = {
+    "$id", "$defs", "$ref", "$anchor", "type", "format", "title", "description", "enum", "items", "prefixItems",
+    "minItems", "maxItems", "minimum", "maximum", "anyOf", "oneOf", "properties", "additionalProperties",
+    "required", "propertyOrdering",
+}
+GEMINI_RETIRED = {"gemini-2.0-flash", "gemini-2.0-flash-lite", "gemini-2.5-flash", "gemini-2.5-pro"}
+_GEMINI_PATH = re.compile(r"^/(v1|v1beta)/models/([^/:]+):(generateContent|streamGenerateContent|batchEmbedContents)$")
+
+
+def _bad_schema_keywords(node: Any, found: set[str]) -> set[str]:
+    if isinstance(node, list):
+        for item in node:
+            _bad_schema_keywords(item, found)
+    elif isinstance(node, dict):
+        for key, value in node.items():
+            if key not in GEMINI_ACCEPTED_SCHEMA_KEYWORDS:
+                found.add(key)
+            if key == "properties" and isinstance(value, dict):
+                for sub in value.values():
+                    _bad_schema_keywords(sub, found)
+            elif isinstance(value, (dict, list)):
+                _bad_schema_keywords(value, found)
+    return found
+
+
+def gemini_api(reply: Handler) -> Handler:
+    """``reply`` behind the checks the real API makes; a failed check answers as the API would."""
+
+    def handler(request: FakeRequest) -> FakeResponse:
+        match = _GEMINI_PATH.match(request.path)
+        if not match or match.group(1) != GEMINI_API_VERSION:
+            return FakeResponse(404, gemini_error_body(404, "NOT_FOUND", f"no route {request.path}"))
+        model, method = match.group(2), match.group(3)
+        if not request.headers.get("x-goog-api-key"):
+            return FakeResponse(403, gemini_error_body(403, "PERMISSION_DENIED", "missing API key"))
+        if model in GEMINI_RETIRED:
+            return FakeResponse(404, gemini_error_body(
+                404, "NOT_FOUND", f"models/{model} is not found for API version {GEMINI_API_VERSION}, "
+                                  f"or is not supported for {method}."))
+        if method == "batchEmbedContents":
+            for item in request.body.get("requests", []):
+                if item.get("model") != f"models/{model}":
+                    return FakeResponse(400, gemini_error_body(400, "INVALID_ARGUMENT", "model mismatch"))
+            return reply(request)
+        config = request.body.get("generationConfig") or {}
+        bad = _bad_schema_keywords(config.get("responseJsonSchema"), set())
+        if bad:
+            return FakeResponse(400, gemini_error_body(
+                400, "INVALID_ARGUMENT", f"Invalid JSON payload: unsupported schema keywords {sorted(bad)}"))
+        # Proto JSON: the API takes lowerCamel or snake_case field names (SDK 3.4 sends snake_case here).
+        thinking = {re.sub(r"_([a-z])", lambda m: m.group(1).upper(), k): v
+                    for k, v in (config.get("thinkingConfig") or config.get("thinking_config") or {}).items()}
+        if "thinkingBudget" in thinking and "thinkingLevel" in thinking:
+            return FakeResponse(400, gemini_error_body(
+                400, "INVALID_ARGUMENT", "You can only set only one of thinking budget and thinking level."))
+        if "thinkingLevel" in thinking and model.startswith("gemini-2"):
+            return FakeResponse(400, gemini_error_body(400, "INVALID_ARGUMENT", "Thinking level is not supported"))
+        return reply(request)
+
+    return handler
+
+
+def gemini_blocked_body(reason: str = "SAFETY") -> dict:
+    """A reply whose prompt was blocked: no candidates, only promptFeedback."""
+    return {"promptFeedback": {"blockReason": reason}, "usageMetadata": {"promptTokenCount": 5, "totalTokenCount": 5},
+            "modelVersion": "gemini-3.5-flash-lite"}
+
+
+def camel_keys(mapping: dict) -> dict:
+    """``mapping`` with snake_case keys spelt lowerCamel, as the API reads them."""
+    return {re.sub(r"_([a-z])", lambda m: m.group(1).upper(), k): v for k, v in mapping.items()}

@@ -1,17 +1,23 @@
-"""Gemini LLM and embedder through the real google-genai SDK, against a local fake API server."""
+"""Gemini LLM and embedder through the real google-genai SDK, against a local fake of the Gemini API
+that checks what the real one checks (path and version, key, schema keywords, thinking options,
+retired models)."""
 
+import asyncio
 from typing import Literal
 
 import numpy as np
 import pytest
 from pydantic import BaseModel, Field
 
-from mnemarket.errors import ConfigError, ProviderError
-from mnemarket.providers import ModelPrice, PriceTable
+from mnemarket.errors import BudgetExceeded, ConfigError, ProviderError
+from mnemarket.providers import AccountedEmbedder, Budget, CallLog, ModelPrice, PriceTable
+from mnemarket.providers.gemini_client import call_with_retries
 from mnemarket.providers.gemini_embedder import GeminiEmbedder
-from mnemarket.providers.gemini_llm import GeminiLLM
+from mnemarket.providers.gemini_llm import DEFAULT_GEMINI_MODEL, GeminiLLM
 
-from .fake_servers import FakeResponse, FakeServer, gemini_error_body, gemini_generate_body
+from .fake_servers import (
+    FakeResponse, FakeServer, camel_keys, closed_port_url, gemini_api, gemini_blocked_body, gemini_error_body, gemini_generate_body,
+)
 
 
 class Offer(BaseModel):
@@ -19,25 +25,41 @@ class Offer(BaseModel):
     price: int = Field(ge=0, le=100)
 
 
+class Note(BaseModel):
+    action: Literal["note"]
+    text: str = Field(default="", max_length=10)
+
+
 FAST = {"attempts": 3, "initial_delay_s": 0.01, "timeout_s": 10}
+HI = [{"role": "user", "content": "hi"}]
+OLD = PriceTable(prices={"gemini-2.5-flash-lite": ModelPrice(input_per_million=0.1, output_per_million=0.4),
+                         "gemini-2.0-flash": ModelPrice(input_per_million=0.1, output_per_million=0.4)})
 
 
-def test_structured_generation_sends_schema_and_accounts_usage(gemini_key):
-    def handler(request):
-        return FakeResponse(body=gemini_generate_body('{"action": "offer", "price": 12}', 100, 20, thoughts=30))
+def serve(*bodies_or_responses):
+    """A fake API answering with these bodies (or FakeResponses) in order, the last one repeated."""
+    queue = list(bodies_or_responses)
 
-    with FakeServer(handler) as server:
-        llm = GeminiLLM("gemini-2.5-flash", base_url=server.url, **FAST)
+    def reply(request):
+        item = queue.pop(0) if len(queue) > 1 else queue[0]
+        return item if isinstance(item, FakeResponse) else FakeResponse(body=item)
+    return FakeServer(gemini_api(reply))
+
+
+def test_structured_generation_sends_schema_thinking_level_and_accounts_usage(gemini_key):
+    with serve(gemini_generate_body('{"action": "offer", "price": 12}', 100, 20, thoughts=30)) as server:
+        llm = GeminiLLM(base_url=server.url, **FAST)
         result = llm.generate(
             [{"role": "system", "content": "You are a trader."}, {"role": "user", "content": "Make an offer."}],
             schema=Offer, max_tokens=64, temperature=0.2, seed=5,
         )
-    assert result.ok and result.parsed == Offer(action="offer", price=12)
-    assert result.model_id == "gemini:gemini-2.5-flash"
+    assert result.ok and result.parsed == Offer(action="offer", price=12), result.error
+    assert llm.model == DEFAULT_GEMINI_MODEL == "gemini-3.5-flash-lite"
+    assert result.model_version == "gemini-3.5-flash-lite-001"
     assert result.usage.prompt_tokens == 100 and result.usage.completion_tokens == 50  # thinking billed as output
     assert result.cost == pytest.approx((100 * 0.30 + 50 * 2.50) / 1e6)
     request = server.requests[0]
-    assert request.path.endswith("/models/gemini-2.5-flash:generateContent")
+    assert request.path == "/v1beta/models/gemini-3.5-flash-lite:generateContent"
     assert request.headers["x-goog-api-key"] == gemini_key
     body = request.body
     assert body["systemInstruction"]["parts"][0]["text"] == "You are a trader."
@@ -45,47 +67,162 @@ def test_structured_generation_sends_schema_and_accounts_usage(gemini_key):
     config = body["generationConfig"]
     assert config["responseMimeType"] == "application/json"
     assert config["responseJsonSchema"]["properties"]["action"]["enum"] == ["offer", "pass"]
+    assert camel_keys(config["thinkingConfig"]) == {"thinkingLevel": "MINIMAL"}
     assert config["maxOutputTokens"] == 64 and config["seed"] == 5 and config["temperature"] == 0.2
 
 
-def test_429_then_success_is_retried(gemini_key):
-    replies = [FakeResponse(429, gemini_error_body(429, "RESOURCE_EXHAUSTED", "slow down")),
-               FakeResponse(503, gemini_error_body(503, "UNAVAILABLE", "busy")),
-               FakeResponse(body=gemini_generate_body("hello"))]
-    with FakeServer(lambda request: replies.pop(0)) as server:
-        result = GeminiLLM(base_url=server.url, **FAST).generate([{"role": "user", "content": "hi"}])
+def test_length_limits_become_descriptions_and_long_strings_are_trimmed_not_rejected(gemini_key):
+    with serve(gemini_generate_body('{"action": "note", "text": "far too long for ten"}')) as server:
+        result = GeminiLLM(base_url=server.url, **FAST).generate(HI, schema=Note)
+    assert result.ok and not result.repaired and result.parsed == Note(action="note", text="far too lo")
+    schema = server.requests[0].body["generationConfig"]["responseJsonSchema"]
+    text = schema["properties"]["text"]
+    assert "maxLength" not in text and "default" not in text and "At most 10 characters" in text["description"]
+    assert len(server.requests) == 1  # no paid repair round
+
+
+def test_gemini_25_takes_a_thinking_budget_added_to_the_output_cap(gemini_key):
+    with serve(gemini_generate_body("hello")) as server:
+        GeminiLLM("gemini-2.5-flash-lite", prices=OLD, base_url=server.url, **FAST).generate(HI, max_tokens=100)
+        GeminiLLM("gemini-2.5-flash-lite", prices=OLD, thinking_budget=200, base_url=server.url, **FAST).generate(
+            HI, max_tokens=100)
+    first, second = (r.body["generationConfig"] for r in server.requests)
+    assert camel_keys(first["thinkingConfig"]) == {"thinkingBudget": 0} and first["maxOutputTokens"] == 100
+    assert camel_keys(second["thinkingConfig"]) == {"thinkingBudget": 200} and second["maxOutputTokens"] == 300
+
+
+def test_thinking_options_are_checked_per_family(gemini_key):
+    with pytest.raises(ConfigError, match="thinking_level"):
+        GeminiLLM(thinking_budget=100)
+    with pytest.raises(ConfigError, match="thinking_budget"):
+        GeminiLLM("gemini-2.5-flash-lite", prices=OLD, thinking_level="low")
+    with pytest.raises(ConfigError, match="not both"):
+        GeminiLLM(thinking_budget=1, thinking_level="low")
+    with pytest.raises(ConfigError, match="expected one of"):
+        GeminiLLM(thinking_level="extreme")
+    assert GeminiLLM("gemini-3.1-pro-preview").thinking_level == "low"  # Pro has no "minimal"
+
+
+def test_429_with_retry_delay_then_503_then_success(gemini_key):
+    rate = gemini_error_body(429, "RESOURCE_EXHAUSTED", "slow down")
+    rate["error"]["details"] = [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "0.05s"}]
+    with serve(FakeResponse(429, rate), FakeResponse(503, gemini_error_body(503, "UNAVAILABLE", "busy")),
+               gemini_generate_body("hello")) as server:
+        result = GeminiLLM(base_url=server.url, **FAST).generate(HI)
     assert result.ok and result.text == "hello"
     assert len(server.requests) == 3
 
 
-def test_persistent_overload_is_a_failure_value(gemini_key):
-    with FakeServer(lambda r: FakeResponse(500, gemini_error_body(500, "INTERNAL", "boom"))) as server:
-        result = GeminiLLM(base_url=server.url, **FAST).generate([{"role": "user", "content": "hi"}])
-    assert not result.ok and "500" in result.error
+def test_retry_waits_at_least_the_servers_retry_delay(gemini_key):
+    from google.genai import errors
+
+    body = gemini_error_body(429, "RESOURCE_EXHAUSTED", "quota")
+    body["error"]["details"] = [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "7s"}]
+    calls, waits = [], []
+
+    def call():
+        calls.append(1)
+        if len(calls) == 1:
+            raise errors.ClientError(429, body)
+        return "ok"
+
+    assert call_with_retries(call, model="m", attempts=3, initial_delay_s=0.01, sleep=waits.append) == "ok"
+    assert waits == [7.0]
+    body["error"]["details"][0]["retryDelay"] = "3600s"  # longer than anyone should block: fail now
+    calls.clear()
+    with pytest.raises(Exception, match="asks to wait 3600s"):
+        call_with_retries(call, model="m", attempts=3, initial_delay_s=0.01, sleep=waits.append)
+
+
+def test_persistent_overload_is_a_provider_failure_value(gemini_key):
+    with serve(FakeResponse(500, gemini_error_body(500, "INTERNAL", "boom"))) as server:
+        result = GeminiLLM(base_url=server.url, **FAST).generate(HI)
+    assert not result.ok and result.failure == "provider" and result.provider_failed and "500" in result.error
     assert len(server.requests) == 3
 
 
 def test_rejected_request_raises_provider_error(gemini_key):
-    with FakeServer(lambda r: FakeResponse(400, gemini_error_body(400, "INVALID_ARGUMENT", "bad schema"))) as server:
+    with serve(FakeResponse(400, gemini_error_body(400, "INVALID_ARGUMENT", "bad schema"))) as server:
         with pytest.raises(ProviderError, match="HTTP 400.*bad schema"):
-            GeminiLLM(base_url=server.url, **FAST).generate([{"role": "user", "content": "hi"}])
+            GeminiLLM(base_url=server.url, **FAST).generate(HI)
+    assert len(server.requests) == 1  # a 400 will not change: not retried
+
+
+def test_retired_model_is_named_with_its_replacement(gemini_key):
+    with pytest.raises(ConfigError, match="retired.*gemini-3.5-flash-lite"):
+        GeminiLLM("gemini-2.0-flash")
+    with serve(gemini_generate_body("never")) as server:
+        with pytest.raises(ProviderError, match="404.*retired; use 'gemini-3.5-flash-lite'"):
+            GeminiLLM("gemini-2.0-flash", prices=OLD, base_url=server.url, **FAST).generate(HI)
+
+
+def test_timeout_is_a_failure_value_from_generate_and_agenerate(gemini_key):
+    slow = FakeResponse(body=gemini_generate_body("late"), delay_s=2.0)
+    with serve(slow) as server:
+        llm = GeminiLLM(base_url=server.url, attempts=2, initial_delay_s=0.01, timeout_s=0.3)
+        result = llm.generate(HI)
+        async_result = asyncio.run(llm.agenerate(HI))
+    for outcome in (result, async_result):
+        assert not outcome.ok and outcome.failure == "provider"
+        assert "Timeout" in outcome.error and "after 2 attempts" in outcome.error
+
+
+def test_refused_connection_is_a_failure_value_and_embed_names_it(gemini_key):
+    url = closed_port_url()
+    result = GeminiLLM(base_url=url, attempts=2, initial_delay_s=0.01, timeout_s=2).generate(HI)
+    assert not result.ok and result.failure == "provider" and "ConnectError" in result.error
+    with pytest.raises(ProviderError, match="ConnectError"):
+        GeminiEmbedder(base_url=url, attempts=2, initial_delay_s=0.01, timeout_s=2)
+
+
+def test_output_cap_spent_on_thinking_is_a_reply_failure(gemini_key):
+    with serve(gemini_generate_body("", output_tokens=0, thoughts=64, finish="MAX_TOKENS")) as server:
+        result = GeminiLLM(base_url=server.url, **FAST).generate(HI, schema=Offer)
+    assert not result.ok and result.failure == "reply" and "MAX_TOKENS" in result.error
+    assert result.usage.completion_tokens == 64 and result.cost > 0  # paid for, and said so
+    assert len(server.requests) == 1
+
+
+def test_cut_off_json_says_so_after_the_repair_round(gemini_key):
+    cut = gemini_generate_body('{"action": "off', finish="MAX_TOKENS")
+    with serve(cut) as server:
+        result = GeminiLLM(base_url=server.url, **FAST).generate(HI, schema=Offer, max_tokens=8)
+    assert not result.ok and result.failure == "reply" and result.repaired
+    assert "cut off at max_tokens=8" in result.error
+
+
+def test_blocked_prompt_and_safety_stop_are_reply_failures_with_the_reason(gemini_key):
+    with serve(gemini_blocked_body("PROHIBITED_CONTENT")) as server:
+        blocked = GeminiLLM(base_url=server.url, **FAST).generate(HI, schema=Offer)
+    assert not blocked.ok and blocked.failure == "reply" and "blocked (PROHIBITED_CONTENT)" in blocked.error
+    with serve(gemini_generate_body("", finish="SAFETY")) as server:
+        stopped = GeminiLLM(base_url=server.url, **FAST).generate(HI)
+    assert not stopped.ok and stopped.failure == "reply" and "SAFETY" in stopped.error
 
 
 def test_garbled_reply_gets_one_repair_round(gemini_key):
-    replies = [gemini_generate_body('{"action": "offer", "price": 999}'), gemini_generate_body('{"action": "pass", "price": 0}')]
-    with FakeServer(lambda r: FakeResponse(body=replies.pop(0))) as server:
+    with serve(gemini_generate_body('{"action": "offer", "price": 999}'),
+               gemini_generate_body('{"action": "pass", "price": 0}')) as server:
         result = GeminiLLM(base_url=server.url, **FAST).generate([{"role": "user", "content": "offer?"}], schema=Offer)
     assert result.ok and result.repaired and result.parsed == Offer(action="pass", price=0)
     repair_turns = server.requests[1].body["contents"]
     assert repair_turns[1]["role"] == "model" and "price" in repair_turns[2]["parts"][0]["text"]
 
 
+def test_vertex_switch_in_the_environment_is_ignored(gemini_key, monkeypatch):
+    monkeypatch.setenv("GOOGLE_GENAI_USE_VERTEXAI", "true")
+    with serve(gemini_generate_body("hello")) as server:
+        result = GeminiLLM(base_url=server.url, **FAST).generate(HI)
+    assert result.ok and server.requests[0].path == "/v1beta/models/gemini-3.5-flash-lite:generateContent"
+
+
 def test_streaming_yields_chunks(gemini_key):
     chunks = [gemini_generate_body("Hel"), gemini_generate_body("lo!")]
-    with FakeServer(lambda r: FakeResponse(sse=chunks)) as server:
-        text = list(GeminiLLM(base_url=server.url, **FAST).stream_text([{"role": "user", "content": "hi"}]))
+    with FakeServer(gemini_api(lambda r: FakeResponse(sse=chunks))) as server:
+        text = list(GeminiLLM(base_url=server.url, **FAST).stream_text(HI))
     assert text == ["Hel", "lo!"]
-    assert server.requests[0].path.endswith(":streamGenerateContent") and "alt=sse" in server.requests[0].query
+    assert server.requests[0].path == "/v1beta/models/gemini-3.5-flash-lite:streamGenerateContent"
+    assert "alt=sse" in server.requests[0].query
 
 
 def test_missing_key_says_what_to_set(no_api_keys):
@@ -100,24 +237,48 @@ def test_unknown_price_fails_at_construction(gemini_key):
     assert GeminiLLM("gemini-9", prices=custom).model_id == "gemini:gemini-9"
 
 
-def test_embedder_uses_batch_endpoint_and_normalises(gemini_key):
-    def handler(request):
-        count = len(request.body["requests"])
-        return FakeResponse(body={"embeddings": [{"values": [3.0 + i, 4.0, 0.0, 0.0]} for i in range(count)]})
+def _embeddings(request):
+    # One vector per content, as the API does; each content must hold one text.
+    items = request.body["requests"]
+    if any(len(item["content"]["parts"]) != 1 for item in items):
+        return FakeResponse(400, gemini_error_body(400, "INVALID_ARGUMENT", "one text per content"))
+    return FakeResponse(body={"embeddings": [{"values": [3.0 + i, 4.0, 0.0, 0.0]} for i in range(len(items))]})
 
-    with FakeServer(handler) as server:
-        embedder = GeminiEmbedder("gemini-embedding-001", dim=4, base_url=server.url, **FAST)
-        vectors = embedder.embed(["a", "b"])
-    assert embedder.model_id == "gemini:gemini-embedding-001:4" and embedder.dim == 4
+
+@pytest.mark.parametrize("model", ["gemini-embedding-001", "gemini-embedding-2"])
+def test_embedder_sends_one_content_per_text_and_normalises(gemini_key, model):
+    prices = PriceTable(prices={model: ModelPrice(input_per_million=0.15)})
+    with FakeServer(gemini_api(_embeddings)) as server:
+        embedder = GeminiEmbedder(model, dim=4, prices=prices, base_url=server.url, **FAST)
+        vectors = embedder.embed(["a", "b", "c"])
+    assert embedder.model_id == f"gemini:{model}:4" and vectors.shape == (3, 4)
     np.testing.assert_allclose(vectors[0], [0.6, 0.8, 0, 0], atol=1e-6)
     np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-6)
     last = server.requests[-1]
-    assert last.path.endswith("/models/gemini-embedding-001:batchEmbedContents")
+    assert last.path == f"/v1beta/models/{model}:batchEmbedContents"
+    assert [item["content"]["parts"][0]["text"] for item in last.body["requests"]] == ["a", "b", "c"]
     assert last.body["requests"][0]["outputDimensionality"] == 4
-    assert len(server.requests) == 2  # the start-up probe, then the call
+
+
+def test_embedding_spend_is_billed_and_capped(gemini_key):
+    def reply(request):
+        response = _embeddings(request)
+        response.body["usageMetadata"] = {"promptTokenCount": 1_000_000}
+        return response
+
+    with FakeServer(gemini_api(reply)) as server:
+        inner = GeminiEmbedder(dim=4, base_url=server.url, check=False, **FAST)
+        log, budget = CallLog(), Budget(max_cost=0.2)
+        embedder = AccountedEmbedder(inner, log, principal="memory", budget=budget)
+        embedder.embed(["x"])
+        embedder.embed(["y"])
+        with pytest.raises(BudgetExceeded):
+            embedder.embed(["z"])
+    assert budget.spent_cost == pytest.approx(0.30) and budget.spent_tokens == 2_000_000
+    assert log.totals()["memory"].cost == pytest.approx(0.30) and len(server.requests) == 2
 
 
 def test_embedder_start_up_check_catches_wrong_dimension(gemini_key):
-    with FakeServer(lambda r: FakeResponse(body={"embeddings": [{"values": [1.0, 0.0]}]})) as server:
+    with FakeServer(gemini_api(lambda r: FakeResponse(body={"embeddings": [{"values": [1.0, 0.0]}]}))) as server:
         with pytest.raises(ProviderError, match="expected 8"):
             GeminiEmbedder(dim=8, base_url=server.url, **FAST)

@@ -10,7 +10,7 @@ from mnemarket.errors import ProviderError
 from mnemarket.providers import ModelPrice, PriceTable, make_embedder, make_llm
 from mnemarket.providers.openai_compat import OpenAICompatLLM
 
-from .fake_servers import FakeResponse, FakeServer, openai_chat_body
+from .fake_servers import FakeResponse, FakeServer, closed_port_url, openai_chat_body
 
 FAST = {"attempts": 3, "initial_delay_s": 0.01, "timeout_s": 10}
 
@@ -74,3 +74,81 @@ def test_embeddings_learn_dim_restore_order_and_normalise():
     expected = np.array([[1, 1, 0], [3, 1, 0]], dtype=np.float32)
     np.testing.assert_allclose(vectors, expected / np.linalg.norm(expected, axis=1, keepdims=True), atol=1e-6)
     assert server.requests[-1].path == "/v1/embeddings"
+
+
+def llama_cpp_like(request):
+    """Answers as llama-cpp-python's server does: json_schema refused (500, a validation message),
+    json_object with a schema honoured."""
+    response_format = (request.body or {}).get("response_format")
+    if response_format and response_format["type"] not in ("text", "json_object"):
+        return FakeResponse(500, {"error": {"message": "1 validation error: response_format.type Input should be "
+                                                       "'text' or 'json_object'", "type": "internal_server_error"}})
+    return FakeResponse(body=openai_chat_body('{"side": "ask", "amount": 2}'))
+
+
+def test_structured_output_falls_back_to_json_object_once_and_remembers_it():
+    with FakeServer(llama_cpp_like) as server:
+        llm = OpenAICompatLLM(f"{server.url}/v1", "gemma", **FAST)
+        first = llm.generate([{"role": "user", "content": "x"}], schema=Bid)
+        second = llm.generate([{"role": "user", "content": "y"}], schema=Bid)
+    assert first.ok and second.ok and second.parsed == Bid(side="ask", amount=2)
+    assert llm.structured_mode == "json_object"
+    kinds = [r.body["response_format"]["type"] for r in server.requests]
+    assert kinds == ["json_schema", "json_object", "json_object"]  # the 500 was not retried
+    assert server.requests[1].body["response_format"]["schema"]["properties"]["side"]["enum"] == ["bid", "ask"]
+
+
+def test_server_without_structured_output_gets_the_schema_in_the_prompt():
+    def plain_only(request):
+        if "response_format" in request.body:
+            return FakeResponse(400, {"error": "response_format is not supported"})
+        return FakeResponse(body=openai_chat_body('Sure: {"side": "bid", "amount": 1}'))
+
+    with FakeServer(plain_only) as server:
+        llm = OpenAICompatLLM(f"{server.url}/v1", "m", **FAST)
+        result = llm.generate([{"role": "system", "content": "Trade."}, {"role": "user", "content": "x"}], schema=Bid)
+    assert result.ok and result.parsed == Bid(side="bid", amount=1) and llm.structured_mode == "prompt"
+    system = server.requests[-1].body["messages"][0]
+    assert system["role"] == "system" and system["content"].startswith("Trade.") and '"enum":["bid","ask"]' in system["content"]
+
+
+def test_unreachable_server_is_a_provider_failure():
+    result = OpenAICompatLLM(f"{closed_port_url()}/v1", "m", attempts=2, initial_delay_s=0.01).generate(
+        [{"role": "user", "content": "x"}], schema=Bid)
+    assert not result.ok and result.provider_failed and "ConnectError" in result.error
+
+
+def test_server_slower_than_the_timeout_is_a_provider_failure():
+    slow = FakeResponse(body=openai_chat_body("late"), delay_s=2.0)
+    with FakeServer(lambda r: slow) as server:
+        result = OpenAICompatLLM(f"{server.url}/v1", "m", attempts=2, initial_delay_s=0.01, timeout_s=0.3).generate(
+            [{"role": "user", "content": "x"}])
+    assert not result.ok and result.provider_failed and "Timeout" in result.error and len(server.requests) == 2
+
+
+def test_one_request_in_flight_on_loopback():
+    import asyncio
+    import threading
+
+    state = {"now": 0, "most": 0}
+    lock = threading.Lock()
+
+    def handler(request):
+        with lock:
+            state["now"] += 1
+            state["most"] = max(state["most"], state["now"])
+        import time
+        time.sleep(0.3)
+        with lock:
+            state["now"] -= 1
+        return FakeResponse(body=openai_chat_body("ok"))
+
+    async def three(llm):
+        return await asyncio.gather(*(llm.agenerate([{"role": "user", "content": str(i)}]) for i in range(3)))
+
+    with FakeServer(handler) as server:
+        results = asyncio.run(three(OpenAICompatLLM(f"{server.url}/v1", "m", **FAST)))
+        assert all(r.ok for r in results) and state["most"] == 1
+        state["most"] = 0
+        results = asyncio.run(three(OpenAICompatLLM(f"{server.url}/v1", "m", max_concurrency=3, **FAST)))
+    assert all(r.ok for r in results) and state["most"] >= 2  # overlapping requests are allowed

@@ -38,8 +38,8 @@ def test_scripted_needs_a_policy_and_is_labelled():
 
 
 def test_gemini_spec_names_the_model(gemini_key):
-    llm = make_llm("gemini:gemini-2.5-flash-lite", base_url="http://127.0.0.1:9")
-    assert isinstance(llm, GeminiLLM) and llm.model == "gemini-2.5-flash-lite"
+    llm = make_llm("gemini:gemini-3.1-flash-lite", base_url="http://127.0.0.1:9")
+    assert isinstance(llm, GeminiLLM) and llm.model == "gemini-3.1-flash-lite"
 
 
 def test_openai_spec_requires_a_url_path():

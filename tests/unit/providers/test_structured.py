@@ -48,3 +48,16 @@ def test_parse_garbage_and_empty_are_errors():
     assert parse_structured("", Decision) == (None, "the reply was empty; expected a JSON object")
     parsed, error = parse_structured("I refuse {{{", Decision)
     assert parsed is None and error
+
+
+def test_raw_newlines_inside_strings_are_accepted_and_trimming_cuts_to_max_length():
+    from mnemarket.providers.structured import trim_to_schema
+
+    class Note(BaseModel):
+        text: str = Field(max_length=5)
+
+    parsed, error = parse_structured('{"text": "a\nb"}', Note)  # a raw newline, as some JSON grammars emit
+    assert error is None and parsed.text == "a\nb"
+    assert parse_structured('{"text": "toolong"}', Note)[1] is not None
+    trimmed = trim_to_schema('{"text": "toolong"}', tight_json_schema(Note))
+    assert parse_structured(trimmed, Note)[0].text == "toolo"

@@ -1,0 +1,81 @@
+"""A provider that does not answer is the provider's failure, not the agents' invalid actions: calls
+are asked again, and after a few in a row the run stops, resumable, with one line and exit code 2."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from mnemarket.cli.app import app
+from mnemarket.errors import ProviderUnavailable
+from mnemarket.providers import LLMResult
+from mnemarket.sim.runner import MAX_PROVIDER_FAILURES, Runner
+
+ROOT = Path(__file__).resolve().parents[3]
+DEMO = ROOT / "config" / "demo.yaml"
+
+
+def _result(kind: str) -> LLMResult:
+    if kind == "ok":
+        return LLMResult(text="{}", model_id="stub")
+    return LLMResult(text="", model_id="stub", ok=False, failure=kind, error=f"{kind} failed")
+
+
+class StubAgent:
+    """Answers decide() from a script of result kinds ("ok", "provider", "reply")."""
+
+    def __init__(self, *kinds: str):
+        self.kinds = list(kinds)
+        self.calls = 0
+
+    async def decide(self, plan) -> LLMResult:
+        self.calls += 1
+        return _result(self.kinds.pop(0))
+
+
+def _runner(*agents: StubAgent) -> Runner:
+    runner = Runner("unused", None)
+    runner.agents = list(agents)
+    return runner
+
+
+def test_provider_failures_are_asked_again_and_never_returned_as_decisions():
+    a, b = StubAgent("provider", "ok"), StubAgent("ok")
+    runner = _runner(a, b)
+    decisions = asyncio.run(runner._decide([None, None]))
+    assert [d.ok for d in decisions] == [True, True] and a.calls == 2 and b.calls == 1
+    assert runner.provider_failures == 0
+
+
+def test_a_reply_failure_is_the_agents_and_is_kept():
+    runner = _runner(StubAgent("reply"))
+    [decision] = asyncio.run(runner._decide([None]))
+    assert decision.failure == "reply" and runner.provider_failures == 0
+
+
+def test_consecutive_provider_failures_stop_the_run():
+    runner = _runner(StubAgent(*["provider"] * 5), StubAgent(*["provider"] * 5))
+    with pytest.raises(ProviderUnavailable, match=f"{MAX_PROVIDER_FAILURES + 1} model calls in a row"):
+        asyncio.run(runner._decide([None, None]))
+
+
+def test_run_against_a_closed_port_stops_with_one_line_and_exit_2(tmp_path, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    out = tmp_path / "run"
+    result = CliRunner().invoke(app, ["run", str(DEMO), "--model", f"openai:http://127.0.0.1:{port}/v1:gemma",
+                                      "--out", str(out), "--sessions", "1", "--turns", "1"])
+    assert result.exit_code == 2, result.output
+    errors = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(errors) == 1 and errors[0].startswith("error: ")
+    assert "got no reply" in errors[0] and "ConnectError" in errors[0] and f"mnemarket resume {out}" in errors[0]
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["status"] == "stopped_provider"
+    assert all(figures["invalid_actions"] == 0 and figures["turns"] == 0 for figures in summary["agents"].values())
