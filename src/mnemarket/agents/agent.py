@@ -234,11 +234,16 @@ class Agent:
         system = [
             Section("system", self.config.system_prompt.strip(), 0, required=True),
             Section("actions", f"ACTIONS\n{describe_actions()}\n\n{DECISION_FORMAT}", 0, required=True),
+            # Filled right after the required sections: the services are what the step acts on, and
+            # a cut that does not move with the history keeps the prompt's cached prefix long.
             Section("genesis", "SERVICES (invoke_artifact target=service, method, args; =cost in scrip)\n"
-                    + "\n".join(inv.render_compact() for inv in self.world.invokables.values()), 4),
+                    + "\n".join(inv.render_compact() for inv in self.world.invokables.values()), 1),
             Section("identity", identity, 0, required=True),
         ]
+        # Components that are always on come first: they are the same every turn (a cached prefix).
         user = [
+            *[Section(f"component:{c.name}", c.text.strip(), 0, required=True) for c in components
+              if c.trigger == "always"],
             Section("variables", (f"Turn {turn} of session {session}. Balance: {variables['balance']} scrip. "
                                   f"Your artifacts: {variables['artifacts']}. Your long-term memory store: "
                                   f"{self.config.store_id}. Current goal: {variables['current_goal']}."), 1),
@@ -248,17 +253,23 @@ class Agent:
             Section("rag", "RELEVANT MEMORIES (from your long-term store):\n"
                     + "\n".join(f"- {h.text}" for h in hits) if hits else "", 3),
             Section("history", f"YOUR RECENT ACTIONS (newest last):\n{variables['action_history']}", 2, keep="tail"),
-            *[Section(f"component:{c.name}", c.text.strip(), 0, required=True) for c in components],
+            *[Section(f"component:{c.name}", c.text.strip(), 0, required=True) for c in components
+              if c.trigger != "always"],
             Section("step", f"STEP {step.upper()}: {step_prompt.strip()}", 0, required=True),
         ]
         if loop.level > 1:
             user.append(Section("loop_forced", f"Your last {loop.repeats} actions failed the same way: "
                                 f"{loop.signature}. Do NOT repeat it.", 0, required=True))
-        context = assemble(system, user, self.config.budget.max_context_tokens)
+        context = assemble(system, user, self.config.budget.max_context_tokens, count=self._count_tokens)
         messages = [Message(role="system", content=context.system), Message(role="user", content=context.user)]
         return TurnPlan(agent_id=self.id, session=session, turn=turn, step=step, messages=messages, context=context,
                         rag_query=query, rag_hits=hits, loop=loop,
                         baseline_tokens=self.baseline_tokens(history, context))
+
+    def _count_tokens(self, text: str) -> int:
+        """The model's own token count where its provider has a tokenizer (the local model), else an estimate."""
+        counted = self.llm.count_tokens(text)
+        return estimate_tokens(text) if counted is None else counted
 
     def baseline_tokens(self, history: list[Event], context: AssembledContext) -> int:
         """Tokens of the same prompt if it stuffed in the whole character, history and memory

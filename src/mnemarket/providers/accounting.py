@@ -186,6 +186,9 @@ class AccountedLLM(LLM):
         """The same model, log and budget, accounted to another principal."""
         return AccountedLLM(self.inner, self.log, principal=principal, budget=self.budget, clock=self._clock)
 
+    def count_tokens(self, text: str) -> int | None:
+        return self.inner.count_tokens(text)
+
     def generate(
         self, messages: MessagesLike, *, schema=None, max_tokens: int = DEFAULT_MAX_TOKENS,
         temperature: float = 0.0, seed: int | None = None,

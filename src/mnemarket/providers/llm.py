@@ -185,6 +185,11 @@ class LLM(ABC):
             BudgetExceeded: a spending cap stops the call.
         """
 
+    def count_tokens(self, text: str) -> int | None:
+        """Tokens ``text`` takes in this model's vocabulary, or ``None`` where the provider has no
+        local tokenizer (callers then estimate)."""
+        return None
+
     async def agenerate(
         self,
         messages: MessagesLike,

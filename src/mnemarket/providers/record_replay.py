@@ -110,6 +110,9 @@ class RecordingLLM(LLM):
         self.recording = recording
         self.model_id = inner.model_id
 
+    def count_tokens(self, text: str) -> int | None:
+        return self.inner.count_tokens(text)
+
     def generate(
         self, messages: MessagesLike, *, schema: type[BaseModel] | None = None,
         max_tokens: int = DEFAULT_MAX_TOKENS, temperature: float = 0.0, seed: int | None = None,
