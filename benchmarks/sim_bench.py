@@ -1,0 +1,141 @@
+"""Non-LLM cost of a simulation turn as a run grows: first and last agent-turns, setup, memory, logs.
+
+A world of N agents (each `extends` agents/base.yaml, with the demo's genesis and components)
+runs T turns per agent through the real runner, agents, kernel, memory engine and MiniLM, on a
+cheap deterministic model (a scripted "growth" policy, ~0.1 ms a call) whose actions keep the
+world growing: a new artifact, a long-term memory add, a memory search and a working-memory
+lesson (which migrates at session end), in turn. Sessions are `--session-turns` turns long.
+
+Figures: `first_ms` / `last_ms` are the mean wall time per agent-turn over the first and last 100
+agent-turns (a turn's time divided by N; session ends excluded), `setup_s` the world and agents'
+setup, `rss_mb_start` after setup and the first turn, `rss_mb_end` at the end, and
+`context_log_bytes_per_turn` the per-turn context log's size over agent-turns.
+
+Usage: python benchmarks/sim_bench.py --agents 6 --turns-per-agent 2000 [--session-turns 50] --json
+With --json the last line of stdout is one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import platform
+import re
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+_WHO = re.compile(r"\(principal id ([a-z0-9_]+)\)")
+_WHEN = re.compile(r"Turn (\d+) of session (\d+)")
+
+
+def growth_policy(messages: list[Any], schema: Any) -> dict[str, Any]:
+    """One of four world-growing actions, chosen by the turn number shown in the prompt."""
+    text = "\n".join(m.content for m in messages)
+    who = _WHO.search(text)
+    when = _WHEN.search(text)
+    agent = who.group(1) if who else "unknown"
+    turn, session = (int(when.group(1)), int(when.group(2))) if when else (0, 0)
+    n = session * 10_000 + turn
+    base = {"action_type": "noop", "target": "", "method": "", "args": {}, "text": "", "old_text": "", "amount": 0,
+            "reasoning": "grow the world"}
+    step = n % 4
+    if step == 0:
+        return base | {"action_type": "write_artifact", "target": f"{agent}_note_{n}",
+                       "text": f"Note {n} of {agent}: saffron sold at {n % 97} scrip near the blue awning."}
+    if step == 1:
+        return base | {"action_type": "invoke_artifact", "target": "genesis_memory", "method": "add",
+                       "args": {"store_id": f"{agent}_longterm", "text": f"Fact {n}: pepper was {n % 89} scrip "
+                                                                         f"on day {session}", "kind": "fact"}}
+    if step == 2:
+        return base | {"action_type": "invoke_artifact", "target": "genesis_memory", "method": "search",
+                       "args": {"store_id": f"{agent}_longterm", "query": f"pepper price day {session}", "k": 3}}
+    return base | {"action_type": "write_artifact", "target": f"{agent}_working_memory",
+                   "text": f"current_goal: trade\nlessons:\n- 'LESSON: on day {session} pepper sold near "
+                           f"{n % 89} scrip (turn {turn})'\n"}
+
+
+def _rss_mb() -> float:
+    with open("/proc/self/statm") as handle:
+        return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def write_scenario(folder: Path, agents: int, sessions: int, turns: int) -> Path:
+    (folder / "system_prompt.md").write_text((ROOT / "agents" / "system_prompt.md").read_text())
+    paths = []
+    for i in range(agents):
+        path = folder / f"a{i:04d}.yaml"
+        path.write_text(yaml.safe_dump({"extends": str(ROOT / "agents" / "base.yaml"), "id": f"a{i:04d}",
+                                        "name": f"Trader {i}", "model": "local"}))
+        paths.append(str(path))
+    scenario = folder / "growth.yaml"
+    scenario.write_text(yaml.safe_dump({
+        "name": "growth", "description": "benchmark: a world that keeps growing", "sessions": sessions,
+        "turns": turns, "seed": 3, "agents": paths, "components_dir": str(ROOT / "config" / "components"),
+        "genesis": str(ROOT / "config" / "genesis.yaml")}))
+    return scenario
+
+
+def bench(agents: int, turns_per_agent: int, session_turns: int) -> dict[str, Any]:
+    import mnemarket.sim.runner as runner_module
+    from mnemarket.providers import ScriptedLLM
+    from mnemarket.sim.runner import RunOptions, Runner
+
+    # Every agent's "local" model is the growth policy: the benchmark measures everything but the model.
+    runner_module.make_llm = lambda spec, **options: ScriptedLLM(growth_policy, name="growth")
+    sessions = math.ceil(turns_per_agent / session_turns)
+    with tempfile.TemporaryDirectory() as tmp:
+        scenario = write_scenario(Path(tmp), agents, sessions, min(session_turns, turns_per_agent))
+        runner = Runner.create(scenario, Path(tmp) / "run", RunOptions())
+        started = time.perf_counter()
+        runner.setup()
+        setup_s = time.perf_counter() - started
+        turn_ms: list[float] = []
+        marks = {"last": time.perf_counter(), "rss_start": None}
+
+        def progress(kind: str, session: int, turn: int) -> None:
+            now = time.perf_counter()
+            if kind == "turn":
+                turn_ms.append((now - marks["last"]) * 1000 / agents)
+                if marks["rss_start"] is None:
+                    marks["rss_start"] = _rss_mb()
+            marks["last"] = now  # a session end's time is not a turn's
+
+        try:
+            status = runner.run(progress)
+        finally:
+            runner.close()
+        log = Path(tmp) / "run" / "contexts.jsonl"
+        log_bytes = sum(p.stat().st_size for p in log.parent.glob("contexts*")) if log.parent.exists() else 0
+    window = max(1, math.ceil(100 / agents))
+    return {"agents": agents, "turns_per_agent": len(turn_ms), "state": status.state,
+            "first_ms": round(sum(turn_ms[:window]) / window, 2), "last_ms": round(sum(turn_ms[-window:]) / window, 2),
+            "setup_s": round(setup_s, 2), "rss_mb_start": round(marks["rss_start"] or 0.0, 1),
+            "rss_mb_end": round(_rss_mb(), 1),
+            "context_log_bytes_per_turn": round(log_bytes / max(1, len(turn_ms) * agents), 1)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--agents", type=int, default=6)
+    parser.add_argument("--turns-per-agent", type=int, default=200)
+    parser.add_argument("--session-turns", type=int, default=50)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+          f"load average {os.getloadavg()[0]:.2f}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
+    figures = bench(args.agents, args.turns_per_agent, args.session_turns)
+    for name, value in figures.items():
+        print(f"{name}: {value}")
+    if args.json:
+        print(json.dumps(figures))
+
+
+if __name__ == "__main__":
+    main()
