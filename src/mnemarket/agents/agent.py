@@ -234,10 +234,8 @@ class Agent:
         system = [
             Section("system", self.config.system_prompt.strip(), 0, required=True),
             Section("actions", f"ACTIONS\n{describe_actions()}\n\n{DECISION_FORMAT}", 0, required=True),
-            # Filled right after the required sections: the services are what the step acts on, and
-            # a cut that does not move with the history keeps the prompt's cached prefix long.
             Section("genesis", "SERVICES (invoke_artifact target=service, method, args; =cost in scrip)\n"
-                    + "\n".join(inv.render_compact() for inv in self.world.invokables.values()), 1),
+                    + "\n".join(inv.render_compact() for inv in self.world.invokables.values()), 4),
             Section("identity", identity, 0, required=True),
         ]
         # Components that are always on come first: they are the same every turn (a cached prefix).

@@ -5,7 +5,7 @@ Heavy SDKs (onnxruntime, llama_cpp, google.genai) load only when a provider that
 
 from mnemarket.providers.accounting import AccountedEmbedder, AccountedLLM, Budget, CallLog, CallRecord, Totals
 from mnemarket.providers.embedding import Embedder, l2_normalise
-from mnemarket.providers.embedding_cache import CachedEmbedder
+from mnemarket.providers.embedding_cache import CachedEmbedder, MemoEmbedder
 from mnemarket.providers.hashing_embedder import HashingEmbedder
 from mnemarket.providers.llm import LLM, CompletionLLM, LLMResult, Message, ModelCallFailed, ReplyFailed, Usage
 from mnemarket.providers.minilm_embedder import MINILM_DIM, MINILM_MODEL_ID, MiniLMEmbedder, default_embedder
@@ -33,6 +33,7 @@ __all__ = [
     "AccountedLLM",
     "Budget",
     "CachedEmbedder",
+    "MemoEmbedder",
     "CallLog",
     "CallRecord",
     "CompletionLLM",

@@ -1,4 +1,5 @@
-"""A persistent embedding cache: identical text is embedded once per model.
+"""Embedding caches: a persistent one (identical text embedded once per model) and a bounded
+in-process LRU for texts that repeat within a run (templated RAG queries).
 
 A wrapper implementing :class:`Embedder`, backed by a SQLite file (standard library) keyed by
 ``(model_id, sha256(text))``; vectors are stored as little-endian float32 bytes.
@@ -9,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -102,3 +104,50 @@ class CachedEmbedder(Embedder):
     def close(self) -> None:
         """Close the SQLite connection."""
         self._db.close()
+
+
+class MemoEmbedder(Embedder):
+    """An in-process LRU of recent texts' vectors: templated queries repeat turn after turn.
+
+    Bounded (``capacity`` texts, ~1.5 KB each for MiniLM), so a long run's memory stays flat.
+    Hits are free; misses are embedded (and billed) by ``inner`` in one batch.
+    """
+
+    def __init__(self, inner: Embedder, capacity: int = 2048):
+        self.inner = inner
+        self.model_id = inner.model_id
+        self.dim = inner.dim
+        self.capacity = capacity
+        self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return self.embed_billed(texts)[0]
+
+    def embed_billed(self, texts: Sequence[str]) -> tuple[np.ndarray, int, float]:
+        texts = list(texts)
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        with self._lock:
+            missing: dict[str, list[int]] = {}
+            for position, text in enumerate(texts):
+                vector = self._vectors.get(text)
+                if vector is None:
+                    missing.setdefault(text, []).append(position)
+                else:
+                    self._vectors.move_to_end(text)
+                    out[position] = vector
+            self.hits += len(texts) - sum(len(p) for p in missing.values())
+        if not missing:
+            return out, 0, 0.0
+        fresh, tokens, cost = self.inner.embed_billed(list(missing))
+        with self._lock:
+            self.misses += len(missing)
+            for (text, positions), vector in zip(missing.items(), fresh):
+                out[positions] = vector
+                self._vectors[text] = np.array(vector, dtype=np.float32)
+                self._vectors.move_to_end(text)
+            while len(self._vectors) > self.capacity:
+                self._vectors.popitem(last=False)
+        return out, tokens, cost

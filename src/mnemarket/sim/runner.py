@@ -24,7 +24,9 @@ from mnemarket.agents.agent import PendingTurn
 from mnemarket.errors import BudgetExceeded, ConfigError, ProviderUnavailable
 from mnemarket.genesis import Genesis, install_genesis
 from mnemarket.kernel import AccessPolicy, Artifact, World
-from mnemarket.providers import LLM, AccountedLLM, Budget, CallLog, LLMResult, ScriptedLLM, make_embedder, make_llm
+from mnemarket.providers import (
+    LLM, AccountedLLM, Budget, CallLog, LLMResult, MemoEmbedder, ScriptedLLM, make_embedder, make_llm,
+)
 from mnemarket.providers.llm import Usage
 from mnemarket.sim.scenario import ResolvedScenario, load_scenario
 from mnemarket.sim.scripted_plan import ScriptedPlanPolicy
@@ -162,7 +164,8 @@ class Runner:
         """Open (or create) the world and its agents; seeds the scenario on first open only."""
         resolved = self.config.resolved
         self.world = World(SqlWorldStore(self.db_url))
-        embedder = make_embedder(resolved.scenario.embedder)
+        # RAG queries are templated and repeat turn after turn: a bounded LRU embeds each once.
+        embedder = MemoEmbedder(make_embedder(resolved.scenario.embedder))
         self.genesis = install_genesis(self.world, embedder, resolved.genesis)
         self.services = [build_service(spec) for spec in resolved.scenario.services]
         for service in self.services:

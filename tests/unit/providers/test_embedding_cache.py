@@ -48,3 +48,27 @@ def test_minilm_behind_the_cache_returns_the_same_vectors(tmp_path, minilm):
     np.testing.assert_allclose(cache.embed(texts), minilm.embed(texts), atol=1e-6)
     np.testing.assert_allclose(cache.embed(texts[::-1]), minilm.embed(texts[::-1]), atol=1e-6)
     assert cache.hits == 2
+
+
+def test_memo_embedder_embeds_repeats_once_and_stays_bounded():
+    from mnemarket.providers import HashingEmbedder, MemoEmbedder
+
+    class Counting(HashingEmbedder):
+        calls: list[list[str]] = []
+
+        def embed(self, texts):
+            self.calls.append(list(texts))
+            return super().embed(texts)
+
+    inner = Counting(dim=16)
+    memo = MemoEmbedder(inner, capacity=3)
+    first = memo.embed(["a", "b", "a"])
+    assert inner.calls == [["a", "b"]]  # the repeat inside one batch is embedded once
+    assert (first[0] == first[2]).all() and (first == inner.embed(["a", "b", "a"])).all()
+    inner.calls.clear()
+    memo.embed(["b", "a"])
+    assert inner.calls == [] and memo.hits == 2
+    memo.embed(["c", "d"])  # capacity 3: "b" (least recently used) is evicted
+    inner.calls.clear()
+    memo.embed(["b"])
+    assert inner.calls == [["b"]] and len(memo._vectors) == 3
