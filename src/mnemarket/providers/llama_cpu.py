@@ -65,7 +65,7 @@ def llama_model(path: Path, *, n_ctx: int, threads: int | None, extra_bufts: boo
     low_level = llama_module.llama_cpp
     original = low_level.llama_model_default_params
 
-    if "use_extra_bufts" not in {name for name, _ in low_level.llama_model_params._fields_}:
+    if "use_extra_bufts" not in {field[0] for field in low_level.llama_model_params._fields_}:
         raise ProviderError(f"llama-cpp-python {llama_cpp.__version__} cannot switch off repacked weight buffers; "
                             "upgrade it: pip install 'llama-cpp-python>=0.3.36,<0.4'")
 

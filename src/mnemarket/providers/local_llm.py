@@ -273,6 +273,7 @@ class GemmaLocalLLM(CompletionLLM):
 
     def _complete_gbnf(self, prompt: str, request: CompletionRequest, seed: int) -> Completion:
         """The fallback: llama.cpp's own sampler with a GBNF grammar (slow on large vocabularies)."""
+        assert request.json_schema is not None  # only constrained requests come here
         grammar = self._grammar(request.json_schema)
         self._llama.reset()  # evaluate the whole prompt afresh: same seed, same text
         self.decoder.forget()

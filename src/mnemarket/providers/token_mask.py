@@ -18,7 +18,7 @@ import numpy as np
 from mnemarket.errors import ProviderError
 
 # Compact JSON, as the GBNF path produced: no whitespace between tokens to wander into.
-_JSON_OPTIONS = {"whitespace_flexible": False, "item_separator": ", ", "key_separator": ": "}
+_JSON_OPTIONS: Any = {"whitespace_flexible": False, "item_separator": ", ", "key_separator": ": "}
 
 
 class TokenMaskEngine:
