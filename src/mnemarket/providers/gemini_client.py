@@ -97,8 +97,9 @@ def gemini_client(
 def _transport_errors() -> tuple[type[BaseException], ...]:
     """Timeout/connection error classes of whichever HTTP stacks the SDK may use (httpx2, httpx, aiohttp)."""
     classes: list[type[BaseException]] = []
-    for module_name, names in (("httpx2", ("TransportError", "TimeoutException")),
-                               ("httpx", ("TransportError", "TimeoutException")),
+    # RequestError covers transport errors (timeouts, refused connections) and garbled responses.
+    for module_name, names in (("httpx2", ("RequestError",)),
+                               ("httpx", ("RequestError",)),
                                ("aiohttp", ("ClientConnectionError",))):
         try:
             module = __import__(module_name)
@@ -157,6 +158,8 @@ def call_with_retries(call: Callable[[], T], *, model: str, attempts: int = DEFA
             failure, asked = describe_api_error(exc, model), retry_delay_s(exc)
         except transport as exc:
             failure, asked = f"{type(exc).__module__.split('.')[0]}.{type(exc).__name__}: {exc or 'no detail'}", None
+        except errors.UnknownApiResponseError as exc:  # a body that is not the API's JSON (a proxy page)
+            raise ModelCallFailed(f"unreadable response: {exc}") from exc
         if attempt >= attempts:
             break
         if asked is not None and asked > MAX_DELAY_S:

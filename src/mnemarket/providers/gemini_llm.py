@@ -17,7 +17,7 @@ from mnemarket.providers.gemini_client import (
     DEFAULT_ATTEMPTS, DEFAULT_INITIAL_DELAY_S, DEFAULT_TIMEOUT_S, GEMINI_API_VERSION, RETIRED_MODELS, call_with_retries,
     gemini_client,
 )
-from mnemarket.providers.llm import Completion, CompletionLLM, CompletionRequest, ReplyFailed, Usage
+from mnemarket.providers.llm import Completion, CompletionLLM, CompletionRequest, ModelCallFailed, ReplyFailed, Usage
 from mnemarket.providers.pricing import DEFAULT_PRICE_TABLE, PRICES_CHECKED, PriceTable
 from mnemarket.providers.structured import trim_to_schema
 
@@ -178,9 +178,10 @@ class GeminiLLM(CompletionLLM):
         usage = _usage(response.usage_metadata)
         feedback = response.prompt_feedback
         if not response.candidates:
-            reason = _name(feedback.block_reason) if feedback is not None and feedback.block_reason else "no candidates"
-            raise ReplyFailed(f"the prompt was blocked ({reason}); nothing was generated", usage=usage,
-                              model_version=response.model_version)
+            if feedback is None or not feedback.block_reason:
+                raise ModelCallFailed("the response held neither candidates nor promptFeedback (not the API's reply?)")
+            raise ReplyFailed(f"the prompt was blocked ({_name(feedback.block_reason)}); nothing was generated",
+                              usage=usage, model_version=response.model_version)
         candidate = response.candidates[0]
         finish = _name(candidate.finish_reason)
         text = "".join(p.text for p in (candidate.content.parts if candidate.content and candidate.content.parts else [])

@@ -282,3 +282,10 @@ def test_embedder_start_up_check_catches_wrong_dimension(gemini_key):
     with FakeServer(gemini_api(lambda r: FakeResponse(body={"embeddings": [{"values": [1.0, 0.0]}]}))) as server:
         with pytest.raises(ProviderError, match="expected 8"):
             GeminiEmbedder(dim=8, base_url=server.url, **FAST)
+
+
+def test_a_reply_that_is_not_the_apis_json_is_a_provider_failure(gemini_key):
+    # A proxy answering 200 with something else: no candidates and no promptFeedback is not a block.
+    with serve("<html>proxy error</html>") as server:
+        result = GeminiLLM(base_url=server.url, **FAST).generate(HI)
+    assert not result.ok and result.failure == "provider" and "neither candidates" in result.error
