@@ -28,6 +28,7 @@ from mnemarket.providers import (
     LLM, AccountedLLM, Budget, CallLog, LLMResult, MemoEmbedder, ScriptedLLM, make_embedder, make_llm,
 )
 from mnemarket.providers.llm import Usage
+from mnemarket.sim.run_lock import RunLock
 from mnemarket.sim.scenario import ResolvedScenario, load_scenario
 from mnemarket.sim.scripted_plan import ScriptedPlanPolicy
 from mnemarket.store import SqlWorldStore
@@ -95,6 +96,7 @@ class Runner:
     def __init__(self, run_dir: str | Path, config: RunConfig):
         self.run_dir = Path(run_dir)
         self.config = config
+        self._lock = RunLock(self.run_dir)
         self.world: World | None = None
         self.genesis: Genesis | None = None
         self.agents: list[Agent] = []
@@ -161,7 +163,12 @@ class Runner:
                       spent_tokens=sum(r.prompt_tokens + r.completion_tokens for r in records))
 
     def setup(self) -> World:
-        """Open (or create) the world and its agents; seeds the scenario on first open only."""
+        """Open (or create) the world and its agents; seeds the scenario on first open only.
+
+        Raises:
+            ConfigError: another process is writing this run directory (see `sim.run_lock`).
+        """
+        self._lock.acquire()
         resolved = self.config.resolved
         self.world = World(SqlWorldStore(self.db_url))
         # RAG queries are templated and repeat turn after turn: a bounded LRU embeds each once.
@@ -321,6 +328,7 @@ class Runner:
     def close(self) -> None:
         if self.world is not None:
             self.world.close()
+        self._lock.release()
 
 
 def _dump_result(result: LLMResult) -> dict[str, Any]:
