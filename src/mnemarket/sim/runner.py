@@ -23,15 +23,18 @@ from mnemarket.agents import Agent, Decision, check_components, load_components
 from mnemarket.agents.agent import PendingTurn
 from mnemarket.errors import BudgetExceeded, ConfigError
 from mnemarket.genesis import Genesis, install_genesis
-from mnemarket.kernel import AccessPolicy, Artifact, World
+from mnemarket.kernel import Artifact, Invokable, World
 from mnemarket.providers import LLM, AccountedLLM, Budget, CallLog, LLMResult, ScriptedLLM, make_embedder, make_llm
 from mnemarket.providers.llm import Usage
-from mnemarket.sim.scenario import ResolvedScenario, load_scenario
-from mnemarket.sim.scripted_plan import ScriptedPlanPolicy
+from mnemarket.scenarios import ScriptedPlanPolicy, SessionEnd, SessionHook
+from mnemarket.sim.scenario import ResolvedScenario, ServiceSpec, load_scenario
 from mnemarket.store import SqlWorldStore
 
 RUN = "run"  # world-state namespace of the runner's own progress markers
 CONFIG_FILE = "config.json"
+REASONING_CHARS: int = Decision.model_fields["reasoning"].metadata[0].max_length
+# Scenario services moved from sim/ to scenarios/: run directories made before still name the old path.
+_MOVED_MODULES = {"mnemarket.sim.flood": "mnemarket.scenarios.flood", "mnemarket.sim.dinner": "mnemarket.scenarios.dinner"}
 
 
 class RunOptions(BaseModel):
@@ -93,7 +96,7 @@ class Runner:
         self.world: World | None = None
         self.genesis: Genesis | None = None
         self.agents: list[Agent] = []
-        self.services: list[Any] = []
+        self.services: list[Invokable] = []
         self.call_log: CallLog | None = None
         self.budget: Budget | None = None
 
@@ -131,7 +134,8 @@ class Runner:
 
             inner: LLM = ReplayLLM(Path(options.replay_from) / "recordings" / f"{agent_id}.jsonl")
         elif model == "scripted":
-            inner = ScriptedLLM(ScriptedPlanPolicy(self.config.resolved.scenario.scripted_plan), name="plan")
+            plan = ScriptedPlanPolicy(self.config.resolved.scenario.scripted_plan, reasoning_chars=REASONING_CHARS)
+            inner = ScriptedLLM(plan, name="plan")
         else:
             if model not in cache:
                 cache[model] = make_llm(model)
@@ -259,10 +263,11 @@ class Runner:
 
     def _end_session(self, session: int) -> list[dict[str, Any]]:
         reports = []
+        end = SessionEnd(self.world, session, {a.id: a.config.store_id for a in self.agents})
         for service in self.services:
             marker = f"service_end:{session}:{service.artifact_id}"
-            if hasattr(service, "on_session_end") and self.world.state.get((RUN, marker)) is None:
-                service.on_session_end(self.world, session)
+            if isinstance(service, SessionHook) and self.world.state.get((RUN, marker)) is None:
+                service.on_session_end(end)
                 self.world.set_state(RUN, marker, True)
         for agent in sorted(self.agents, key=lambda a: a.id):
             marker = f"session_end:{session}:{agent.id}"
@@ -306,19 +311,23 @@ def _load_result(data: dict[str, Any]) -> LLMResult:
     return LLMResult(**data, parsed=Decision.model_validate(parsed) if parsed is not None else None)
 
 
-def build_service(spec) -> Any:
+def build_service(spec: ServiceSpec) -> Invokable:
     """Import `module:Class` and build it with the spec's options (a clear error if it fails)."""
     import importlib
 
     module_name, class_name = spec.cls.split(":")
+    module_name = _MOVED_MODULES.get(module_name, module_name)
     try:
         cls = getattr(importlib.import_module(module_name), class_name)
     except (ImportError, AttributeError) as exc:
         raise ConfigError(f"service {spec.cls!r} cannot be imported: {exc}") from None
     try:
-        return cls(**spec.options)
+        service = cls(**spec.options)
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"service {spec.cls!r} rejected its options {spec.options!r}: {exc}") from None
+    if not isinstance(service, Invokable):
+        raise ConfigError(f"service {spec.cls!r} is not an Invokable (a scenario service must be one)")
+    return service
 
 
 def run_scenario(scenario_path: str | Path, run_dir: str | Path, options: RunOptions | None = None,

@@ -39,10 +39,11 @@ class SeedMemory(_Strict):
 
 
 class ServiceSpec(_Strict):
-    """A scenario-specific invokable, e.g. `mnemarket.sim.flood:FloodOffice`, built with `options`.
+    """A scenario-specific invokable, e.g. `mnemarket.scenarios.flood:FloodOffice`, built with `options`.
 
-    The class is an `Invokable` taking `**options`; it may define `on_session_end(world, session)`
-    (called once per session end, before the agents' session ends) to move the scenario's clock.
+    The class is an `Invokable` taking `**options`; it may implement
+    `mnemarket.scenarios.SessionHook` (`on_session_end(end)`, called once per session end, before
+    the agents' session ends) to move the scenario's clock.
     """
 
     cls: str = Field(pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$", description="module.path:ClassName")

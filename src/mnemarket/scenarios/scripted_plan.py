@@ -13,10 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from mnemarket.agents.decision import Decision
 from mnemarket.providers import Message
-
-REASONING_CHARS = Decision.model_fields["reasoning"].metadata[0].max_length
 
 _PLACEHOLDER = re.compile(r"\{re:(.+?)\}")
 _WHO = re.compile(r"\(principal id ([a-z0-9_]+)\)")
@@ -24,10 +21,16 @@ _WHEN = re.compile(r"Turn (\d+) of session (\d+)")
 
 
 class ScriptedPlanPolicy:
-    """A policy for `ScriptedLLM`: (messages, schema) -> the planned decision for that agent and turn."""
+    """A policy for `ScriptedLLM`: (messages, schema) -> the planned decision for that agent and turn.
 
-    def __init__(self, plan: dict[str, list[list[dict[str, Any]]]]):
+    Args:
+        plan: agent id -> sessions -> turns of decisions (a scenario's `scripted_plan`).
+        reasoning_chars: the decision schema's bound on `reasoning` (a noop's reason is cut to it).
+    """
+
+    def __init__(self, plan: dict[str, list[list[dict[str, Any]]]], reasoning_chars: int):
         self.plan = plan
+        self.reasoning_chars = reasoning_chars
 
     def __call__(self, messages: list[Message], schema: type[BaseModel] | None) -> dict[str, Any]:
         text = "\n".join(m.content for m in messages)
@@ -59,5 +62,5 @@ class ScriptedPlanPolicy:
         if missing:
             # Cut to the decision schema's reasoning bound: an over-long noop would be "repaired" by a
             # second call whose prompt then holds the pattern itself, which it matches.
-            return {"action_type": "noop", "reasoning": f"not in my context: {missing[0]}"[:REASONING_CHARS]}
+            return {"action_type": "noop", "reasoning": f"not in my context: {missing[0]}"[:self.reasoning_chars]}
         return decision
