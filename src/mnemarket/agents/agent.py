@@ -137,7 +137,7 @@ class Agent:
 
     @property
     def episodic(self) -> MemoryStore:
-        return self.genesis.memory.store(f"{self.id}_episodic")
+        return self.genesis.memory.store(self.config.episodic_store_id)
 
     # -- setup ------------------------------------------------------------------------------
     def setup(self) -> None:
@@ -148,7 +148,7 @@ class Agent:
         if self.config.working_memory.enabled:
             create_working_memory(self.world, self.id, self.config.working_memory_id,
                                   self.config.working_memory.max_chars)
-        for store_id, what in ((self.config.store_id, "long-term"), (f"{self.id}_episodic", "episodic")):
+        for store_id, what in ((self.config.store_id, "long-term"), (self.config.episodic_store_id, "episodic")):
             if store_id not in self.world.artifacts:
                 self.world.create_artifact(Artifact(
                     id=store_id, type=STORE_TYPE, content=f"{what} memory of {self.id}", creator=self.id,

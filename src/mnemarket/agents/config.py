@@ -136,6 +136,10 @@ class AgentConfig(_Strict):
         return self.memory.store_id.format(id=self.id)
 
     @property
+    def episodic_store_id(self) -> str:
+        return f"{self.id}_episodic"
+
+    @property
     def working_memory_id(self) -> str:
         return f"{self.id}_working_memory"
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 import typer
 from rich.console import Console
@@ -22,7 +23,7 @@ console = Console()
 DEMO_SCENARIO = Path("config/demo.yaml")
 
 
-def _fail(message: str) -> None:
+def _fail(message: str) -> NoReturn:
     """One plain line on stderr (no wrapping, so scripts can grep it) and exit code 2."""
     typer.echo(f"error: {' '.join(message.split())}", err=True)
     raise typer.Exit(code=2)
@@ -48,8 +49,9 @@ def _run_with_progress(runner, title: str):
         return runner.run(report)
 
 
-def _print_summary(run_dir: Path) -> None:
-    summary = json.loads((run_dir / "summary.json").read_text())
+def _print_summary(run_dir: Path, summary: dict | None = None) -> None:
+    if summary is None:
+        summary = json.loads((run_dir / "summary.json").read_text())
     table = Table(title=f"{run_dir}: {summary.get('status', '?')}")
     for column in ("agent", "balance", "turns", "invalid", "lessons stored", "lessons migrated", "loop warnings",
                    "tokens/turn", "baseline tokens/turn"):
@@ -121,26 +123,22 @@ def resume(run_dir: Path, spend_cap: float = typer.Option(None, help="raise the 
     _print_summary(run_dir)
 
 
-def _open_world(run_dir: Path):
-    from mnemarket.sim.runner import Runner
+def _view(run_dir: Path):
+    """The run opened read-only (inspection never writes, locks or loads a model)."""
+    from mnemarket.sim.inspect import RunView
 
-    runner = Runner.open(run_dir)
-    runner.setup()
-    return runner
+    try:
+        return RunView(run_dir)
+    except MnemarketError as exc:
+        _fail(str(exc))
 
 
 @app.command()
 def inspect(run_dir: Path, agent: str = typer.Option(None, help="one agent's figures and recent actions"),
             as_json: bool = typer.Option(False, "--json", help="print the summary as JSON")) -> None:
-    """Show what a run holds."""
-    from mnemarket.sim.inspect import summarize
-
-    try:
-        runner = _open_world(run_dir)
-    except MnemarketError as exc:
-        _fail(str(exc))
-    try:
-        summary = summarize(runner.world, runner.genesis)
+    """Show what a run holds (read-only)."""
+    with _view(run_dir) as view:
+        summary = view.summary()
         if agent is not None and agent not in summary["agents"]:
             _fail(f"no agent {agent!r} in this run; agents: {', '.join(summary['agents'])}")
         if as_json:
@@ -148,63 +146,55 @@ def inspect(run_dir: Path, agent: str = typer.Option(None, help="one agent's fig
             sys.stdout.write(json.dumps(data, indent=2) + "\n")
             return
         if agent is None:
-            (run_dir / "summary.json").write_text(json.dumps(summary, indent=2))
-            _print_summary(run_dir)
+            saved = run_dir / "summary.json"
+            # The runner's summary.json also says how the run ended; figures are recomputed.
+            extra = json.loads(saved.read_text()) if saved.exists() else {}
+            _print_summary(run_dir, {**extra, **summary})
             return
         console.print(summary["agents"][agent])
-        for event in runner.world.events(principal=agent)[-15:]:
+        for event in view.world.events(principal=agent)[-15:]:
             status = "[green]OK[/green]" if event.success else "[red]FAILED[/red]"
             console.print(f"t{event.tick} {event.action_type} {event.action.get('method') or ''} {status} "
                           f"{event.result.get('message', '')}")
-    finally:
-        runner.close()
 
 
 @memory_app.command("search")
 def memory_search(run_dir: Path, query: str, store: str = typer.Option(..., "--store", help="memory store id"),
                   k: int = typer.Option(5, "-k", min=1, max=50)) -> None:
     """Search one memory store of a run (read-only: does not touch recency)."""
-    try:
-        runner = _open_world(run_dir)
-    except MnemarketError as exc:
-        _fail(str(exc))
-    try:
-        artifact = runner.world.get(store)
-        if artifact is None or artifact.type != "memory_store":
-            stores = sorted(a.id for a in runner.world.artifacts.values() if a.type == "memory_store")
+    from mnemarket.sim.inspect import memory_stores
+
+    with _view(run_dir) as view:
+        stores = [a.id for a in memory_stores(view.world)]
+        if store not in stores:
             _fail(f"no memory store {store!r}; stores: {', '.join(stores)}")
-        hits = runner.genesis.memory.store(store).search(query, k=k, touch=False)
+        hits = view.store(store, for_search=True).search(query, k=k, touch=False)
         table = Table(title=f"{store}: {query!r}")
         for column in ("id", "kind", "score", "text"):
             table.add_column(column)
         for hit in hits:
             table.add_row(hit.id, hit.kind, f"{hit.score:.3f}", hit.text)
         console.print(table)
-    finally:
-        runner.close()
 
 
 @memory_app.command("show")
 def memory_show(run_dir: Path, agent: str = typer.Option(..., "--agent")) -> None:
-    """Show an agent's working memory, long-term and episodic entries."""
-    try:
-        runner = _open_world(run_dir)
-    except MnemarketError as exc:
-        _fail(str(exc))
-    try:
-        found = next((a for a in runner.agents if a.id == agent), None)
+    """Show an agent's working memory, long-term and episodic entries (read-only)."""
+    with _view(run_dir) as view:
+        agents = view.config.resolved.agents
+        found = next((a for a in agents if a.id == agent), None)
         if found is None:
-            _fail(f"no agent {agent!r}; agents: {', '.join(a.id for a in runner.agents)}")
-        wm = runner.world.get(found.config.working_memory_id)
+            _fail(f"no agent {agent!r}; agents: {', '.join(a.id for a in agents)}")
+        wm = view.world.get(found.working_memory_id)
         console.rule(f"{agent}: working memory")
         console.print(wm.content if wm else "(none)")
-        for title, store in (("long-term", found.longterm), ("episodic", found.episodic)):
-            console.rule(f"{agent}: {title} ({len(store)} entries)")
-            for record in store.records():
-                console.print(f"[dim]{record.id} {record.kind} imp={record.importance:.2f} t={record.created:g}[/dim] "
-                              f"{record.text}")
-    finally:
-        runner.close()
+        for title, store_id in (("long-term", found.store_id), ("episodic", found.episodic_store_id)):
+            records = view.store(store_id).records()
+            console.rule(f"{agent}: {title} ({len(records)} entries)")
+            for record in records:
+                archived = " archived" if record.archived else ""
+                console.print(f"[dim]{record.id} {record.kind} imp={record.importance:.2f} t={record.created:g}"
+                              f"{archived}[/dim] {record.text}")
 
 
 @app.command()
