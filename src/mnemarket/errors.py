@@ -7,6 +7,9 @@ says what was wrong, what was expected and what to do.
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
+
 
 class MnemarketError(Exception):
     """Base class of every error mnemarket raises on purpose."""
@@ -41,3 +44,10 @@ class BudgetExceeded(ProviderError):
 
 class StoreError(MnemarketError):
     """The persistence layer could not read or write state."""
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """" Did you mean 'x'?" for the closest of `choices`, or "" when none is close: the one
+    suggestion helper error messages end with."""
+    close = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1)
+    return f" Did you mean {close[0]!r}?" if close else ""

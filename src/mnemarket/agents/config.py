@@ -7,19 +7,40 @@ Every validation error names the file, the field, what was wrong and what is all
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
+
+import string
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from mnemarket.errors import ConfigError
+from mnemarket.errors import ConfigError, did_you_mean
 from mnemarket.memory import PRESETS, RetentionPolicy, RetrievalWeights
 from mnemarket.memory.importance import HeuristicRaterConfig, RaterSpec
+from mnemarket.providers import check_llm_spec
+
+
+def checked_llm_spec(value: str) -> str:
+    """A model string as a pydantic validator sees it: valid, or a ValueError with the valid forms."""
+    try:
+        check_llm_spec(value)
+    except ConfigError as exc:
+        raise ValueError(str(exc)) from None
+    return value
+
+
+LLMSpec = Annotated[str, AfterValidator(checked_llm_spec)]
+"""A model string field (`local`, `gemini:MODEL`, ...), checked without building the model."""
 
 AGENT_ID_PATTERN = r"^[a-z][a-z0-9_]{0,31}$"
 DEFAULT_RAG_QUERY = ("State: {step}. Balance: {balance}. Goal: {current_goal}. Last action: {last_action}. "
                      "What strategies worked? What mistakes should I avoid?")
 DEFAULT_PREFIXES = ["LESSON:", "STRATEGY:", "INSIGHT:"]
+QUERY_VARIABLES: tuple[str, ...] = (
+    "agent_id", "name", "balance", "step", "_current_state", "session", "turn", "current_goal", "store_id",
+    "working_memory_id", "last_action", "artifacts", "action_history",
+)
+"""The placeholders a `rag.query_template` may use (the turn's variables, `Agent.variables`)."""
 
 
 class _Strict(BaseModel):
@@ -65,6 +86,19 @@ class RagConfig(_Strict):
     mode: Literal["dense", "lexical", "hybrid"] = "dense"
     weights: RetrievalWeights | None = None
     filters: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("query_template")
+    @classmethod
+    def _known_placeholders(cls, value: str) -> str:
+        try:
+            names = [name for _, name, _, _ in string.Formatter().parse(value) if name is not None]
+        except ValueError as exc:
+            raise ValueError(f"malformed template ({exc}); write placeholders as {{name}} and a brace as {{{{") from None
+        for name in names:
+            if name not in QUERY_VARIABLES:
+                raise ValueError(f"unknown placeholder {{{name}}}; placeholders: {', '.join(QUERY_VARIABLES)}."
+                                 f"{did_you_mean(name, QUERY_VARIABLES)}")
+        return value
 
     @field_validator("preset")
     @classmethod
@@ -115,7 +149,7 @@ class AgentConfig(_Strict):
 
     id: str = Field(pattern=AGENT_ID_PATTERN)
     name: str = ""
-    model: str = "local"
+    model: LLMSpec = "local"
     temperature: float = Field(0.2, ge=0.0, le=2.0)
     starting_scrip: int = Field(100, ge=0, le=1_000_000)
     system_prompt: str = "You are an agent in a small economy of artifacts and scrip."
@@ -222,7 +256,7 @@ def _allowed(model: type[BaseModel], loc: tuple[Any, ...]) -> str | None:
     return None
 
 
-def format_validation_error(exc: ValidationError, path: Path, model: type[BaseModel]) -> ConfigError:
+def format_validation_error(exc: ValidationError, path: Path | str | None, model: type[BaseModel]) -> ConfigError:
     """The first problem as `file: field: what was wrong; allowed ...`."""
     lines = []
     for err in exc.errors():
@@ -238,8 +272,11 @@ def format_validation_error(exc: ValidationError, path: Path, model: type[BaseMo
         elif err["type"] == "missing":
             lines.append(f"{field}: required field is missing")
         else:
-            lines.append(f"{field}: {err['msg']} (got {value!r})" + (f"; allowed: {allowed}" if allowed else ""))
-    return ConfigError("; ".join(lines), path=str(path))
+            message = err["msg"].removeprefix("Value error, ")
+            got = repr(value)
+            got = got if len(got) <= 80 else got[:77] + "..."
+            lines.append(f"{field}: {message} (got {got})" + (f"; allowed: {allowed}" if allowed else ""))
+    return ConfigError("; ".join(lines), path=str(path) if path is not None else None)
 
 
 def _known_fields(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
@@ -269,32 +306,32 @@ def load_agent_config(path: str | Path) -> AgentConfig:
         raise format_validation_error(exc, path, AgentConfig) from None
 
 
+def load_component_file(file: str | Path) -> list[Component]:
+    """The components of one file (one component, or a list under `components`)."""
+    file = Path(file)
+    data = _read_yaml(file)
+    entries = data.get("components", [data])
+    components = []
+    for entry in entries:
+        try:
+            components.append(Component.model_validate(entry))
+        except ValidationError as exc:
+            raise format_validation_error(exc, file, Component) from None
+    return components
+
+
 def load_components(directory: str | Path) -> dict[str, Component]:
     """Every component in `directory`/*.yaml (one component per file, or a list under `components`)."""
-    components: dict[str, Component] = {}
-    for file in sorted(Path(directory).glob("*.yaml")):
-        data = _read_yaml(file)
-        entries = data.get("components", [data])
-        for entry in entries:
-            try:
-                component = Component.model_validate(entry)
-            except ValidationError as exc:
-                raise format_validation_error(exc, file, Component) from None
-            components[component.name] = component
-    return components
+    return {c.name: c for file in sorted(Path(directory).glob("*.yaml")) for c in load_component_file(file)}
 
 
 def check_components(config: AgentConfig, components: dict[str, Component], path: str | None = None) -> None:
     """Every named component exists and names only steps of the workflow."""
-    import difflib
-
     steps = config.workflow.step_names()
     for index, name in enumerate(config.components):
         if name not in components:
-            close = difflib.get_close_matches(name, list(components), n=1)
-            hint = f" Did you mean {close[0]!r}?" if close else ""
-            raise ConfigError(f"unknown component {name!r}; known: {', '.join(sorted(components))}.{hint}",
-                              path=path, field=f"components.{index}")
+            raise ConfigError(f"unknown component {name!r}; known: {', '.join(sorted(components))}."
+                              f"{did_you_mean(name, components)}", path=path, field=f"components.{index}")
         component = components[name]
         if component.steps != "all":
             unknown = [s for s in component.steps if s not in steps]

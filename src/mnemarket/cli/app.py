@@ -23,6 +23,17 @@ console = Console()
 DEMO_SCENARIO = Path("config/demo.yaml")
 
 
+def demo_scenario(start: Path | None = None) -> Path | None:
+    """config/demo.yaml of the repository: looked for at and above `start` (the working directory),
+    then beside the installed source tree (an editable install, as `make` makes)."""
+    start = (start or Path.cwd()).resolve()
+    source_root = Path(__file__).resolve().parents[3]
+    for folder in (start, *start.parents, source_root):
+        if (folder / DEMO_SCENARIO).is_file():
+            return folder / DEMO_SCENARIO
+    return None
+
+
 def _fail(message: str) -> NoReturn:
     """One plain line on stderr (no wrapping, so scripts can grep it) and exit code 2."""
     typer.echo(f"error: {' '.join(message.split())}", err=True)
@@ -43,6 +54,8 @@ def _run_with_progress(runner, title: str):
                 done[0] = (session - 1) * runner.config.turns + turn
                 progress.update(task, completed=done[0], description=f"{title}: session {session} turn {turn}")
         runner.setup()
+        for warning in runner.warnings:
+            console.print(f"[yellow]warning: {warning}[/yellow]")
         last = runner.world.state.get(("run", "last_turn"))
         if last:
             progress.update(task, completed=(last["session"] - 1) * runner.config.turns + last["turn"])
@@ -88,12 +101,15 @@ def run(scenario: Path = typer.Argument(..., help="scenario YAML, e.g. config/de
         spend_cap: float = typer.Option(None, help="stop cleanly when model spend reaches this many USD"),
         token_cap: int = typer.Option(None, help="stop cleanly after this many model tokens")) -> None:
     """Run a scenario."""
+    from mnemarket.providers import check_llm_spec
     from mnemarket.sim.runner import RunOptions, Runner
 
     if not scenario.exists():
         _fail(f"scenario {str(scenario)!r} not found; try config/demo.yaml")
     out = out or Path("runs") / scenario.stem
     try:
+        if model is not None:
+            check_llm_spec(model)
         runner = Runner.create(scenario, out, RunOptions(model=model, sessions=sessions, turns=turns, db=db, seed=seed,
                                                          record=record, spend_cap_usd=spend_cap,
                                                          token_cap=token_cap))
@@ -234,15 +250,17 @@ def demo(out: Path = typer.Option(Path("runs/demo"), help="run directory (replac
          model: str = typer.Option("local", help="provider; the default is the shipped offline Gemma 3 270M"),
          turns: int = typer.Option(2, min=1, help="turns per session (the 270M model takes 10-20 s a decision here)"),
          sessions: int = typer.Option(None, min=1)) -> None:
-    """Run the demo scenario offline with the embedded defaults and print the summary."""
+    """Run the repository's config/demo.yaml (found from any directory) offline and print the summary."""
     import shutil
 
-    if not DEMO_SCENARIO.exists():
-        _fail(f"{DEMO_SCENARIO} not found: run `make demo` from the repository root")
+    scenario = demo_scenario()
+    if scenario is None:
+        _fail(f"{DEMO_SCENARIO} not found at or above {Path.cwd()} nor beside the mnemarket source; "
+              "run it from a checkout of the repository")
     if (out / "config.json").exists():
         shutil.rmtree(out)
-    console.print(f"running {DEMO_SCENARIO} with model {model!r} (offline); run directory {out}")
-    run(DEMO_SCENARIO, model=model, sessions=sessions, turns=turns, out=out, db=None, seed=None, record=True,
+    console.print(f"running {scenario} with model {model!r} (offline); run directory {out}")
+    run(scenario, model=model, sessions=sessions, turns=turns, out=out, db=None, seed=None, record=True,
         spend_cap=None, token_cap=None)
 
 

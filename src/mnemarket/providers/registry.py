@@ -147,6 +147,19 @@ def _resolve(spec: str, forms: tuple[ProviderForm, ...], category: str) -> tuple
     raise ConfigError(f"unknown {category} provider {spec!r}.{hint} Valid forms: {_valid_forms(forms)}")
 
 
+def check_llm_spec(spec: str) -> None:
+    """Raise ConfigError when ``spec`` is not a valid LLM string; builds nothing, loads no model.
+
+    What a config file can be checked for before a run: the form, an openai URL's shape and a
+    replay path's presence (a missing key or package is only found when the model starts).
+    """
+    form, rest = _resolve(spec, LLM_FORMS, "LLM")
+    if form.prefix == "openai":
+        _split_openai(rest, spec)
+    elif form.prefix == "replay" and not rest:
+        raise ConfigError("provider 'replay' needs a path: replay:PATH.jsonl")
+
+
 def make_llm(spec: str, **options: Any) -> LLM:
     """Build the LLM named by ``spec``.
 

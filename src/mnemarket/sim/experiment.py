@@ -24,8 +24,8 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from mnemarket.agents.config import AgentConfig, format_validation_error
-from mnemarket.errors import ConfigError
+from mnemarket.agents.config import AgentConfig, LLMSpec, format_validation_error
+from mnemarket.errors import ConfigError, did_you_mean
 
 CELL_FILE = "cell.json"
 CELLS_DIR = "cells"
@@ -50,7 +50,7 @@ class ExperimentConfig(BaseModel):
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
     description: str = ""
     scenario: str
-    models: list[str] = Field(min_length=1)
+    models: list[LLMSpec] = Field(min_length=1)
     configs: dict[str, ConfigOverride] = Field(default_factory=lambda: {"default": ConfigOverride()})
     seeds: list[int] = Field(default_factory=lambda: [0], min_length=1)
     sessions: int | None = Field(None, ge=1)
@@ -139,21 +139,37 @@ def merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def apply_override(agents: list[AgentConfig], override: ConfigOverride, where: str = "configs") -> list[AgentConfig]:
+def apply_override(agents: list[AgentConfig], override: ConfigOverride, where: str = "configs",
+                   path: str | None = None) -> list[AgentConfig]:
     """Agent configs with the override merged in and re-validated (a bad field is a ConfigError)."""
     ids = [a.id for a in agents]
     for agent_id in override.per_agent:
         if agent_id not in ids:
-            raise ConfigError(f"per_agent names unknown agent {agent_id!r}; agents: {ids}", field=where)
+            raise ConfigError(f"per_agent names unknown agent {agent_id!r}; agents: {ids}."
+                              f"{did_you_mean(agent_id, ids)}", path=path, field=f"{where}.per_agent")
     result = []
     for agent in agents:
         data = merge(merge(agent.model_dump(), override.agents), override.per_agent.get(agent.id, {}))
         try:
             result.append(AgentConfig.model_validate(data))
         except ValidationError as exc:
-            raise ConfigError(f"override for agent {agent.id!r} is invalid: {exc.errors()[0]['loc']}: "
-                              f"{exc.errors()[0]['msg']}", field=where) from None
+            problem = format_validation_error(exc, None, AgentConfig)
+            raise ConfigError(f"agent {agent.id!r} after the override: {problem}", path=path, field=where) from None
     return result
+
+
+def check_experiment(experiment: Experiment) -> None:
+    """Everything a cell would reject, checked before any cell starts: every configuration's
+    overrides applied to the scenario's agents, their components and the scenario itself."""
+    from mnemarket.agents import check_components, load_components
+    from mnemarket.sim.scenario import load_scenario
+
+    resolved = load_scenario(experiment.scenario_path)
+    components = load_components(resolved.components_path)
+    for name, override in experiment.config.configs.items():
+        where = f"configs.{name}"
+        for agent in apply_override(resolved.agents, override, where, path=str(experiment.path)):
+            check_components(agent, components, path=f"{experiment.path}: {where}")
 
 
 def prepare_cell(experiment: Experiment, cell: Cell) -> Path:
@@ -166,7 +182,8 @@ def prepare_cell(experiment: Experiment, cell: Cell) -> Path:
     if (run_dir / CONFIG_FILE).exists():
         return run_dir
     resolved = load_scenario(experiment.scenario_path)
-    agents = apply_override(resolved.agents, experiment.config.configs[cell.config], f"configs.{cell.config}")
+    agents = apply_override(resolved.agents, experiment.config.configs[cell.config], f"configs.{cell.config}",
+                            path=str(experiment.path))
     components = load_components(resolved.components_path)
     for agent in agents:
         check_components(agent, components, path=f"{experiment.path} configs.{cell.config}")
@@ -222,6 +239,7 @@ def run_experiment(path: str | Path, out: str | Path | None = None, *, max_worke
                    only_report: bool = False, progress: Progress | None = None) -> Path:
     """Run every unfinished cell, measure all of them, write the comparison; returns its json path."""
     experiment = load_experiment(path, out)
+    check_experiment(experiment)  # a configuration error is reported before any cell starts
     if max_workers is not None:
         experiment.config.max_workers = max_workers
     experiment.out_dir.mkdir(parents=True, exist_ok=True)

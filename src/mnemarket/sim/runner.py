@@ -20,11 +20,14 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from mnemarket.agents import Agent, Decision, check_components, load_components
+from mnemarket.agents.config import AgentConfig, LLMSpec
 from mnemarket.agents.agent import PendingTurn
 from mnemarket.errors import BudgetExceeded, ConfigError
 from mnemarket.genesis import Genesis, install_genesis
 from mnemarket.kernel import Artifact, Invokable, World
-from mnemarket.providers import LLM, AccountedLLM, Budget, CallLog, LLMResult, ScriptedLLM, make_embedder, make_llm
+from mnemarket.providers import (
+    LLM, AccountedLLM, Budget, CallLog, CallRecord, LLMResult, ScriptedLLM, make_embedder, make_llm,
+)
 from mnemarket.providers.llm import Usage
 from mnemarket.scenarios import ScriptedPlanPolicy, SessionEnd, SessionHook
 from mnemarket.sim.scenario import ResolvedScenario, ServiceSpec, load_scenario
@@ -42,7 +45,7 @@ class RunOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    model: str | None = None
+    model: LLMSpec | None = None
     sessions: int | None = Field(None, ge=1)
     turns: int | None = Field(None, ge=1)
     seed: int | None = None
@@ -99,6 +102,8 @@ class Runner:
         self.services: list[Invokable] = []
         self.call_log: CallLog | None = None
         self.budget: Budget | None = None
+        self.warnings: list[str] = []
+        """What a person should know before the run starts (filled by `setup`)."""
 
     # -- creation and reopening ---------------------------------------------------------------
     @classmethod
@@ -127,7 +132,7 @@ class Runner:
     def db_url(self) -> str:
         return self.config.options.db or str(self.run_dir / "world.db")
 
-    def _llm_for(self, agent_id: str, model: str, cache: dict[str, LLM]) -> LLM:
+    def _llm_for(self, agent_id: str, model: str, cache: dict[str, LLM], budget: Budget | None) -> LLM:
         options = self.config.options
         if options.replay_from:
             from mnemarket.providers import ReplayLLM
@@ -145,18 +150,31 @@ class Runner:
 
             recording = Recording(self.run_dir / "recordings" / f"{agent_id}.jsonl", append=True)
             inner = RecordingLLM(inner, recording)
-        return AccountedLLM(inner, self.call_log, budget=self.budget, principal=agent_id)
+        return AccountedLLM(inner, self.call_log, budget=budget, principal=agent_id)
 
-    def _budget(self) -> Budget | None:
-        """One budget for the whole run, counting what earlier (stopped) parts of the run spent."""
-        options = self.config.options
-        if options.spend_cap_usd is None and options.token_cap is None:
-            return None
+    def _spent(self) -> list[CallRecord]:
+        """The model calls earlier (stopped) parts of this run made."""
         path = self.run_dir / "llm_calls.jsonl"
-        records = CallLog.read(path) if path.exists() else []
-        return Budget(max_cost=options.spend_cap_usd, max_tokens=options.token_cap,
-                      spent_cost=sum(r.cost for r in records),
-                      spent_tokens=sum(r.prompt_tokens + r.completion_tokens for r in records))
+        return CallLog.read(path) if path.exists() else []
+
+    def _budget(self, spent: list[CallRecord]) -> Budget | None:
+        """One budget for the whole run (the lower of `--spend-cap` and the scenario's
+        `llm_spend_cap_usd`), counting what earlier parts of the run spent."""
+        options = self.config.options
+        caps = [c for c in (options.spend_cap_usd, self.config.resolved.scenario.llm_spend_cap_usd) if c is not None]
+        if not caps and options.token_cap is None:
+            return None
+        return Budget(max_cost=min(caps) if caps else None, max_tokens=options.token_cap,
+                      spent_cost=sum(r.cost for r in spent),
+                      spent_tokens=sum(r.prompt_tokens + r.completion_tokens for r in spent))
+
+    def _agent_budget(self, agent: AgentConfig, spent: list[CallRecord]) -> Budget | None:
+        """The agent's `budget.llm_spend_cap_usd` inside the run's budget (the run's alone when unset)."""
+        cap = agent.budget.llm_spend_cap_usd
+        if cap is None:
+            return self.budget
+        return Budget(max_cost=cap, spent_cost=sum(r.cost for r in spent if r.principal == agent.id),
+                      label=f"agent {agent.id!r} budget.llm_spend_cap_usd", within=self.budget)
 
     def setup(self) -> World:
         """Open (or create) the world and its agents; seeds the scenario on first open only."""
@@ -168,15 +186,22 @@ class Runner:
         for service in self.services:
             self.world.register(service)
         components = load_components(resolved.components_path)
-        self.budget = self._budget()
+        spent = self._spent()
+        self.budget = self._budget(spent)
         self.call_log = CallLog(self.run_dir / "llm_calls.jsonl")
         llms: dict[str, LLM] = {}
         first_open = self.world.state.get((RUN, "seeded")) is None
+        plan = resolved.scenario.scripted_plan
         for agent_config in resolved.agents:
             check_components(agent_config, components)
             model = self.config.model_for(agent_config.model)
+            if model == "scripted" and not self.config.options.replay_from and agent_config.id not in plan:
+                self.warnings.append(f"agent {agent_config.id!r} has no scripted_plan in scenario "
+                                     f"{resolved.scenario.name!r}: under the scripted model it does nothing "
+                                     "(noop) every turn")
             agent = Agent(agent_config, components, self.world, self.genesis,
-                          self._llm_for(agent_config.id, model, llms), seed=self.config.seed)
+                          self._llm_for(agent_config.id, model, llms, self._agent_budget(agent_config, spent)),
+                          seed=self.config.seed)
             agent.setup()
             self.agents.append(agent)
         if first_open:

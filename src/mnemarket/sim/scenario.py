@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from mnemarket.agents.config import AgentConfig, format_validation_error, resolve_yaml
+from mnemarket.agents.config import AgentConfig, LLMSpec, format_validation_error, resolve_yaml
 from mnemarket.errors import ConfigError
 from mnemarket.genesis.config import Bounty, GenesisConfig
 from mnemarket.kernel.artifact import AccessPolicy
@@ -58,7 +58,7 @@ class ScenarioConfig(_Strict):
     sessions: int = Field(2, ge=1, le=1000)
     turns: int = Field(4, ge=1, le=10_000, description="turns per session")
     seed: int = 0
-    model: str | None = Field(None, description="overrides every agent's model when set")
+    model: LLMSpec | None = Field(None, description="overrides every agent's model when set")
     embedder: str = "minilm"
     agents: list[str | dict[str, Any]] = Field(min_length=1)
     components_dir: str = "components"
