@@ -38,6 +38,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from mnemarket.kernel import ActionFailure, ErrorCode, Invokable, InvokeContext, MethodOutcome, MethodSpec, NoArgs
 from mnemarket.memory import COGNITIVE_EVENT_TABLE, TableRater, TableRaterConfig, TierConfig, WorkingMemoryTier
+from mnemarket.genesis import turn_record
 from mnemarket.scenarios.hooks import SessionEnd, genesis_memory
 
 if TYPE_CHECKING:
@@ -300,12 +301,12 @@ class FloodOffice(Invokable):
         for household in self.options.households:
             store_id = longterm_stores.get(household)
             for event in world.events(principal=household):
-                action = event.action
-                if (event.meta.get("session") == year and event.success and action.get("artifact_id") == OFFICE_ID
-                        and action.get("method") == "decide"):
+                action, record = event.action, turn_record(event)
+                if (record is not None and record.session == year and event.success
+                        and action.get("artifact_id") == OFFICE_ID and action.get("method") == "decide"):
                     store = memory.store(store_id) if store_id else None
                     out[household] = [{"id": i, "text": store.get(i).text if store is not None and i in store else ""}
-                                      for i in event.meta.get("rag_hits", [])]
+                                      for i in record.rag_hits]
         return out
 
     def _resolve(self, tx: Transaction, world: World, year: int, severity: Severity, draw: float,

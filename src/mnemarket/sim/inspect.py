@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mnemarket.errors import ConfigError
-from mnemarket.genesis import STORE_TYPE, Genesis, all_trades
+from mnemarket.genesis import STORE_TYPE, Genesis, all_trades, is_lesson, is_migration, turn_record
 from mnemarket.kernel import Artifact, World
 from mnemarket.memory import MemoryStore
 from mnemarket.providers import make_embedder
@@ -83,25 +83,23 @@ def summarize(world: World, genesis: Genesis | None = None, *, open_store: OpenS
     stores = [{"id": a.id, "owner": a.owner, "creator": a.creator, "entries": counts.get(a.id, 0)}
               for a in memory_stores(world)]
     events = world.events()
-    turn_events = [e for e in events if "turn" in e.meta]
-    migrated = [e for e in events if e.meta.get("migration") and e.success]
-    agents = sorted({e.principal for e in turn_events})
+    turns = [(e, r) for e in events if (r := turn_record(e)) is not None]
+    migrated = [e for e in events if is_migration(e) and e.success]
+    agents = sorted({e.principal for e, _ in turns})
     per_agent: dict[str, Any] = {}
     for agent in agents:
-        mine = [e for e in turn_events if e.principal == agent]
-        stored = [e for e in mine if e.action.get("method") == "add" and e.action.get("artifact_id") == "genesis_memory"
-                  and e.success]
+        mine = [(e, r) for e, r in turns if e.principal == agent]
+        n = len(mine)
         per_agent[agent] = {
-            "turns": len(mine),
-            "invalid_actions": sum(1 for e in mine if not e.success),
-            "lessons_stored_by_action": len(stored),
+            "turns": n,
+            "invalid_actions": sum(1 for e, _ in mine if not e.success),
+            "lessons_stored_by_action": sum(1 for e, _ in mine if is_lesson(e)),
             "lessons_migrated": sum(1 for e in migrated if e.principal == agent),
-            "loop_breaker_triggers": sum(1 for e in mine if e.meta.get("loop", 0) > 0),
-            "mean_context_tokens": round(sum(e.meta.get("tokens", 0) for e in mine) / len(mine), 1) if mine else 0,
-            "mean_baseline_tokens": round(sum(e.meta.get("baseline_tokens", 0) for e in mine) / len(mine), 1)
-            if mine else 0,
+            "loop_breaker_triggers": sum(1 for _, r in mine if r.loop > 0),
+            "mean_context_tokens": round(sum(r.tokens for _, r in mine) / n, 1) if n else 0,
+            "mean_baseline_tokens": round(sum(r.baseline_tokens for _, r in mine) / n, 1) if n else 0,
             "balance": world.balances.get(agent, 0),
-            "actions": dict(Counter(e.action_type for e in mine)),
+            "actions": dict(Counter(e.action_type for e, _ in mine)),
         }
     return {
         "balances": dict(sorted(world.balances.items())),
@@ -116,7 +114,7 @@ def summarize(world: World, genesis: Genesis | None = None, *, open_store: OpenS
                     "kind": t.kind, "tick": t.tick} for t in all_trades(world.state)],
         "lessons_migrated": len(migrated),
         "events": world.event_count,
-        "turns": len(turn_events),
+        "turns": len(turns),
         "tick": world.tick,
         "agents": per_agent,
     }

@@ -23,7 +23,7 @@ from mnemarket.agents import Agent, Decision, check_components, load_components
 from mnemarket.agents.config import AgentConfig, LLMSpec
 from mnemarket.agents.agent import PendingTurn
 from mnemarket.errors import BudgetExceeded, ConfigError
-from mnemarket.genesis import Genesis, install_genesis
+from mnemarket.genesis import Genesis, install_genesis, turn_record
 from mnemarket.kernel import Artifact, Invokable, World
 from mnemarket.providers import (
     LLM, AccountedLLM, Budget, CallLog, CallRecord, LLMResult, ScriptedLLM, make_embedder, make_llm,
@@ -283,8 +283,8 @@ class Runner:
 
     def _applied(self, agent: Agent, session: int, turn: int) -> bool:
         events = self.world.events(principal=agent.id, after=max(0, self.world.event_count - 4 * len(self.agents) - 50))
-        return any(e.meta.get("session") == session and e.meta.get("turn") == turn and not e.meta.get("migration")
-                   for e in events)
+        records = (turn_record(e) for e in events)
+        return any(r is not None and (r.session, r.turn) == (session, turn) for r in records)
 
     def _end_session(self, session: int) -> list[dict[str, Any]]:
         reports = []

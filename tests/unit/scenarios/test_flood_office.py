@@ -18,7 +18,7 @@ def test_year_end_reads_the_households_configured_longterm_store():
     rid = notes.add("The river rose to the church steps in 1998", kind="fact", importance=0.9)
     decide = {"action_type": "invoke_artifact", "artifact_id": "flood_office", "method": "decide",
               "args": {"option": "insure"}}
-    assert world.submit("hana", decide, meta={"session": 1, "turn": 1, "rag_hits": [rid]}).success
+    assert world.submit("hana", decide, meta={"session": 1, "turn": 1, "step": "act", "rag_hits": [rid]}).success
     assert isinstance(office, SessionHook)
     office.on_session_end(SessionEnd(world, 1, {"hana": "hana_notes"}))
     (decision,) = office.decisions(world)
