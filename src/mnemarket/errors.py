@@ -19,6 +19,13 @@ class UserError(MnemarketError):
     """The caller asked for something that cannot work; the message says how to fix it."""
 
 
+class InvalidArgument(UserError, ValueError):
+    """A call's argument cannot work (a duplicate id, a negative amount, an unknown rule).
+
+    Also a ValueError, so code written against the standard exception still catches it.
+    """
+
+
 class ConfigError(UserError):
     """A configuration file or value is invalid.
 

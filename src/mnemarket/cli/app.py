@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from mnemarket.errors import MnemarketError
+from mnemarket.errors import MnemarketError, ProviderError, StoreError, UserError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Agent world simulations in an artifact economy where memory is tradable.")
@@ -34,10 +36,37 @@ def demo_scenario(start: Path | None = None) -> Path | None:
     return None
 
 
-def _fail(message: str) -> NoReturn:
-    """One plain line on stderr (no wrapping, so scripts can grep it) and exit code 2."""
+EXIT_CODES: tuple[tuple[type[MnemarketError], int], ...] = (
+    (UserError, 2),      # the command, a file or a value is wrong: the message says how to fix it
+    (ProviderError, 3),  # a model back end failed (unreachable, missing key or package)
+    (StoreError, 4),     # the database could not be read or written
+    (MnemarketError, 1),
+)
+"""Exit code of each error family; `validate` exits 1 when it found problems."""
+
+
+def _fail(message: str, code: int = 2) -> NoReturn:
+    """One plain line on stderr (no wrapping, so scripts can grep it) and the exit code."""
     typer.echo(f"error: {' '.join(message.split())}", err=True)
-    raise typer.Exit(code=2)
+    raise typer.Exit(code=code)
+
+
+def _errors_to_exit_codes(command: Callable[..., None]) -> Callable[..., None]:
+    """The one place where an error becomes a line on stderr and an exit code (EXIT_CODES)."""
+    @functools.wraps(command)
+    def wrapped(*args: Any, **kwargs: Any) -> None:
+        try:
+            command(*args, **kwargs)
+        except MnemarketError as exc:
+            _fail(str(exc), next(code for family, code in EXIT_CODES if isinstance(exc, family)))
+    return wrapped
+
+
+def _command(*args: Any, **kwargs: Any) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """`app.command` with errors mapped to exit codes."""
+    def register(command: Callable[..., None]) -> Callable[..., None]:
+        return app.command(*args, **kwargs)(_errors_to_exit_codes(command))
+    return register
 
 
 def _run_with_progress(runner, title: str):
@@ -90,7 +119,7 @@ def _root() -> None:
     """mnemarket: run, resume, inspect and compare agent economies."""
 
 
-@app.command()
+@_command()
 def run(scenario: Path = typer.Argument(..., help="scenario YAML, e.g. config/demo.yaml"),
         model: str = typer.Option(None, help="provider for every agent: local, gemini:MODEL, scripted, replay:PATH, "
                                              "openai:http://HOST:PORT/v1:MODEL"),
@@ -107,35 +136,28 @@ def run(scenario: Path = typer.Argument(..., help="scenario YAML, e.g. config/de
     if not scenario.exists():
         _fail(f"scenario {str(scenario)!r} not found; try config/demo.yaml")
     out = out or Path("runs") / scenario.stem
+    if model is not None:
+        check_llm_spec(model)
+    runner = Runner.create(scenario, out, RunOptions(model=model, sessions=sessions, turns=turns, db=db, seed=seed,
+                                                     record=record, spend_cap_usd=spend_cap, token_cap=token_cap))
     try:
-        if model is not None:
-            check_llm_spec(model)
-        runner = Runner.create(scenario, out, RunOptions(model=model, sessions=sessions, turns=turns, db=db, seed=seed,
-                                                         record=record, spend_cap_usd=spend_cap,
-                                                         token_cap=token_cap))
-        try:
-            _run_with_progress(runner, scenario.stem)
-        finally:
-            runner.close()
-    except MnemarketError as exc:
-        _fail(str(exc))
+        _run_with_progress(runner, scenario.stem)
+    finally:
+        runner.close()
     _print_summary(out)
 
 
-@app.command()
+@_command()
 def resume(run_dir: Path, spend_cap: float = typer.Option(None, help="raise the spend cap before resuming"),
            token_cap: int = typer.Option(None, help="raise the token cap before resuming")) -> None:
     """Continue a run that was stopped (killed, or by its budget)."""
     from mnemarket.sim.runner import Runner
 
+    runner = Runner.open(run_dir, spend_cap_usd=spend_cap, token_cap=token_cap)
     try:
-        runner = Runner.open(run_dir, spend_cap_usd=spend_cap, token_cap=token_cap)
-        try:
-            _run_with_progress(runner, f"resume {run_dir.name}")
-        finally:
-            runner.close()
-    except MnemarketError as exc:
-        _fail(str(exc))
+        _run_with_progress(runner, f"resume {run_dir.name}")
+    finally:
+        runner.close()
     _print_summary(run_dir)
 
 
@@ -143,13 +165,10 @@ def _view(run_dir: Path):
     """The run opened read-only (inspection never writes, locks or loads a model)."""
     from mnemarket.sim.inspect import RunView
 
-    try:
-        return RunView(run_dir)
-    except MnemarketError as exc:
-        _fail(str(exc))
+    return RunView(run_dir)
 
 
-@app.command()
+@_command()
 def inspect(run_dir: Path, agent: str = typer.Option(None, help="one agent's figures and recent actions"),
             as_json: bool = typer.Option(False, "--json", help="print the summary as JSON")) -> None:
     """Show what a run holds (read-only)."""
@@ -175,6 +194,7 @@ def inspect(run_dir: Path, agent: str = typer.Option(None, help="one agent's fig
 
 
 @memory_app.command("search")
+@_errors_to_exit_codes
 def memory_search(run_dir: Path, query: str, store: str = typer.Option(..., "--store", help="memory store id"),
                   k: int = typer.Option(5, "-k", min=1, max=50)) -> None:
     """Search one memory store of a run (read-only: does not touch recency)."""
@@ -194,6 +214,7 @@ def memory_search(run_dir: Path, query: str, store: str = typer.Option(..., "--s
 
 
 @memory_app.command("show")
+@_errors_to_exit_codes
 def memory_show(run_dir: Path, agent: str = typer.Option(..., "--agent")) -> None:
     """Show an agent's working memory, long-term and episodic entries (read-only)."""
     with _view(run_dir) as view:
@@ -213,15 +234,12 @@ def memory_show(run_dir: Path, agent: str = typer.Option(..., "--agent")) -> Non
                               f"{archived}[/dim] {record.text}")
 
 
-@app.command()
+@_command()
 def replay(run_dir: Path, out: Path = typer.Option(None, help="where to re-execute (default RUN_DIR-replay)")) -> None:
     """Re-execute a recorded run from its recordings and report whether it matched."""
     from mnemarket.sim.replay import replay_run
 
-    try:
-        result = replay_run(run_dir, out)
-    except MnemarketError as exc:
-        _fail(str(exc))
+    result = replay_run(run_dir, out)
     if result.matched:
         console.print(f"[green]replay matched[/green]: {result.events} events, balances and artifacts identical "
                       f"({result.out_dir})")
@@ -230,7 +248,7 @@ def replay(run_dir: Path, out: Path = typer.Option(None, help="where to re-execu
         raise typer.Exit(code=1)
 
 
-@app.command()
+@_command()
 def validate(path: Path) -> None:
     """Check agent, scenario or genesis YAML files (a file or a directory) without running anything."""
     from mnemarket.sim.validate import validate_path
@@ -245,7 +263,7 @@ def validate(path: Path) -> None:
     console.print(f"[green]✓[/green] {checked} file(s) valid")
 
 
-@app.command()
+@_command()
 def demo(out: Path = typer.Option(Path("runs/demo"), help="run directory (replaced if it exists)"),
          model: str = typer.Option("local", help="provider; the default is the shipped offline Gemma 3 270M"),
          turns: int = typer.Option(2, min=1, help="turns per session (the 270M model takes 10-20 s a decision here)"),
@@ -264,7 +282,7 @@ def demo(out: Path = typer.Option(Path("runs/demo"), help="run directory (replac
         spend_cap=None, token_cap=None)
 
 
-@app.command()
+@_command()
 def compare(experiment: Path = typer.Argument(..., help="experiment YAML, e.g. config/experiments/local_vs_scripted.yaml"),
             out: Path = typer.Option(None, help="experiment directory (default runs/experiments/<name>)"),
             workers: int = typer.Option(None, min=1, help="cells run in parallel (default: the file's, or cores)"),
@@ -279,10 +297,7 @@ def compare(experiment: Path = typer.Argument(..., help="experiment YAML, e.g. c
         colour = "green" if outcome.get("state") == "finished" else "red"
         console.print(f"[{colour}]{outcome.get('state')}[/{colour}] {cell.id} "
                       f"{outcome.get('seconds', '')}s {outcome.get('message', '')}")
-    try:
-        path = run_experiment(experiment, out, max_workers=workers, only_report=report_only, progress=report)
-    except MnemarketError as exc:
-        _fail(str(exc))
+    path = run_experiment(experiment, out, max_workers=workers, only_report=report_only, progress=report)
     document = json.loads(path.read_text())
     failed = [c for c in document["cells"] if c["status"] != "finished"]
     console.print(f"{len(document['cells']) - len(failed)}/{len(document['cells'])} cells finished; "

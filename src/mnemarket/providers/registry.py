@@ -8,13 +8,12 @@ below; an unknown string gets an error that lists them all.
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from mnemarket.errors import ConfigError
+from mnemarket.errors import ConfigError, did_you_mean
 from mnemarket.providers.embedding import Embedder
 from mnemarket.providers.llm import LLM
 
@@ -142,8 +141,7 @@ def _resolve(spec: str, forms: tuple[ProviderForm, ...], category: str) -> tuple
     for form in forms:
         if form.prefix == prefix:
             return form, rest
-    close = difflib.get_close_matches(prefix, [f.prefix for f in forms], n=1)
-    hint = f" Did you mean {close[0]!r}?" if close else ""
+    hint = did_you_mean(prefix, [f.prefix for f in forms])
     raise ConfigError(f"unknown {category} provider {spec!r}.{hint} Valid forms: {_valid_forms(forms)}")
 
 

@@ -24,8 +24,9 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from mnemarket.agents.config import AgentConfig, LLMSpec, format_validation_error
+from mnemarket.agents.config import AgentConfig, LLMSpec
 from mnemarket.errors import ConfigError, did_you_mean
+from mnemarket.yaml_config import deep_merge, format_validation_error, load_model
 
 CELL_FILE = "cell.json"
 CELLS_DIR = "cells"
@@ -112,31 +113,12 @@ class Experiment:
 def load_experiment(path: str | Path, out: str | Path | None = None) -> Experiment:
     """Read and validate an experiment file; errors name the file and field."""
     path = Path(path)
-    try:
-        data = yaml.safe_load(path.read_text())
-    except FileNotFoundError:
-        raise ConfigError("experiment file not found; check the path", path=str(path)) from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"malformed YAML: {exc}", path=str(path)) from None
-    if not isinstance(data, dict):
-        raise ConfigError(f"expected a mapping of fields, got {type(data).__name__}", path=str(path))
-    try:
-        config = ExperimentConfig.model_validate(data)
-    except ValidationError as exc:
-        raise format_validation_error(exc, path, ExperimentConfig) from None
+    config = load_model(path, ExperimentConfig)
     experiment = Experiment(config, path, Path(out or config.out or Path("runs") / "experiments" / config.name))
     if not experiment.scenario_path.exists():
         raise ConfigError(f"scenario {config.scenario!r} not found (paths are relative to the experiment file)",
                           path=str(path), field="scenario")
     return experiment
-
-
-def merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
-    """Deep merge: mappings merge key by key, anything else (lists included) replaces."""
-    out = dict(base)
-    for key, value in override.items():
-        out[key] = merge(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
-    return out
 
 
 def apply_override(agents: list[AgentConfig], override: ConfigOverride, where: str = "configs",
@@ -149,7 +131,7 @@ def apply_override(agents: list[AgentConfig], override: ConfigOverride, where: s
                               f"{did_you_mean(agent_id, ids)}", path=path, field=f"{where}.per_agent")
     result = []
     for agent in agents:
-        data = merge(merge(agent.model_dump(), override.agents), override.per_agent.get(agent.id, {}))
+        data = deep_merge(deep_merge(agent.model_dump(), override.agents), override.per_agent.get(agent.id, {}))
         try:
             result.append(AgentConfig.model_validate(data))
         except ValidationError as exc:

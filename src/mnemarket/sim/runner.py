@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import json
 import random
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -129,6 +128,13 @@ class Runner:
         return cls(run_dir, config)
 
     @property
+    def live_world(self) -> World:
+        """The world once `setup` has opened it."""
+        if self.world is None:
+            raise RuntimeError("Runner.setup() opens the world; call it (or run()) first")
+        return self.world
+
+    @property
     def db_url(self) -> str:
         return self.config.options.db or str(self.run_dir / "world.db")
 
@@ -150,6 +156,7 @@ class Runner:
 
             recording = Recording(self.run_dir / "recordings" / f"{agent_id}.jsonl", append=True)
             inner = RecordingLLM(inner, recording)
+        assert self.call_log is not None, "setup() opens the call log before the models"
         return AccountedLLM(inner, self.call_log, budget=budget, principal=agent_id)
 
     def _spent(self) -> list[CallRecord]:
@@ -216,10 +223,10 @@ class Runner:
                 world.create_artifact(Artifact(id=seed.id, type=seed.type, content=seed.content, creator=seed.owner,
                                                owner=seed.owner, access=seed.access, read_price=seed.read_price))
         by_id = {a.id: a for a in self.agents}
-        for index, seed in enumerate(scenario.memories):
-            agent = by_id[seed.agent]
-            agent.longterm.add(seed.text, kind=seed.kind, importance=seed.importance, created=0,
-                               metadata={**seed.metadata, "agent": seed.agent, "seeded": True}, tier="long_term",
+        for index, memory in enumerate(scenario.memories):
+            agent = by_id[memory.agent]
+            agent.longterm.add(memory.text, kind=memory.kind, importance=memory.importance, created=0,
+                               metadata={**memory.metadata, "agent": memory.agent, "seeded": True}, tier="long_term",
                                record_id=f"seed{index}")
         world.set_state(RUN, "seeded", True)
 
@@ -258,11 +265,11 @@ class Runner:
         return status
 
     def _turn_done(self, session: int, turn: int) -> bool:
-        last = self.world.state.get((RUN, "last_turn"))
+        last = self.live_world.state.get((RUN, "last_turn"))
         return last is not None and (last["session"], last["turn"]) >= (session, turn)
 
     async def _play_turn(self, session: int, turn: int) -> None:
-        world = self.world
+        world = self.live_world
         key = f"pending:{session}:{turn}"
         pending = world.state.get((RUN, key))
         if pending is None:
@@ -282,25 +289,25 @@ class Runner:
         world.set_state(RUN, key, None)
 
     def _applied(self, agent: Agent, session: int, turn: int) -> bool:
-        events = self.world.events(principal=agent.id, after=max(0, self.world.event_count - 4 * len(self.agents) - 50))
+        events = self.live_world.events(principal=agent.id, after=max(0, self.live_world.event_count - 4 * len(self.agents) - 50))
         records = (turn_record(e) for e in events)
         return any(r is not None and (r.session, r.turn) == (session, turn) for r in records)
 
     def _end_session(self, session: int) -> list[dict[str, Any]]:
         reports = []
-        end = SessionEnd(self.world, session, {a.id: a.config.store_id for a in self.agents})
+        end = SessionEnd(self.live_world, session, {a.id: a.config.store_id for a in self.agents})
         for service in self.services:
             marker = f"service_end:{session}:{service.artifact_id}"
-            if isinstance(service, SessionHook) and self.world.state.get((RUN, marker)) is None:
+            if isinstance(service, SessionHook) and self.live_world.state.get((RUN, marker)) is None:
                 service.on_session_end(end)
-                self.world.set_state(RUN, marker, True)
+                self.live_world.set_state(RUN, marker, True)
         for agent in sorted(self.agents, key=lambda a: a.id):
             marker = f"session_end:{session}:{agent.id}"
-            if self.world.state.get((RUN, marker)) is not None:
+            if self.live_world.state.get((RUN, marker)) is not None:
                 continue
             report = agent.end_session(session)
             reports.append(report.__dict__)
-            self.world.set_state(RUN, marker, {"migrated": len(report.migrated)})
+            self.live_world.set_state(RUN, marker, {"migrated": len(report.migrated)})
         return reports
 
     # -- outputs --------------------------------------------------------------------------------
@@ -308,7 +315,7 @@ class Runner:
         from mnemarket.sim.inspect import summarize
         from mnemarket.sim.report import write_report
 
-        world = self.world
+        world = self.live_world
         with (self.run_dir / "events.jsonl").open("w") as out:
             for event in world.events():
                 out.write(event.model_dump_json() + "\n")

@@ -88,3 +88,10 @@ def test_an_agent_without_a_scripted_plan_is_warned_about(tmp_path):
 def test_demo_finds_its_scenario_from_any_directory(tmp_path):
     assert demo_scenario(tmp_path) == ROOT / "config" / "demo.yaml"  # beside the source tree
     assert demo_scenario(ROOT / "agents" / "flood") == ROOT / "config" / "demo.yaml"
+
+
+def test_error_families_map_to_their_exit_codes(tmp_path):
+    # a well-formed model string whose back end cannot start is a provider error, not a user error
+    result = CliRunner().invoke(app, ["run", str(DEMO), "--model", "replay:/nonexistent/x.jsonl",
+                                      "--out", str(tmp_path / "r")])
+    assert result.exit_code == 3 and "does not exist" in result.output, result.output
