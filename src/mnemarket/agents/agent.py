@@ -22,8 +22,16 @@ from mnemarket.agents.working_memory import create_working_memory, parse_working
 from mnemarket.genesis import MEMORY_ID, STORE_TYPE, Genesis, MigrationRecord, TurnRecord, turn_record
 from mnemarket.kernel import AccessPolicy, ActionResult, Artifact, Event, InvokeArtifact, World, describe_actions
 from mnemarket.memory import (
-    MemoryHit, MemoryStore, ThresholdReflector, apply_retention, find_duplicate, get_preset, make_importance_rater,
-    reinforce, seed_character, seed_lessons,
+    MemoryHit,
+    MemoryStore,
+    ThresholdReflector,
+    apply_retention,
+    find_duplicate,
+    get_preset,
+    make_importance_rater,
+    reinforce,
+    seed_character,
+    seed_lessons,
 )
 from mnemarket.memory.importance import TableRater
 from mnemarket.providers import LLM, LLMResult, Message

@@ -6,18 +6,17 @@ Every validation error names the file, the field, what was wrong and what is all
 
 from __future__ import annotations
 
+import string
 from pathlib import Path
 from typing import Annotated, Any, Literal
-
-import string
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from mnemarket.errors import ConfigError, did_you_mean
-from mnemarket.yaml_config import format_validation_error, read_yaml, resolve_yaml
 from mnemarket.memory import PRESETS, RetentionPolicy, RetrievalWeights
 from mnemarket.memory.importance import HeuristicRaterConfig, RaterSpec
 from mnemarket.providers import check_llm_spec
+from mnemarket.yaml_config import format_validation_error, read_yaml, resolve_yaml
 
 
 def checked_llm_spec(value: str) -> str:
@@ -122,11 +121,15 @@ class WorkingMemoryConfig(_Strict):
     max_chars: int = Field(2000, ge=200, le=20000)
 
 
+CaptureKind = Literal["failure", "success", "trade", "all"]
+DEFAULT_CAPTURE: tuple[CaptureKind, ...] = ("failure", "trade")
+
+
 class MemoryConfig(_Strict):
     store_id: str = Field("{id}_longterm", description="long-term store; {id} is the agent id")
     migration_prefixes: list[str] = Field(default_factory=lambda: list(DEFAULT_PREFIXES), min_length=1)
-    episodic_capture: list[Literal["failure", "success", "trade", "all"]] = Field(
-        default_factory=lambda: ["failure", "trade"],
+    episodic_capture: list[CaptureKind] = Field(
+        default_factory=lambda: list(DEFAULT_CAPTURE),
         description="which outcomes become episodic memories")
     dedup: bool = True
     dedup_threshold: float = Field(0.92, ge=0.5, le=1.0)

@@ -131,7 +131,7 @@ def run(scenario: Path = typer.Argument(..., help="scenario YAML, e.g. config/de
         token_cap: int = typer.Option(None, help="stop cleanly after this many model tokens")) -> None:
     """Run a scenario."""
     from mnemarket.providers import check_llm_spec
-    from mnemarket.sim.runner import RunOptions, Runner
+    from mnemarket.sim.runner import Runner, RunOptions
 
     if not scenario.exists():
         _fail(f"scenario {str(scenario)!r} not found; try config/demo.yaml")

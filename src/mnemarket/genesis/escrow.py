@@ -12,7 +12,14 @@ from pydantic import BaseModel, ConfigDict, Field
 from mnemarket.genesis.config import EscrowCosts
 from mnemarket.genesis.trades import Trade, record_trade
 from mnemarket.kernel import (
-    ActionFailure, Artifact, ErrorCode, Invokable, InvokeContext, MethodOutcome, MethodSpec, NoArgs,
+    ActionFailure,
+    Artifact,
+    ErrorCode,
+    Invokable,
+    InvokeContext,
+    MethodOutcome,
+    MethodSpec,
+    NoArgs,
 )
 
 ESCROW_ID = "genesis_escrow"

@@ -398,7 +398,8 @@ def make_importance_rater(spec: RaterSpec | Mapping[str, Any] | str = "heuristic
     if isinstance(config, TableRaterConfig):
         return TableRater(config)
     if llm is None:
-        raise ConfigError(f"importance rater kind {config.kind!r} needs an LLM: make_importance_rater(spec, llm=make_llm('local'))")
+        raise ConfigError(f"importance rater kind {config.kind!r} needs an LLM: "
+                          "make_importance_rater(spec, llm=make_llm('local'))")
     if isinstance(config, LLMRaterConfig):
         return LLMRater(llm, config)
     return BatchLLMRater(llm, config)

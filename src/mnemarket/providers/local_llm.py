@@ -11,9 +11,9 @@ llama.cpp's JSON-schema grammar, which guarantees well-formed JSON of the schema
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
-import atexit
 import threading
 from pathlib import Path
 from typing import Any

@@ -64,7 +64,8 @@ def _scripted_llm(rest: str, options: dict[str, Any]) -> LLM:
 
     if "policy" not in options:
         raise ConfigError("provider 'scripted' needs a policy: make_llm('scripted', policy=callable_or_replies)")
-    return ScriptedLLM(options.pop("policy"), **({"name": rest} if rest else {}), **options)
+    policy = options.pop("policy")
+    return ScriptedLLM(policy, name=rest, **options) if rest else ScriptedLLM(policy, **options)
 
 
 def _replay_llm(rest: str, options: dict[str, Any]) -> LLM:
@@ -118,7 +119,8 @@ LLM_FORMS: tuple[ProviderForm, ...] = (
     ProviderForm("local", "local[:PATH.gguf]", "Gemma 3 270M on llama.cpp, offline (the default)", _local_llm),
     ProviderForm("gemini", "gemini:MODEL", "Gemini API, e.g. gemini:gemini-2.5-flash (needs GEMINI_API_KEY)", _gemini_llm),
     ProviderForm("openai", "openai:http://HOST:PORT/v1:MODEL", "an OpenAI-compatible server (Ollama, vLLM, ...)", _openai_llm),
-    ProviderForm("scripted", "scripted[:NAME]", "a deterministic rule policy supplied by the caller (tests, baselines)", _scripted_llm),
+    ProviderForm("scripted", "scripted[:NAME]", "a deterministic rule policy supplied by the caller (tests, baselines)",
+                 _scripted_llm),
     ProviderForm("replay", "replay:PATH", "re-serve a recorded run's LLM calls", _replay_llm),
 )
 EMBEDDER_FORMS: tuple[ProviderForm, ...] = (

@@ -36,9 +36,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from mnemarket.genesis import turn_record
 from mnemarket.kernel import ActionFailure, ErrorCode, Invokable, InvokeContext, MethodOutcome, MethodSpec, NoArgs
 from mnemarket.memory import COGNITIVE_EVENT_TABLE, TableRater, TableRaterConfig, TierConfig, WorkingMemoryTier
-from mnemarket.genesis import turn_record
 from mnemarket.scenarios.hooks import SessionEnd, genesis_memory
 
 if TYPE_CHECKING:
@@ -53,7 +53,9 @@ REINSURANCE_RULE = "flood_reinsurance"
 SOURCE = "flood_office"
 Option = Literal["insure", "elevate", "relocate", "do_nothing"]
 Severity = Literal["major", "minor", "none"]
-OPTIONS: tuple[str, ...] = ("insure", "elevate", "relocate", "do_nothing")
+OPTIONS: tuple[Option, ...] = ("insure", "elevate", "relocate", "do_nothing")
+DEFAULT_BASE_DAMAGE: dict[Severity, int] = {"major": 30, "minor": 12, "none": 0}
+DEFAULT_COSTS: dict[Option, int] = {"insure": 6, "elevate": 25, "relocate": 40, "do_nothing": 0}
 
 # The event type (a key of the importance table) each decision and outcome is remembered as.
 DECISION_EVENT = {"insure": "buy insurance", "elevate": "elevate house", "relocate": "relocate",
@@ -82,9 +84,8 @@ class FloodOptions(BaseModel):
     seed: int = 0
     p_major: float = Field(0.15, ge=0, le=1)
     p_minor: float = Field(0.3, ge=0, le=1)
-    base_damage: dict[Severity, int] = Field(default_factory=lambda: {"major": 30, "minor": 12, "none": 0})
-    costs: dict[Option, int] = Field(default_factory=lambda: {"insure": 6, "elevate": 25, "relocate": 40,
-                                                               "do_nothing": 0})
+    base_damage: dict[Severity, int] = Field(default_factory=lambda: dict(DEFAULT_BASE_DAMAGE))
+    costs: dict[Option, int] = Field(default_factory=lambda: dict(DEFAULT_COSTS))
     coverage: float = Field(0.8, ge=0, le=1, description="share of the damage an insurance claim pays")
     elevated_factor: float = Field(0.25, ge=0, le=1, description="damage multiplier once elevated")
     reinsurance: bool = Field(True, description="mint what the pool cannot pay; off: deny that part")
@@ -347,7 +348,7 @@ class FloodOffice(Invokable):
                             "burned": burned, "claim": claim, "from_pool": from_pool, "reinsured": reinsured,
                             "denied": denied, "elevated": house["elevated"], "relocated": house["relocated"]}
             memories.setdefault(who, []).extend(self._year_memories(year, severity, house, burned, claim, denied))
-        for who, choice in outcome.items():
+        for who in outcome:
             others = [f"{o} chose {c['option'].replace('_', ' ')}" for o, c in outcome.items() if o != who]
             if others:
                 memories[who].append((f"Year {year}: neighbours: {'; '.join(others)}", "neighbor adaptation"))

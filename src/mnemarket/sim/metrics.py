@@ -272,7 +272,7 @@ def application(run: RunData, agent: str) -> dict[str, Any]:
     after = {"turns": 0, "attempts": 0, "failures": 0}
     about_failure = 0
     for lesson in lessons(run, agent):
-        failed_sigs = {signature(e) for e in turns if e["id"] < lesson.event_id and not _ok(e)} - {None}
+        failed_sigs = {s for e in turns if e["id"] < lesson.event_id and not _ok(e) and (s := signature(e)) is not None}
         sigs = [s for s in failed_sigs if mentions(lesson.text, s)]
         if not sigs:
             continue

@@ -358,7 +358,7 @@ class _AgentMemory:
     def view(self) -> str:
         if not self.available:
             return _note("memory contents are not available for this report")
-        parts = []
+        parts: list[str] = []
         for agent in self.agents:
             stores = self.longterm[agent]
             stream = self.episodic.get(agent, [])

@@ -19,13 +19,21 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from mnemarket.agents import Agent, Decision, check_components, load_components
-from mnemarket.agents.config import AgentConfig, LLMSpec
 from mnemarket.agents.agent import PendingTurn
+from mnemarket.agents.config import AgentConfig, LLMSpec
 from mnemarket.errors import BudgetExceeded, ConfigError
 from mnemarket.genesis import Genesis, install_genesis, turn_record
 from mnemarket.kernel import Artifact, Invokable, World
 from mnemarket.providers import (
-    LLM, AccountedLLM, Budget, CallLog, CallRecord, LLMResult, ScriptedLLM, make_embedder, make_llm,
+    LLM,
+    AccountedLLM,
+    Budget,
+    CallLog,
+    CallRecord,
+    LLMResult,
+    ScriptedLLM,
+    make_embedder,
+    make_llm,
 )
 from mnemarket.providers.llm import Usage
 from mnemarket.scenarios import ScriptedPlanPolicy, SessionEnd, SessionHook

@@ -8,10 +8,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from mnemarket.agents.config import AgentConfig, LLMSpec
-from mnemarket.yaml_config import format_validation_error, resolve_yaml
 from mnemarket.errors import ConfigError
 from mnemarket.genesis.config import Bounty, GenesisConfig
 from mnemarket.kernel.artifact import AccessPolicy
+from mnemarket.yaml_config import format_validation_error, resolve_yaml
 
 
 class _Strict(BaseModel):
