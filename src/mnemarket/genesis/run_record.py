@@ -99,6 +99,11 @@ def turn_record(event: EventLike) -> TurnRecord | None:
     return TurnRecord.model_validate(meta)
 
 
+def migration_record(event: EventLike) -> MigrationRecord | None:
+    """The migration record of a session-end migration event; None for any other event."""
+    return MigrationRecord.model_validate(event_meta(event)) if is_migration(event) else None
+
+
 def is_lesson(event: EventLike) -> bool:
     """A successful `genesis_memory.add`: what an agent chose to keep (its own action or a migration)."""
     action = _part(event, "action") or {}
@@ -106,5 +111,5 @@ def is_lesson(event: EventLike) -> bool:
             and action.get("method") == "add" and succeeded(event))
 
 
-__all__ = ["EventLike", "MigrationRecord", "TurnRecord", "event_meta", "is_lesson", "is_migration", "succeeded",
-           "turn_record"]
+__all__ = ["EventLike", "MigrationRecord", "TurnRecord", "event_meta", "is_lesson", "is_migration",
+           "migration_record", "succeeded", "turn_record"]

@@ -23,6 +23,7 @@ from mnemarket.agents.agent import PendingTurn
 from mnemarket.agents.config import AgentConfig, LLMSpec
 from mnemarket.errors import BudgetExceeded, ConfigError
 from mnemarket.genesis import Genesis, install_genesis, turn_record
+from mnemarket.genesis.run_record import migration_record
 from mnemarket.kernel import Artifact, Invokable, World
 from mnemarket.providers import (
     LLM,
@@ -315,7 +316,11 @@ class Runner:
                 continue
             report = agent.end_session(session)
             reports.append(report.__dict__)
-            self.live_world.set_state(RUN, marker, {"migrated": len(report.migrated)})
+            # Counted from the event log, not the report: a session end resumed after a kill skips
+            # the entries it already migrated, and the marker must read the same either way.
+            records = ((e, migration_record(e)) for e in self.live_world.events(principal=agent.id))
+            migrated = sum(1 for e, r in records if r is not None and r.session == session and e.success)
+            self.live_world.set_state(RUN, marker, {"migrated": migrated})
         return reports
 
     # -- outputs --------------------------------------------------------------------------------
