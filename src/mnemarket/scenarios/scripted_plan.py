@@ -1,9 +1,11 @@
 """The scripted baseline: a scenario's per-agent plan of decisions, played through the full turn.
 
-Each decision may contain `{re:PATTERN}` placeholders, filled with the first group PATTERN
-matches in the prompt the agent was shown (for instance a fact its memory search returned). When
-the prompt lacks the fact the decision becomes a noop saying so, so the baseline can only use
-what its memory actually surfaced.
+The runner tells the policy which turn is being decided (:class:`PlanTurn`: agent, session,
+turn, step, the memories the prompt retrieved); the policy plays that agent's planned decision
+for it. Each decision may contain `{re:PATTERN}` placeholders, filled with the first group
+PATTERN matches in what the agent was shown (the messages of the call: for instance a fact its
+memory search returned). When that lacks the fact the decision becomes a noop saying so, so the
+baseline can only use what its memory actually surfaced.
 """
 
 from __future__ import annotations
@@ -11,13 +13,24 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from mnemarket.providers import Message
 
 _PLACEHOLDER = re.compile(r"\{re:(.+?)\}")
-_WHO = re.compile(r"\(principal id ([a-z0-9_]+)\)")
-_WHEN = re.compile(r"Turn (\d+) of session (\d+)")
+
+
+class PlanTurn(BaseModel):
+    """The turn a scripted decision is asked for, as data (not read back from the prompt)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    agent: str
+    session: int
+    turn: int
+    step: str
+    memories: list[str] = []
+    """Texts of the long-term memories the turn's prompt retrieved."""
 
 
 class ScriptedPlanPolicy:
@@ -31,13 +44,14 @@ class ScriptedPlanPolicy:
     def __init__(self, plan: dict[str, list[list[dict[str, Any]]]], reasoning_chars: int):
         self.plan = plan
         self.reasoning_chars = reasoning_chars
+        self.current: PlanTurn | None = None
+        """The turn being decided; None outside a turn's decision (reflection, importance calls)."""
 
     def __call__(self, messages: list[Message], schema: type[BaseModel] | None) -> dict[str, Any]:
-        text = "\n".join(m.content for m in messages)
-        who, when = _WHO.search(text), _WHEN.search(text)
-        if not who or not when:
+        if self.current is None:
             return {"action_type": "noop", "reasoning": "scripted plan: cannot tell who or when"}
-        agent, turn, session = who.group(1), int(when.group(1)), int(when.group(2))
+        text = "\n".join(m.content for m in messages)
+        agent, turn, session = self.current.agent, self.current.turn, self.current.session
         sessions = self.plan.get(agent, [])
         if session > len(sessions) or turn > len(sessions[session - 1]):
             return {"action_type": "noop", "reasoning": "scripted plan has nothing for this turn"}

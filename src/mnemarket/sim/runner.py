@@ -37,7 +37,7 @@ from mnemarket.providers import (
     make_llm,
 )
 from mnemarket.providers.llm import Usage
-from mnemarket.scenarios import ScriptedPlanPolicy, SessionEnd, SessionHook
+from mnemarket.scenarios import PlanTurn, ScriptedPlanPolicy, SessionEnd, SessionHook
 from mnemarket.sim.scenario import ResolvedScenario, ServiceSpec, load_scenario
 from mnemarket.store import SqlWorldStore
 
@@ -110,6 +110,7 @@ class Runner:
         self.services: list[Invokable] = []
         self.call_log: CallLog | None = None
         self.budget: Budget | None = None
+        self._scripted: dict[str, ScriptedPlanPolicy] = {}  # agent id -> its scripted plan, if scripted
         self.warnings: list[str] = []
         """What a person should know before the run starts (filled by `setup`)."""
 
@@ -155,6 +156,7 @@ class Runner:
             inner: LLM = ReplayLLM(Path(options.replay_from) / "recordings" / f"{agent_id}.jsonl")
         elif model == "scripted":
             plan = ScriptedPlanPolicy(self.config.resolved.scenario.scripted_plan, reasoning_chars=REASONING_CHARS)
+            self._scripted[agent_id] = plan
             inner = ScriptedLLM(plan, name="plan")
         else:
             if model not in cache:
@@ -258,8 +260,9 @@ class Runner:
                     if self._turn_done(session, turn):
                         continue
                     await self._play_turn(session, turn)
-                    world.set_state(RUN, "last_turn", {"session": session, "turn": turn})
-                    world.advance_tick()
+                    with world.batch():  # one commit: a kill between the two would replay the turn's tick
+                        world.set_state(RUN, "last_turn", {"session": session, "turn": turn})
+                        world.advance_tick()
                     status.turns_done += 1
                     if progress:
                         progress("turn", session, turn)
@@ -283,7 +286,16 @@ class Runner:
         pending = world.state.get((RUN, key))
         if pending is None:
             plans = [agent.prepare(session, turn) for agent in self.agents]
-            decisions = await asyncio.gather(*(agent.decide(plan) for agent, plan in zip(self.agents, plans)))
+            for plan in plans:  # a scripted plan is told the turn as data, not left to parse the prompt
+                if plan.agent_id in self._scripted:
+                    self._scripted[plan.agent_id].current = PlanTurn(
+                        agent=plan.agent_id, session=plan.session, turn=plan.turn, step=plan.step,
+                        memories=[h.text for h in plan.rag_hits])
+            try:
+                decisions = await asyncio.gather(*(agent.decide(plan) for agent, plan in zip(self.agents, plans)))
+            finally:
+                for policy in self._scripted.values():
+                    policy.current = None
             pending = {agent.id: {"plan": plan.pending().model_dump(), "decision": _dump_result(decision)}
                        for agent, plan, decision in zip(self.agents, plans, decisions)}
             with (self.run_dir / "contexts.jsonl").open("a") as log:
