@@ -95,3 +95,18 @@ def test_error_families_map_to_their_exit_codes(tmp_path):
     result = CliRunner().invoke(app, ["run", str(DEMO), "--model", "replay:/nonexistent/x.jsonl",
                                       "--out", str(tmp_path / "r")])
     assert result.exit_code == 3 and "does not exist" in result.output, result.output
+
+
+@pytest.mark.parametrize(("name", "text", "says"), [
+    ("scenario", "model: gemni:flash", "model: unknown LLM provider 'gemni:flash'"),
+    ("scenario", "sesions: 3", "sesions: unknown field; allowed fields here: "),
+])
+def test_a_scenario_mistake_names_file_and_field(tmp_path, name, text, says):
+    bad = tmp_path / f"{name}.yaml"
+    shutil.copytree(ROOT / "config" / "components", tmp_path / "components")
+    body = DEMO.read_text().replace("agents: [../agents/", f"{text}\nagents: [{ROOT}/agents/").replace(
+        ", ../agents/", f", {ROOT}/agents/").replace("genesis: genesis.yaml\n", "")
+    bad.write_text(body)
+    result = validate(bad)
+    assert result.exit_code == 1 and f"{name}.yaml: {says}" in result.output, result.output
+    assert "Did you mean 'sessions'" in result.output or "sesions" not in text
