@@ -5,7 +5,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test bench setup clean
+.PHONY: demo test lint bench setup clean
 
 setup: $(STAMP)
 
@@ -19,9 +19,14 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(VENV)/bin/mnemarket demo
 
-# Starts a throwaway PostgreSQL when the machine has one (CI installs it), then runs pytest.
+# Static checks over src/ (config in pyproject.toml): ruff (lint) and mypy (types); zero findings.
+lint: $(STAMP)
+	$(PY) -m ruff check src
+	$(PY) -m mypy
+
+# Lint, then start a throwaway PostgreSQL when the machine has one (CI installs it) and run pytest.
 # pytest exits 5 when it collects no tests; that is not a failure of the suite.
-test: $(STAMP)
+test: lint
 	@. scripts/pg_env.sh; $(PY) -m pytest -q; rc=$$?; if [ $$rc -eq 5 ]; then echo "no tests collected"; rc=0; fi; exit $$rc
 
 bench: $(STAMP)

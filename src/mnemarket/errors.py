@@ -7,6 +7,9 @@ says what was wrong, what was expected and what to do.
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
+
 
 class MnemarketError(Exception):
     """Base class of every error mnemarket raises on purpose."""
@@ -14,6 +17,13 @@ class MnemarketError(Exception):
 
 class UserError(MnemarketError):
     """The caller asked for something that cannot work; the message says how to fix it."""
+
+
+class InvalidArgument(UserError, ValueError):
+    """A call's argument cannot work (a duplicate id, a negative amount, an unknown rule).
+
+    Also a ValueError, so code written against the standard exception still catches it.
+    """
 
 
 class ConfigError(UserError):
@@ -45,3 +55,10 @@ class ProviderUnavailable(ProviderError):
 
 class StoreError(MnemarketError):
     """The persistence layer could not read or write state."""
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """" Did you mean 'x'?" for the closest of `choices`, or "" when none is close: the one
+    suggestion helper error messages end with."""
+    close = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1)
+    return f" Did you mean {close[0]!r}?" if close else ""

@@ -2,7 +2,11 @@
 
 from mnemarket.agents.agent import Agent, SessionReport, TurnOutcome, TurnPlan
 from mnemarket.agents.config import (
-    AgentConfig, Component, check_components, load_agent_config, load_components,
+    AgentConfig,
+    Component,
+    check_components,
+    load_agent_config,
+    load_components,
 )
 from mnemarket.agents.context import AssembledContext, Section, assemble, estimate_tokens
 from mnemarket.agents.decision import Decision, to_action_payload

@@ -19,11 +19,19 @@ from mnemarket.agents.context import AssembledContext, Section, assemble, estima
 from mnemarket.agents.decision import DECISION_FORMAT, decision_schema, to_action_payload
 from mnemarket.agents.loop_breaker import LoopBreaker, LoopState
 from mnemarket.agents.working_memory import create_working_memory, parse_working_memory, prefixed_entries
-from mnemarket.genesis import STORE_TYPE, Genesis
+from mnemarket.genesis import MEMORY_ID, STORE_TYPE, Genesis, MigrationRecord, TurnRecord, turn_record
 from mnemarket.kernel import AccessPolicy, ActionResult, Artifact, Event, InvokeArtifact, World, describe_actions
 from mnemarket.memory import (
-    MemoryHit, MemoryStore, ThresholdReflector, apply_retention, find_duplicate, get_preset, make_importance_rater,
-    reinforce, seed_character, seed_lessons,
+    MemoryHit,
+    MemoryStore,
+    ThresholdReflector,
+    apply_retention,
+    find_duplicate,
+    get_preset,
+    make_importance_rater,
+    reinforce,
+    seed_character,
+    seed_lessons,
 )
 from mnemarket.memory.importance import TableRater
 from mnemarket.providers import LLM, LLMResult, Message
@@ -137,7 +145,7 @@ class Agent:
 
     @property
     def episodic(self) -> MemoryStore:
-        return self.genesis.memory.store(f"{self.id}_episodic")
+        return self.genesis.memory.store(self.config.episodic_store_id)
 
     # -- setup ------------------------------------------------------------------------------
     def setup(self) -> None:
@@ -148,7 +156,7 @@ class Agent:
         if self.config.working_memory.enabled:
             create_working_memory(self.world, self.id, self.config.working_memory_id,
                                   self.config.working_memory.max_chars)
-        for store_id, what in ((self.config.store_id, "long-term"), (f"{self.id}_episodic", "episodic")):
+        for store_id, what in ((self.config.store_id, "long-term"), (self.config.episodic_store_id, "episodic")):
             if store_id not in self.world.artifacts:
                 self.world.create_artifact(Artifact(
                     id=store_id, type=STORE_TYPE, content=f"{what} memory of {self.id}", creator=self.id,
@@ -169,11 +177,11 @@ class Agent:
 
     def current_step(self, history: list[Event]) -> str:
         steps = self.config.workflow.step_names()
-        last = next((e for e in reversed(history) if "step" in e.meta), None)
+        last = next((r for r in map(turn_record, reversed(history)) if r is not None), None)
         if last is None:
             return steps[0]
-        previous = last.meta["step"]
-        if last.meta.get("force_step_change"):
+        previous = last.step
+        if last.force_step_change:
             return steps[(steps.index(previous) + 1) % len(steps)] if previous in steps else steps[0]
         target = self.config.workflow.transitions.get(previous)
         if target is not None:
@@ -290,22 +298,23 @@ class Agent:
         """Execute the decision in the kernel; a garbled decision is a recorded failed action."""
         if isinstance(plan, TurnPlan):
             plan = plan.pending()
-        meta = {"session": plan.session, "turn": plan.turn, "step": plan.step, "model": decision.model_id,
-                "tokens": plan.tokens, "baseline_tokens": plan.baseline_tokens, "loop": plan.loop_level,
-                "force_step_change": plan.loop_level > 1, "rag_hits": plan.rag_hit_ids,
-                "prompt_tokens": decision.usage.prompt_tokens, "completion_tokens": decision.usage.completion_tokens,
-                "cost": decision.cost}
+        usable = decision.ok and decision.parsed is not None
+        record = TurnRecord(session=plan.session, turn=plan.turn, step=plan.step, model=decision.model_id,
+                            tokens=plan.tokens, baseline_tokens=plan.baseline_tokens, loop=plan.loop_level,
+                            force_step_change=plan.loop_level > 1, rag_hits=list(plan.rag_hit_ids),
+                            prompt_tokens=decision.usage.prompt_tokens,
+                            completion_tokens=decision.usage.completion_tokens, cost=decision.cost,
+                            llm_error=None if usable else decision.error)
         hooks = []
         if plan.rag_hit_ids:
             store, ids, now = self.longterm, list(plan.rag_hit_ids), self.world.tick
             hooks.append(lambda conn: store.touch(ids, now, connection=conn))
-        if decision.ok and decision.parsed is not None:
+        if usable:
             payload: dict[str, Any] | str = to_action_payload(decision.parsed)
         else:
-            meta["llm_error"] = decision.error
             payload = decision.text or f"(no usable reply: {decision.error})"
         captured: list[str] = []
-        result = self.world.submit(self.id, payload, meta=meta, hooks=hooks,
+        result = self.world.submit(self.id, payload, meta=record.meta(), hooks=hooks,
                                    capture=lambda outcome: self._capture(plan, payload, outcome, captured))
         return TurnOutcome(plan=plan, llm=decision, result=result, captured=captured)
 
@@ -372,11 +381,11 @@ class Agent:
                 continue
             kind = entry.split(":", 1)[0].strip().lower()
             result = self.world.execute(self.id, InvokeArtifact(
-                artifact_id="genesis_memory", method="add",
+                artifact_id=MEMORY_ID, method="add",
                 args={"store_id": self.config.store_id, "text": entry,
                       "kind": kind if kind.isalpha() else "lesson",
                       "metadata": {"migrated_from": self.config.working_memory_id, "session": session}}),
-                meta={"session": session, "migration": True})
+                meta=MigrationRecord(session=session).meta())
             (report.migrated if result.success else report.failed).append(entry)
 
     def _migrated_here(self, record_id: str, session: int) -> bool:

@@ -6,20 +6,40 @@ Every validation error names the file, the field, what was wrong and what is all
 
 from __future__ import annotations
 
+import string
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from mnemarket.errors import ConfigError
+from mnemarket.errors import ConfigError, did_you_mean
 from mnemarket.memory import PRESETS, RetentionPolicy, RetrievalWeights
 from mnemarket.memory.importance import HeuristicRaterConfig, RaterSpec
+from mnemarket.providers import check_llm_spec
+from mnemarket.yaml_config import format_validation_error, read_yaml, resolve_yaml
+
+
+def checked_llm_spec(value: str) -> str:
+    """A model string as a pydantic validator sees it: valid, or a ValueError with the valid forms."""
+    try:
+        check_llm_spec(value)
+    except ConfigError as exc:
+        raise ValueError(str(exc)) from None
+    return value
+
+
+LLMSpec = Annotated[str, AfterValidator(checked_llm_spec)]
+"""A model string field (`local`, `gemini:MODEL`, ...), checked without building the model."""
 
 AGENT_ID_PATTERN = r"^[a-z][a-z0-9_]{0,31}$"
 DEFAULT_RAG_QUERY = ("State: {step}. Balance: {balance}. Goal: {current_goal}. Last action: {last_action}. "
                      "What strategies worked? What mistakes should I avoid?")
 DEFAULT_PREFIXES = ["LESSON:", "STRATEGY:", "INSIGHT:"]
+QUERY_VARIABLES: tuple[str, ...] = (
+    "agent_id", "name", "balance", "step", "_current_state", "session", "turn", "current_goal", "store_id",
+    "working_memory_id", "last_action", "artifacts", "action_history",
+)
+"""The placeholders a `rag.query_template` may use (the turn's variables, `Agent.variables`)."""
 
 
 class _Strict(BaseModel):
@@ -68,6 +88,19 @@ class RagConfig(_Strict):
     weights: RetrievalWeights | None = None
     filters: dict[str, Any] = Field(default_factory=dict)
 
+    @field_validator("query_template")
+    @classmethod
+    def _known_placeholders(cls, value: str) -> str:
+        try:
+            names = [name for _, name, _, _ in string.Formatter().parse(value) if name is not None]
+        except ValueError as exc:
+            raise ValueError(f"malformed template ({exc}); write placeholders as {{name}} and a brace as {{{{") from None
+        for name in names:
+            if name not in QUERY_VARIABLES:
+                raise ValueError(f"unknown placeholder {{{name}}}; placeholders: {', '.join(QUERY_VARIABLES)}."
+                                 f"{did_you_mean(name, QUERY_VARIABLES)}")
+        return value
+
     @field_validator("preset")
     @classmethod
     def _known_preset(cls, value: str | None) -> str | None:
@@ -90,11 +123,15 @@ class WorkingMemoryConfig(_Strict):
     max_chars: int = Field(2000, ge=200, le=20000)
 
 
+CaptureKind = Literal["failure", "success", "trade", "all"]
+DEFAULT_CAPTURE: tuple[CaptureKind, ...] = ("failure", "trade")
+
+
 class MemoryConfig(_Strict):
     store_id: str = Field("{id}_longterm", description="long-term store; {id} is the agent id")
     migration_prefixes: list[str] = Field(default_factory=lambda: list(DEFAULT_PREFIXES), min_length=1)
-    episodic_capture: list[Literal["failure", "success", "trade", "all"]] = Field(
-        default_factory=lambda: ["failure", "trade"],
+    episodic_capture: list[CaptureKind] = Field(
+        default_factory=lambda: list(DEFAULT_CAPTURE),
         description="which outcomes become episodic memories")
     dedup: bool = True
     dedup_threshold: float = Field(0.92, ge=0.5, le=1.0)
@@ -117,7 +154,7 @@ class AgentConfig(_Strict):
 
     id: str = Field(pattern=AGENT_ID_PATTERN)
     name: str = ""
-    model: str = "local"
+    model: LLMSpec = "local"
     temperature: float = Field(0.2, ge=0.0, le=2.0)
     starting_scrip: int = Field(100, ge=0, le=1_000_000)
     system_prompt: str = "You are an agent in a small economy of artifacts and scrip."
@@ -138,6 +175,10 @@ class AgentConfig(_Strict):
         return self.memory.store_id.format(id=self.id)
 
     @property
+    def episodic_store_id(self) -> str:
+        return f"{self.id}_episodic"
+
+    @property
     def working_memory_id(self) -> str:
         return f"{self.id}_working_memory"
 
@@ -156,100 +197,6 @@ class Component(_Strict):
 
 # -- loading ---------------------------------------------------------------------------------------
 
-def _read_yaml(path: Path) -> dict[str, Any]:
-    try:
-        data = yaml.safe_load(path.read_text())
-    except FileNotFoundError:
-        raise ConfigError("file not found; check the path", path=str(path)) from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark else ""
-        raise ConfigError(f"malformed YAML{where}: {getattr(exc, 'problem', exc)}", path=str(path)) from None
-    if data is None:
-        return {}
-    if not isinstance(data, dict):
-        raise ConfigError(f"expected a mapping of fields, got {type(data).__name__}", path=str(path))
-    return data
-
-
-def _merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
-    out = dict(base)
-    for key, value in override.items():
-        if isinstance(value, dict) and isinstance(out.get(key), dict):
-            out[key] = _merge(out[key], value)
-        else:
-            out[key] = value
-    return out
-
-
-def resolve_yaml(path: Path, seen: tuple[Path, ...] = ()) -> dict[str, Any]:
-    """The file's fields merged over those of the file it `extends` (recursively)."""
-    path = path.resolve()
-    if path in seen:
-        raise ConfigError(f"`extends` forms a cycle: {' -> '.join(p.name for p in (*seen, path))}", path=str(path))
-    data = _read_yaml(path)
-    parent = data.pop("extends", None)
-    if parent is None:
-        return data
-    if not isinstance(parent, str):
-        raise ConfigError(f"`extends` must be a file path, got {parent!r}", path=str(path), field="extends")
-    return _merge(resolve_yaml(path.parent / parent, (*seen, path)), data)
-
-
-def _allowed(model: type[BaseModel], loc: tuple[Any, ...]) -> str | None:
-    """Describe the allowed values of the field at `loc` from the model's JSON schema."""
-    schema = model.model_json_schema()
-    defs = schema.get("$defs", {})
-    node: dict[str, Any] = schema
-    for part in loc:
-        if "$ref" in node:
-            node = defs[node["$ref"].split("/")[-1]]
-        if "properties" in node and part in node["properties"]:
-            node = node["properties"][part]
-        elif isinstance(part, int) and "items" in node:
-            node = node["items"]
-        else:
-            return None
-    for alt in node.get("anyOf", [node]):
-        if "minimum" in alt or "maximum" in alt:
-            return f"{alt.get('minimum', '-inf')}..{alt.get('maximum', 'inf')}"
-        if "enum" in alt:
-            return "one of " + ", ".join(map(repr, alt["enum"]))
-        if "pattern" in alt:
-            return f"text matching {alt['pattern']}"
-    return None
-
-
-def format_validation_error(exc: ValidationError, path: Path, model: type[BaseModel]) -> ConfigError:
-    """The first problem as `file: field: what was wrong; allowed ...`."""
-    lines = []
-    for err in exc.errors():
-        loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith("function-")))
-        field = ".".join(map(str, loc)) or "(file)"
-        value = err.get("input")
-        allowed = _allowed(model, loc)
-        if err["type"] in ("greater_than_equal", "less_than_equal", "greater_than", "less_than") and allowed:
-            lines.append(f"{field}: {value!r} is out of range {allowed}")
-        elif err["type"] == "extra_forbidden":
-            known = _known_fields(model, loc[:-1])
-            lines.append(f"{field}: unknown field; allowed fields here: {', '.join(known)}")
-        elif err["type"] == "missing":
-            lines.append(f"{field}: required field is missing")
-        else:
-            lines.append(f"{field}: {err['msg']} (got {value!r})" + (f"; allowed: {allowed}" if allowed else ""))
-    return ConfigError("; ".join(lines), path=str(path))
-
-
-def _known_fields(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
-    current: Any = model
-    for part in loc:
-        field = getattr(current, "model_fields", {}).get(part)
-        if field is None or not isinstance(field.annotation, type) or not issubclass(field.annotation, BaseModel):
-            return []
-        current = field.annotation
-    return sorted(current.model_fields)
-
-
 def load_agent_config(path: str | Path) -> AgentConfig:
     """Load and validate one agent file (with its `extends` chain); a file system_prompt is read."""
     path = Path(path)
@@ -267,32 +214,32 @@ def load_agent_config(path: str | Path) -> AgentConfig:
         raise format_validation_error(exc, path, AgentConfig) from None
 
 
+def load_component_file(file: str | Path) -> list[Component]:
+    """The components of one file (one component, or a list under `components`)."""
+    file = Path(file)
+    data = read_yaml(file)
+    entries = data.get("components", [data])
+    components = []
+    for entry in entries:
+        try:
+            components.append(Component.model_validate(entry))
+        except ValidationError as exc:
+            raise format_validation_error(exc, file, Component) from None
+    return components
+
+
 def load_components(directory: str | Path) -> dict[str, Component]:
     """Every component in `directory`/*.yaml (one component per file, or a list under `components`)."""
-    components: dict[str, Component] = {}
-    for file in sorted(Path(directory).glob("*.yaml")):
-        data = _read_yaml(file)
-        entries = data.get("components", [data])
-        for entry in entries:
-            try:
-                component = Component.model_validate(entry)
-            except ValidationError as exc:
-                raise format_validation_error(exc, file, Component) from None
-            components[component.name] = component
-    return components
+    return {c.name: c for file in sorted(Path(directory).glob("*.yaml")) for c in load_component_file(file)}
 
 
 def check_components(config: AgentConfig, components: dict[str, Component], path: str | None = None) -> None:
     """Every named component exists and names only steps of the workflow."""
-    import difflib
-
     steps = config.workflow.step_names()
     for index, name in enumerate(config.components):
         if name not in components:
-            close = difflib.get_close_matches(name, list(components), n=1)
-            hint = f" Did you mean {close[0]!r}?" if close else ""
-            raise ConfigError(f"unknown component {name!r}; known: {', '.join(sorted(components))}.{hint}",
-                              path=path, field=f"components.{index}")
+            raise ConfigError(f"unknown component {name!r}; known: {', '.join(sorted(components))}."
+                              f"{did_you_mean(name, components)}", path=path, field=f"components.{index}")
         component = components[name]
         if component.steps != "all":
             unknown = [s for s in component.steps if s not in steps]

@@ -9,7 +9,7 @@ of truth for what is valid.
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
@@ -23,7 +23,7 @@ _PASS_THROUGH = {
 
 ActionType = Literal["noop", "read_artifact", "write_artifact", "edit_artifact", "delete_artifact",
                      "invoke_artifact", "transfer", "query_kernel"]
-assert set(ActionType.__args__) == set(ACTION_TYPES), "Decision.action_type must list every action type"
+assert set(get_args(ActionType)) == set(ACTION_TYPES), "Decision.action_type must list every action type"
 
 
 class Decision(BaseModel):
@@ -79,4 +79,4 @@ DECISION_FORMAT = """Reply with ONE JSON object and nothing else:
  "args": {arguments by name; for write_artifact also access, read_price, artifact_type, metadata},
  "text": content to write (or new text for edit), "old_text": text to replace (edit),
  "amount": scrip for transfer, "reasoning": why, briefly}
-Example: {"action_type": "invoke_artifact", "target": "genesis_bounty", "method": "list", "args": {}, "text": "", "old_text": "", "amount": 0, "reasoning": "find work that pays"}"""
+Example: {"action_type": "invoke_artifact", "target": "genesis_bounty", "method": "list", "args": {}, "text": "", "old_text": "", "amount": 0, "reasoning": "find work that pays"}"""  # noqa: E501 (prompt text)

@@ -55,7 +55,8 @@ def categorical_resp(agent: Agent, questions: Mapping[str, Sequence[str]]) -> li
     """Pick one option per question; the schema admits only the listed options."""
     answers = []
     for question, options in questions.items():
-        schema = create_model("Categorical", response=(Literal[tuple(options)], ...),
+        choice: Any = Literal[tuple(options)]  # built at run time from the question's options
+        schema = create_model("Categorical", response=(choice, ...),
                               reasoning=(str, Field("", max_length=120)))
         answers.append(_ask(agent, question, f"Choose exactly one of: {', '.join(options)}.", schema))
     return answers

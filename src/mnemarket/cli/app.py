@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import faulthandler
+import functools
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, NoReturn
 
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from mnemarket.errors import MnemarketError
+from mnemarket.errors import MnemarketError, ProviderError, StoreError, UserError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Agent world simulations in an artifact economy where memory is tradable.")
@@ -23,10 +26,48 @@ console = Console()
 DEMO_SCENARIO = Path("config/demo.yaml")
 
 
-def _fail(message: str) -> None:
-    """One plain line on stderr (no wrapping, so scripts can grep it) and exit code 2."""
+def demo_scenario(start: Path | None = None) -> Path | None:
+    """config/demo.yaml of the repository: looked for at and above `start` (the working directory),
+    then beside the installed source tree (an editable install, as `make` makes)."""
+    start = (start or Path.cwd()).resolve()
+    source_root = Path(__file__).resolve().parents[3]
+    for folder in (start, *start.parents, source_root):
+        if (folder / DEMO_SCENARIO).is_file():
+            return folder / DEMO_SCENARIO
+    return None
+
+
+EXIT_CODES: tuple[tuple[type[MnemarketError], int], ...] = (
+    (UserError, 2),      # the command, a file or a value is wrong: the message says how to fix it
+    (ProviderError, 3),  # a model back end failed (unreachable, missing key or package)
+    (StoreError, 4),     # the database could not be read or written
+    (MnemarketError, 1),
+)
+"""Exit code of each error family; `validate` exits 1 when it found problems."""
+
+
+def _fail(message: str, code: int = 2) -> NoReturn:
+    """One plain line on stderr (no wrapping, so scripts can grep it) and the exit code."""
     typer.echo(f"error: {' '.join(message.split())}", err=True)
-    raise typer.Exit(code=2)
+    raise typer.Exit(code=code)
+
+
+def _errors_to_exit_codes(command: Callable[..., None]) -> Callable[..., None]:
+    """The one place where an error becomes a line on stderr and an exit code (EXIT_CODES)."""
+    @functools.wraps(command)
+    def wrapped(*args: Any, **kwargs: Any) -> None:
+        try:
+            command(*args, **kwargs)
+        except MnemarketError as exc:
+            _fail(str(exc), next(code for family, code in EXIT_CODES if isinstance(exc, family)))
+    return wrapped
+
+
+def _command(*args: Any, **kwargs: Any) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """`app.command` with errors mapped to exit codes."""
+    def register(command: Callable[..., None]) -> Callable[..., None]:
+        return app.command(*args, **kwargs)(_errors_to_exit_codes(command))
+    return register
 
 
 def _stop_if_provider_failed(status) -> None:
@@ -49,14 +90,17 @@ def _run_with_progress(runner, title: str):
                 done[0] = (session - 1) * runner.config.turns + turn
                 progress.update(task, completed=done[0], description=f"{title}: session {session} turn {turn}")
         runner.setup()
+        for warning in runner.warnings:
+            console.print(f"[yellow]warning: {warning}[/yellow]")
         last = runner.world.state.get(("run", "last_turn"))
         if last:
             progress.update(task, completed=(last["session"] - 1) * runner.config.turns + last["turn"])
         return runner.run(report)
 
 
-def _print_summary(run_dir: Path) -> None:
-    summary = json.loads((run_dir / "summary.json").read_text())
+def _print_summary(run_dir: Path, summary: dict | None = None) -> None:
+    if summary is None:
+        summary = json.loads((run_dir / "summary.json").read_text())
     table = Table(title=f"{run_dir}: {summary.get('status', '?')}")
     for column in ("agent", "balance", "turns", "invalid", "lessons stored", "lessons migrated", "loop warnings",
                    "tokens/turn", "baseline tokens/turn"):
@@ -82,7 +126,7 @@ def _root() -> None:
     """mnemarket: run, resume, inspect and compare agent economies."""
 
 
-@app.command()
+@_command()
 def run(scenario: Path = typer.Argument(..., help="scenario YAML, e.g. config/demo.yaml"),
         model: str = typer.Option(None, help="provider for every agent: local, gemini:MODEL, scripted, replay:PATH, "
                                              "openai:http://HOST:PORT/v1:MODEL"),
@@ -93,63 +137,52 @@ def run(scenario: Path = typer.Argument(..., help="scenario YAML, e.g. config/de
         spend_cap: float = typer.Option(None, help="stop cleanly when model spend reaches this many USD"),
         token_cap: int = typer.Option(None, help="stop cleanly after this many model tokens")) -> None:
     """Run a scenario."""
-    from mnemarket.sim.runner import RunOptions, Runner
+    from mnemarket.providers import check_llm_spec
+    from mnemarket.sim.runner import Runner, RunOptions
 
     if not scenario.exists():
         _fail(f"scenario {str(scenario)!r} not found; try config/demo.yaml")
     out = out or Path("runs") / scenario.stem
+    if model is not None:
+        check_llm_spec(model)
+    runner = Runner.create(scenario, out, RunOptions(model=model, sessions=sessions, turns=turns, db=db, seed=seed,
+                                                     record=record, spend_cap_usd=spend_cap, token_cap=token_cap))
     try:
-        runner = Runner.create(scenario, out, RunOptions(model=model, sessions=sessions, turns=turns, db=db, seed=seed,
-                                                         record=record, spend_cap_usd=spend_cap,
-                                                         token_cap=token_cap))
-        try:
-            status = _run_with_progress(runner, scenario.stem)
-        finally:
-            runner.close()
-    except MnemarketError as exc:
-        _fail(str(exc))
+        status = _run_with_progress(runner, scenario.stem)
+    finally:
+        runner.close()
     _stop_if_provider_failed(status)
     _print_summary(out)
 
 
-@app.command()
+@_command()
 def resume(run_dir: Path, spend_cap: float = typer.Option(None, help="raise the spend cap before resuming"),
            token_cap: int = typer.Option(None, help="raise the token cap before resuming")) -> None:
     """Continue a run that was stopped (killed, or by its budget)."""
     from mnemarket.sim.runner import Runner
 
+    runner = Runner.open(run_dir, spend_cap_usd=spend_cap, token_cap=token_cap)
     try:
-        runner = Runner.open(run_dir, spend_cap_usd=spend_cap, token_cap=token_cap)
-        try:
-            status = _run_with_progress(runner, f"resume {run_dir.name}")
-        finally:
-            runner.close()
-    except MnemarketError as exc:
-        _fail(str(exc))
+        status = _run_with_progress(runner, f"resume {run_dir.name}")
+    finally:
+        runner.close()
     _stop_if_provider_failed(status)
     _print_summary(run_dir)
 
 
-def _open_world(run_dir: Path):
-    from mnemarket.sim.runner import Runner
+def _view(run_dir: Path):
+    """The run opened read-only (inspection never writes, locks or loads a model)."""
+    from mnemarket.sim.inspect import RunView
 
-    runner = Runner.open(run_dir)
-    runner.setup()
-    return runner
+    return RunView(run_dir)
 
 
-@app.command()
+@_command()
 def inspect(run_dir: Path, agent: str = typer.Option(None, help="one agent's figures and recent actions"),
             as_json: bool = typer.Option(False, "--json", help="print the summary as JSON")) -> None:
-    """Show what a run holds."""
-    from mnemarket.sim.inspect import summarize
-
-    try:
-        runner = _open_world(run_dir)
-    except MnemarketError as exc:
-        _fail(str(exc))
-    try:
-        summary = summarize(runner.world, runner.genesis)
+    """Show what a run holds (read-only)."""
+    with _view(run_dir) as view:
+        summary = view.summary()
         if agent is not None and agent not in summary["agents"]:
             _fail(f"no agent {agent!r} in this run; agents: {', '.join(summary['agents'])}")
         if as_json:
@@ -157,74 +190,65 @@ def inspect(run_dir: Path, agent: str = typer.Option(None, help="one agent's fig
             sys.stdout.write(json.dumps(data, indent=2) + "\n")
             return
         if agent is None:
-            (run_dir / "summary.json").write_text(json.dumps(summary, indent=2))
-            _print_summary(run_dir)
+            saved = run_dir / "summary.json"
+            # The runner's summary.json also says how the run ended; figures are recomputed.
+            extra = json.loads(saved.read_text()) if saved.exists() else {}
+            _print_summary(run_dir, {**extra, **summary})
             return
         console.print(summary["agents"][agent])
-        for event in runner.world.events(principal=agent)[-15:]:
+        for event in view.world.events(principal=agent)[-15:]:
             status = "[green]OK[/green]" if event.success else "[red]FAILED[/red]"
             console.print(f"t{event.tick} {event.action_type} {event.action.get('method') or ''} {status} "
                           f"{event.result.get('message', '')}")
-    finally:
-        runner.close()
 
 
 @memory_app.command("search")
+@_errors_to_exit_codes
 def memory_search(run_dir: Path, query: str, store: str = typer.Option(..., "--store", help="memory store id"),
                   k: int = typer.Option(5, "-k", min=1, max=50)) -> None:
     """Search one memory store of a run (read-only: does not touch recency)."""
-    try:
-        runner = _open_world(run_dir)
-    except MnemarketError as exc:
-        _fail(str(exc))
-    try:
-        artifact = runner.world.get(store)
-        if artifact is None or artifact.type != "memory_store":
-            stores = sorted(a.id for a in runner.world.artifacts.values() if a.type == "memory_store")
+    from mnemarket.sim.inspect import memory_stores
+
+    with _view(run_dir) as view:
+        stores = [a.id for a in memory_stores(view.world)]
+        if store not in stores:
             _fail(f"no memory store {store!r}; stores: {', '.join(stores)}")
-        hits = runner.genesis.memory.store(store).search(query, k=k, touch=False)
+        hits = view.store(store, for_search=True).search(query, k=k, touch=False)
         table = Table(title=f"{store}: {query!r}")
         for column in ("id", "kind", "score", "text"):
             table.add_column(column)
         for hit in hits:
             table.add_row(hit.id, hit.kind, f"{hit.score:.3f}", hit.text)
         console.print(table)
-    finally:
-        runner.close()
 
 
 @memory_app.command("show")
+@_errors_to_exit_codes
 def memory_show(run_dir: Path, agent: str = typer.Option(..., "--agent")) -> None:
-    """Show an agent's working memory, long-term and episodic entries."""
-    try:
-        runner = _open_world(run_dir)
-    except MnemarketError as exc:
-        _fail(str(exc))
-    try:
-        found = next((a for a in runner.agents if a.id == agent), None)
+    """Show an agent's working memory, long-term and episodic entries (read-only)."""
+    with _view(run_dir) as view:
+        agents = view.config.resolved.agents
+        found = next((a for a in agents if a.id == agent), None)
         if found is None:
-            _fail(f"no agent {agent!r}; agents: {', '.join(a.id for a in runner.agents)}")
-        wm = runner.world.get(found.config.working_memory_id)
+            _fail(f"no agent {agent!r}; agents: {', '.join(a.id for a in agents)}")
+        wm = view.world.get(found.working_memory_id)
         console.rule(f"{agent}: working memory")
         console.print(wm.content if wm else "(none)")
-        for title, store in (("long-term", found.longterm), ("episodic", found.episodic)):
-            console.rule(f"{agent}: {title} ({len(store)} entries)")
-            for record in store.records():
-                console.print(f"[dim]{record.id} {record.kind} imp={record.importance:.2f} t={record.created:g}[/dim] "
-                              f"{record.text}")
-    finally:
-        runner.close()
+        for title, store_id in (("long-term", found.store_id), ("episodic", found.episodic_store_id)):
+            records = view.store(store_id).records()
+            console.rule(f"{agent}: {title} ({len(records)} entries)")
+            for record in records:
+                archived = " archived" if record.archived else ""
+                console.print(f"[dim]{record.id} {record.kind} imp={record.importance:.2f} t={record.created:g}"
+                              f"{archived}[/dim] {record.text}")
 
 
-@app.command()
+@_command()
 def replay(run_dir: Path, out: Path = typer.Option(None, help="where to re-execute (default RUN_DIR-replay)")) -> None:
     """Re-execute a recorded run from its recordings and report whether it matched."""
     from mnemarket.sim.replay import replay_run
 
-    try:
-        result = replay_run(run_dir, out)
-    except MnemarketError as exc:
-        _fail(str(exc))
+    result = replay_run(run_dir, out)
     if result.matched:
         console.print(f"[green]replay matched[/green]: {result.events} events, balances and artifacts identical "
                       f"({result.out_dir})")
@@ -233,7 +257,7 @@ def replay(run_dir: Path, out: Path = typer.Option(None, help="where to re-execu
         raise typer.Exit(code=1)
 
 
-@app.command()
+@_command()
 def validate(path: Path) -> None:
     """Check agent, scenario or genesis YAML files (a file or a directory) without running anything."""
     from mnemarket.sim.validate import validate_path
@@ -248,24 +272,26 @@ def validate(path: Path) -> None:
     console.print(f"[green]✓[/green] {checked} file(s) valid")
 
 
-@app.command()
-def demo(out: Path = typer.Option(Path("runs/demo"), help="run directory (replaced if it exists)"),
+@_command()
+def demo(out: Path = typer.Option(Path("runs/demo"), help="run directory (an earlier demo's output there is replaced; "
+                                                          "anything else is refused)"),
          model: str = typer.Option("local", help="provider; the default is the shipped offline Gemma 3 270M"),
          turns: int = typer.Option(2, min=1, help="turns per session (the 270M model takes 10-20 s a decision here)"),
          sessions: int = typer.Option(None, min=1)) -> None:
-    """Run the demo scenario offline with the embedded defaults and print the summary."""
-    import shutil
+    """Run the repository's config/demo.yaml (found from any directory) offline and print the summary."""
+    from mnemarket.sim.output_dirs import prepare_output_dir
 
-    if not DEMO_SCENARIO.exists():
-        _fail(f"{DEMO_SCENARIO} not found: run `make demo` from the repository root")
-    if (out / "config.json").exists():
-        shutil.rmtree(out)
-    console.print(f"running {DEMO_SCENARIO} with model {model!r} (offline); run directory {out}")
-    run(DEMO_SCENARIO, model=model, sessions=sessions, turns=turns, out=out, db=None, seed=None, record=True,
+    scenario = demo_scenario()
+    if scenario is None:
+        _fail(f"{DEMO_SCENARIO} not found at or above {Path.cwd()} nor beside the mnemarket source; "
+              "run it from a checkout of the repository")
+    prepare_output_dir(out, "demo")
+    console.print(f"running {scenario} with model {model!r} (offline); run directory {out}")
+    run(scenario, model=model, sessions=sessions, turns=turns, out=out, db=None, seed=None, record=True,
         spend_cap=None, token_cap=None)
 
 
-@app.command()
+@_command()
 def compare(experiment: Path = typer.Argument(..., help="experiment YAML, e.g. config/experiments/local_vs_scripted.yaml"),
             out: Path = typer.Option(None, help="experiment directory (default runs/experiments/<name>)"),
             workers: int = typer.Option(None, min=1, help="cells run in parallel (default: the file's, or cores)"),
@@ -283,11 +309,8 @@ def compare(experiment: Path = typer.Argument(..., help="experiment YAML, e.g. c
         colour = "green" if outcome.get("state") == "finished" else "red"
         console.print(f"[{colour}]{outcome.get('state')}[/{colour}] {cell.id} "
                       f"{outcome.get('seconds', '')}s {outcome.get('message', '')}")
-    try:
-        path = run_experiment(experiment, out, max_workers=workers, only_report=report_only, progress=report,
-                              executor=executor, address=address)
-    except MnemarketError as exc:
-        _fail(str(exc))
+    path = run_experiment(experiment, out, max_workers=workers, only_report=report_only, progress=report,
+                          executor=executor, address=address)
     document = json.loads(path.read_text())
     failed = [c for c in document["cells"] if c["status"] != "finished"]
     console.print(f"{len(document['cells']) - len(failed)}/{len(document['cells'])} cells finished; "

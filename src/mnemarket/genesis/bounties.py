@@ -11,7 +11,14 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from mnemarket.genesis.config import Bounty, BountyCosts
 from mnemarket.kernel import (
-    ActionFailure, ErrorCode, Invokable, InvokeContext, MethodOutcome, MethodSpec, NoArgs, World,
+    ActionFailure,
+    ErrorCode,
+    Invokable,
+    InvokeContext,
+    MethodOutcome,
+    MethodSpec,
+    NoArgs,
+    World,
 )
 
 BOUNTY_ID = "genesis_bounty"

@@ -5,10 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from mnemarket.errors import ConfigError
+from mnemarket.yaml_config import load_model
 
 
 class _Strict(BaseModel):
@@ -110,16 +109,4 @@ def load_genesis_config(path: str | Path | None = None) -> GenesisConfig:
     """Load a GenesisConfig from YAML; every error names the file and the field."""
     if path is None:
         return GenesisConfig()
-    path = Path(path)
-    try:
-        data = yaml.safe_load(path.read_text()) or {}
-    except FileNotFoundError:
-        raise ConfigError("file not found; pass an existing YAML file", path=str(path)) from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"malformed YAML: {exc}", path=str(path)) from None
-    try:
-        return GenesisConfig.model_validate(data)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        field = ".".join(str(p) for p in err["loc"])
-        raise ConfigError(f"{err['msg']} (got {err.get('input')!r})", path=str(path), field=field) from None
+    return load_model(path, GenesisConfig)

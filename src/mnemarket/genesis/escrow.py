@@ -12,7 +12,15 @@ from pydantic import BaseModel, ConfigDict, Field
 from mnemarket.genesis.config import EscrowCosts
 from mnemarket.genesis.trades import Trade, record_trade
 from mnemarket.kernel import (
-    AccessPolicy, ActionFailure, Artifact, ErrorCode, Invokable, InvokeContext, MethodOutcome, MethodSpec, NoArgs,
+    AccessPolicy,
+    ActionFailure,
+    Artifact,
+    ErrorCode,
+    Invokable,
+    InvokeContext,
+    MethodOutcome,
+    MethodSpec,
+    NoArgs,
 )
 from mnemarket.kernel.artifact import AccessRule
 

@@ -15,6 +15,7 @@ from mnemarket.genesis.ledger_service import GenesisLedger
 from mnemarket.genesis.memory_service import GenesisMemory
 from mnemarket.kernel import World
 from mnemarket.providers.embedding import Embedder
+from mnemarket.store import SqlWorldStore
 
 
 @dataclass
@@ -33,8 +34,10 @@ class Genesis:
 
 
 def world_engine(world: World) -> Engine | None:
-    """The world's database engine when it is persisted in SQL (memory stores share it)."""
-    return getattr(world.persistence, "engine", None)
+    """The world's database engine when it is persisted in SQL (memory stores share it, so a
+    memory write commits in the same transaction as the action that caused it)."""
+    persistence = world.persistence
+    return persistence.engine if isinstance(persistence, SqlWorldStore) else None
 
 
 def install_genesis(world: World, embedder: Embedder, config: GenesisConfig | None = None) -> Genesis:

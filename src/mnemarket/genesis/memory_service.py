@@ -7,6 +7,7 @@ database. Adds commit inside the action's transaction, so a charge and its entry
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -15,7 +16,15 @@ from sqlalchemy.engine import Engine
 from mnemarket.genesis.config import GenesisConfig, MemoryCosts
 from mnemarket.genesis.trades import Trade, record_trade
 from mnemarket.kernel import (
-    AccessPolicy, ActionFailure, Artifact, ErrorCode, Invokable, InvokeContext, MethodOutcome, MethodSpec, NoArgs,
+    AccessPolicy,
+    ActionFailure,
+    Artifact,
+    ErrorCode,
+    Invokable,
+    InvokeContext,
+    MethodOutcome,
+    MethodSpec,
+    NoArgs,
 )
 from mnemarket.kernel.artifact import ARTIFACT_ID_PATTERN
 from mnemarket.memory import MemoryStore
@@ -124,7 +133,7 @@ class GenesisMemory(Invokable):
         self.preview_words = config.memory_preview_words
         self._stores: dict[str, MemoryStore] = {}
         read, write, owner = "read access to the store", "write access to the store", "the store's owner"
-        specs = [
+        specs: list[tuple[str, type[BaseModel], Callable[..., MethodOutcome], str, int, str]] = [
             ("create_store", CreateArgs, self._create, "create a memory store you own", costs.create_store, "anyone"),
             ("add", AddArgs, self._add, "add an entry (e.g. 'LESSON: ...')", costs.add, write),
             ("search", SearchArgs, self._search, "semantic search of a store", costs.search, read),
@@ -207,9 +216,10 @@ class GenesisMemory(Invokable):
         vector = self.embedder.embed([args.text])[0]
         tick = ctx.tick  # read now: under world.batch() the hook runs at the later flush
         metadata = {**args.metadata, "author": ctx.caller, "tick": tick}
-        ctx.tx.on_commit(lambda conn: store.add(
-            args.text, kind=args.kind, importance=args.importance, created=tick, metadata=metadata,
-            tier="long_term", record_id=entry_id, embedding=vector, connection=conn))
+        def write(conn: Any) -> None:
+            store.add(args.text, kind=args.kind, importance=args.importance, created=tick, metadata=metadata,
+                      tier="long_term", record_id=entry_id, embedding=vector, connection=conn)
+        ctx.tx.on_commit(write)
         return MethodOutcome(f"added {entry_id} to {args.store_id!r}", {"entry_id": entry_id})
 
     def _hits(self, store: MemoryStore, query: str, k: int, tick: int, filter: dict | None) -> list[dict]:

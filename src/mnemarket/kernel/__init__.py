@@ -1,13 +1,25 @@
 """The world kernel: artifacts, principals, scrip and validated actions. No LLM, no I/O of its own."""
 
 from mnemarket.kernel.actions import (
-    ACTION_TYPES, Action, DeleteArtifact, EditArtifact, InvokeArtifact, Noop, QueryKernel, ReadArtifact,
-    Transfer, WriteArtifact, action_adapter, action_json_schema, describe_actions, parse_action,
+    ACTION_TYPES,
+    Action,
+    DeleteArtifact,
+    EditArtifact,
+    InvokeArtifact,
+    Noop,
+    QueryKernel,
+    ReadArtifact,
+    Transfer,
+    WriteArtifact,
+    action_adapter,
+    action_json_schema,
+    describe_actions,
+    parse_action,
 )
 from mnemarket.kernel.artifact import AccessPolicy, Artifact
 from mnemarket.kernel.changes import ChangeSet
 from mnemarket.kernel.events import Event
-from mnemarket.kernel.invokable import InvokeContext, Invokable, MethodOutcome, MethodSpec, NoArgs
+from mnemarket.kernel.invokable import Invokable, InvokeContext, MethodOutcome, MethodSpec, NoArgs
 from mnemarket.kernel.ledger import SYSTEM_PRINCIPAL, LedgerEntry, Supply, SupplyReport, SupplyRule
 from mnemarket.kernel.persistence import InMemoryPersistence, Persistence, WorldSnapshot
 from mnemarket.kernel.results import ActionFailure, ActionResult, ErrorCode

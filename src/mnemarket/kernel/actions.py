@@ -142,7 +142,7 @@ def _fields_text(cls: type[_Action]) -> str:
 def describe_actions() -> str:
     """One line per action type: name, fields (? = optional) and purpose."""
     return "Every action may also carry a short `reasoning`.\n" + "\n".join(
-        f"- {name}({_fields_text(cls)}): {cls.__doc__.strip()}" for name, cls in ACTION_TYPES.items()
+        f"- {name}({_fields_text(cls)}): {(cls.__doc__ or '').strip()}" for name, cls in ACTION_TYPES.items()
     )
 
 
@@ -175,10 +175,11 @@ def parse_action(raw: str | dict[str, Any] | BaseModel) -> Action | ActionResult
     if isinstance(raw, _Action):
         return raw  # type: ignore[return-value]
     if isinstance(raw, str):
+        text = raw
         try:
-            raw = _extract_json(raw)
+            raw = _extract_json(text)
         except ValueError:
-            snippet = raw.strip()[:80]
+            snippet = text.strip()[:80]
             return ActionResult.fail(
                 ErrorCode.INVALID_ACTION,
                 f"the reply is not a JSON object: {snippet!r}",

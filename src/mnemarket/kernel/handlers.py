@@ -6,7 +6,14 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from mnemarket.kernel.actions import (
-    DeleteArtifact, EditArtifact, InvokeArtifact, Noop, QueryKernel, ReadArtifact, Transfer, WriteArtifact,
+    DeleteArtifact,
+    EditArtifact,
+    InvokeArtifact,
+    Noop,
+    QueryKernel,
+    ReadArtifact,
+    Transfer,
+    WriteArtifact,
 )
 from mnemarket.kernel.artifact import Artifact, valid_artifact_id
 from mnemarket.kernel.invokable import InvokeContext

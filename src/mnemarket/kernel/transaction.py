@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from mnemarket.errors import InvalidArgument
 from mnemarket.kernel.artifact import Artifact
 from mnemarket.kernel.changes import ChangeSet, CommitHook
 from mnemarket.kernel.ledger import SYSTEM_PRINCIPAL, EntryKind, LedgerEntry
@@ -69,7 +70,7 @@ class Transaction:
              reason: str = "") -> None:
         """Move scrip between principals; fails the action if the sender cannot cover it."""
         if amount < 0:
-            raise ValueError(f"amount must be >= 0, got {amount!r}")
+            raise InvalidArgument(f"amount must be >= 0, got {amount!r}")
         if amount == 0:
             return
         self._require_principal(sender)
@@ -90,7 +91,7 @@ class Transaction:
         """Create scrip under a registered mint rule."""
         self.world.require_rule(rule, "mint")
         if amount <= 0:
-            raise ValueError(f"mint amount must be > 0, got {amount!r}")
+            raise InvalidArgument(f"mint amount must be > 0, got {amount!r}")
         self._require_principal(recipient)
         self.changes.balances[recipient] = self.balance(recipient) + amount
         self.minted += amount
@@ -100,7 +101,7 @@ class Transaction:
         """Destroy scrip under a registered burn rule."""
         self.world.require_rule(rule, "burn")
         if amount <= 0:
-            raise ValueError(f"burn amount must be > 0, got {amount!r}")
+            raise InvalidArgument(f"burn amount must be > 0, got {amount!r}")
         have = self.balance(sender)
         if have < amount:
             raise ActionFailure(

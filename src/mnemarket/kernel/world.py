@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from mnemarket.errors import InvalidArgument
 from mnemarket.kernel.actions import Action, parse_action
 from mnemarket.kernel.artifact import Artifact, Operation
 from mnemarket.kernel.bounds import json_problem, safe_text
@@ -71,11 +72,11 @@ class World:
     def create_principal(self, principal: str, starting_scrip: int = 0, *, kind: str = "agent") -> None:
         """Add a principal with an initial allocation (counted in the initial supply)."""
         if principal in self.principals:
-            raise ValueError(f"principal {principal!r} already exists")
+            raise InvalidArgument(f"principal {principal!r} already exists")
         if principal == SYSTEM_PRINCIPAL:
-            raise ValueError(f"{SYSTEM_PRINCIPAL!r} is reserved for mints and burns")
+            raise InvalidArgument(f"{SYSTEM_PRINCIPAL!r} is reserved for mints and burns")
         if starting_scrip < 0:
-            raise ValueError(f"starting_scrip must be >= 0, got {starting_scrip!r}")
+            raise InvalidArgument(f"starting_scrip must be >= 0, got {starting_scrip!r}")
         tx = Transaction(self, SYSTEM_PRINCIPAL)
         tx.add_principal(principal, kind)
         if starting_scrip:
@@ -86,7 +87,7 @@ class World:
     def create_artifact(self, artifact: Artifact) -> None:
         """Place an artifact during setup (e.g. an agent's working memory); no event is recorded."""
         if artifact.id in self.artifacts:
-            raise ValueError(f"artifact {artifact.id!r} already exists")
+            raise InvalidArgument(f"artifact {artifact.id!r} already exists")
         tx = Transaction(self, SYSTEM_PRINCIPAL)
         tx.put_artifact(artifact)
         self._commit(tx)
@@ -120,7 +121,7 @@ class World:
         rule = self.rules.get(name)
         if rule is None or rule.kind != kind:
             known = [r.name for r in self.rules.values() if r.kind == kind]
-            raise ValueError(f"{kind} rule {name!r} is not registered; registered: {known}")
+            raise InvalidArgument(f"{kind} rule {name!r} is not registered; registered: {known}")
 
     def register(self, invokable: Invokable, *, owner: str = SYSTEM_PRINCIPAL) -> None:
         """Plug in a system artifact; creates its artifact and principal on first registration."""
@@ -139,7 +140,7 @@ class World:
         """Move the clock forward by one tick (or to `to`) and commit it."""
         new_tick = self.tick + 1 if to is None else to
         if new_tick < self.tick:
-            raise ValueError(f"tick cannot go back from {self.tick} to {new_tick}")
+            raise InvalidArgument(f"tick cannot go back from {self.tick} to {new_tick}")
         self.tick = new_tick
         self._flush_or_commit(ChangeSet(meta=self._meta()))
         return self.tick

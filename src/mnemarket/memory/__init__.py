@@ -14,7 +14,7 @@ source system, a Generative-Agents ``MemoryStream`` facade and an audit trail of
 """
 
 from mnemarket.memory.audit import AuditEntry
-from mnemarket.memory.chunking import DEFAULT_CHUNK_CHARS, chunk_text, split_sentences
+from mnemarket.memory.chunking import DEFAULT_CHUNK_CHARS, chunk_text
 from mnemarket.memory.dedup import (
     DEFAULT_DEDUP,
     AddOutcome,
@@ -25,10 +25,9 @@ from mnemarket.memory.dedup import (
     find_duplicate_match,
     normalise_text,
     reinforce,
-    text_hash,
 )
 from mnemarket.memory.errors import EmbeddingModelMismatchError, MemoryNotFoundError
-from mnemarket.memory.filters import OPERATORS, FilterSpec, build_mask
+from mnemarket.memory.filters import OPERATORS, FilterSpec
 from mnemarket.memory.gifted import (
     CHARACTER_QUERIES,
     RELATION_QUERIES,
@@ -48,21 +47,20 @@ from mnemarket.memory.importance import (
     HeuristicRaterConfig,
     LLMRater,
     LLMRaterConfig,
-    Rating,
     RaterSpec,
+    Rating,
     TableRater,
     TableRaterConfig,
     make_importance_rater,
-    parse_batch_reply,
 )
-from mnemarket.memory.lexical import BM25Index, tokenize
+from mnemarket.memory.lexical import BM25Index
 from mnemarket.memory.migration import DEFAULT_PREFIXES, MigrationReport, extract_prefixed, migrate_prefixed
 from mnemarket.memory.presets import PRESETS, MemoryPreset, ReflectionSettings, get_preset
 from mnemarket.memory.records import KNOWN_KINDS, TIERS, MemoryHit, MemoryRecord, Tier
 from mnemarket.memory.reflection import ReflectionReport, ThresholdReflector, ThresholdReflectorState, reflect_anchored
 from mnemarket.memory.retention import RetentionCap, RetentionPolicy, apply_retention, archived, restore
-from mnemarket.memory.scoring import combine, convex_fusion, minmax, recency, rrf_fusion, top_k
-from mnemarket.memory.store import ADD_FIELDS, UPDATABLE_FIELDS, ImportanceRater, MemoryStore
+from mnemarket.memory.scoring import recency
+from mnemarket.memory.store import ImportanceRater, MemoryStore
 from mnemarket.memory.stream import ConceptNode, MemoryStream
 from mnemarket.memory.tiers import ConsolidationReport, Placement, TierConfig, TierItem, WorkingMemoryTier, consolidate
 from mnemarket.memory.vector_index import AnnConfig, IndexMode, UsearchVectorIndex
@@ -80,7 +78,6 @@ from mnemarket.memory.weights import (
 )
 
 __all__ = [
-    "ADD_FIELDS",
     "CHARACTER_QUERIES",
     "COGNITIVE_EVENT_TABLE",
     "DEFAULT_CHUNK_CHARS",
@@ -97,7 +94,6 @@ __all__ = [
     "SCENE_QUERIES",
     "SEARCH_MODES",
     "TIERS",
-    "UPDATABLE_FIELDS",
     "AddOutcome",
     "AnnConfig",
     "AuditEntry",
@@ -148,11 +144,8 @@ __all__ = [
     "add_deduplicated",
     "apply_retention",
     "archived",
-    "build_mask",
     "chunk_text",
-    "combine",
     "consolidate",
-    "convex_fusion",
     "extract_prefixed",
     "find_duplicate",
     "find_duplicate_match",
@@ -161,19 +154,12 @@ __all__ = [
     "importance_to_scale",
     "make_importance_rater",
     "migrate_prefixed",
-    "minmax",
     "normalise_text",
-    "parse_batch_reply",
     "recency",
     "reflect_anchored",
     "reinforce",
     "restore",
-    "rrf_fusion",
     "seed_character",
     "seed_lessons",
     "seed_scenario",
-    "split_sentences",
-    "text_hash",
-    "tokenize",
-    "top_k",
 ]

@@ -222,10 +222,10 @@ class RowColumns:
             if key not in metadata and column.codes[row] != MISSING:
                 column.clear(row)
         for key, value in metadata.items():
-            column = self.metadata.get(key)
-            if column is None:
-                column = self.metadata[key] = CategoricalColumn(self.numbers["created"].shape[0])
-            column.set(row, value)
+            found = self.metadata.get(key)
+            if found is None:
+                found = self.metadata[key] = CategoricalColumn(self.numbers["created"].shape[0])
+            found.set(row, value)
 
     def set_metadata_bulk(self, start: int, metadatas: list[dict[str, Any]]) -> None:
         """Set the metadata of fresh consecutive rows ``start..`` column by column."""

@@ -15,13 +15,12 @@ Operators may also be written with a ``$`` prefix (``$gte``), as mem0 and MongoD
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
 
-from mnemarket.errors import UserError
+from mnemarket.errors import UserError, did_you_mean
 from mnemarket.memory.columns import RECORD_NUMBERS, CategoricalColumn, RowColumns, is_multi
 
 OPERATORS: tuple[str, ...] = ("eq", "ne", "in", "nin", "gt", "gte", "lt", "lte", "any", "all", "exists")
@@ -33,9 +32,8 @@ FilterSpec = Mapping[str, Any]
 def _operator(name: str) -> str:
     op = name[1:] if name.startswith("$") else name
     if op not in OPERATORS:
-        close = difflib.get_close_matches(op, OPERATORS, n=1)
-        hint = f" Did you mean {close[0]!r}?" if close else ""
-        raise UserError(f"filter operator {name!r} is unknown; use one of {', '.join(OPERATORS)}.{hint}")
+        raise UserError(f"filter operator {name!r} is unknown; use one of {', '.join(OPERATORS)}."
+                        f"{did_you_mean(op, OPERATORS)}")
     return op
 
 

@@ -172,10 +172,11 @@ def seed_character(
                         {"agent": agent_id, "type": "character", "category": category}, queries)
     known = {**dict(fields.get("knows") or {}), **dict(relations or {})}
     for name, text in known.items():
-        queries = [q.format(name=name) for q in RELATION_QUERIES]
+        relation_queries = [q.format(name=name) for q in RELATION_QUERIES]
         seeder.seed(f"knows:{name}", f"gift:{_slug(agent_id)}:knows:{_slug(name)}", _as_text(text),
                     "character_knowledge",
-                    {"agent": agent_id, "type": "character_knowledge", "category": "knowledge", "about": name}, queries)
+                    {"agent": agent_id, "type": "character_knowledge", "category": "knowledge", "about": name},
+                    relation_queries)
     if scenario is not None:
         scene = seed_scenario(store, scenario, canonical_queries=canonical_queries, chunk_chars=chunk_chars,
                               created=created, importance=importance, actor=actor, connection=connection)

@@ -336,12 +336,15 @@ class BatchLLMRater(ImportanceRaterBase):
         result = self.llm.generate([{"role": "user", "content": prompt}], schema=schema,
                                    max_tokens=c.max_tokens, temperature=0.0)
         scores: list[float | None]
+        error: str | None
         if not result.ok:
             scores, error = [None] * n, f"llm batch rating failed: {result.error}"
         elif c.structured:
             got = list(result.parsed.scores) if result.parsed is not None else []
-            scores, error = ((list(map(float, got)), None) if len(got) == n
-                             else ([None] * n, f"count mismatch: {len(got)} scores for {n} texts"))
+            if len(got) == n:
+                scores, error = [float(g) for g in got], None
+            else:
+                scores, error = [None] * n, f"count mismatch: {len(got)} scores for {n} texts"
         else:
             scores, error = parse_batch_reply(result.text, n, self._low, self._high)
         if error and all(s is None for s in scores) and error.startswith("count mismatch") and c.on_mismatch == "single":
@@ -366,7 +369,7 @@ def parse_rater_spec(spec: RaterSpec | Mapping[str, Any] | str) -> RaterSpec:
         ConfigError: unknown kind or bad options; the message lists the valid kinds.
     """
     if isinstance(spec, BaseModel):
-        return spec  # type: ignore[return-value]
+        return spec
     if isinstance(spec, str):
         spec = {"kind": spec}
     try:
@@ -395,7 +398,8 @@ def make_importance_rater(spec: RaterSpec | Mapping[str, Any] | str = "heuristic
     if isinstance(config, TableRaterConfig):
         return TableRater(config)
     if llm is None:
-        raise ConfigError(f"importance rater kind {config.kind!r} needs an LLM: make_importance_rater(spec, llm=make_llm('local'))")
+        raise ConfigError(f"importance rater kind {config.kind!r} needs an LLM: "
+                          "make_importance_rater(spec, llm=make_llm('local'))")
     if isinstance(config, LLMRaterConfig):
         return LLMRater(llm, config)
     return BatchLLMRater(llm, config)

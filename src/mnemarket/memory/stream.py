@@ -241,7 +241,7 @@ class MemoryStream:
         embedder = self.store.embedder
         if embedding_model and embedding_model == embedder.model_id:
             try:
-                vectors = np.asarray([embeddings[it["text"]] for it in items], dtype=np.float32)
+                vectors = np.asarray([embeddings[str(it["text"])] for it in items], dtype=np.float32)
             except KeyError:
                 vectors = None  # a content without its vector: re-embed everything below
             if vectors is not None and vectors.shape != (len(items), embedder.dim):

@@ -88,8 +88,10 @@ class UsearchVectorIndex:
         if path is not None:
             self._index.load(str(path))
             if self._index.ndim != dim:
-                raise UserError(f"saved index {str(path)!r} has {self._index.ndim} dimensions, the store has {dim}; delete it to rebuild")
-            self._index.expansion_search = self.config.expansion_search
+                raise UserError(f"saved index {str(path)!r} has {self._index.ndim} dimensions, the store has {dim}; "
+                                "delete it to rebuild")
+            # usearch defines the property's setter apart from its getter, which mypy reads as read-only
+            self._index.expansion_search = self.config.expansion_search  # type: ignore[misc]
 
     def __len__(self) -> int:
         return len(self._index)

@@ -18,7 +18,7 @@ from mnemarket.providers.record_replay import (
     ReplayEmbedder,
     ReplayLLM,
 )
-from mnemarket.providers.registry import EMBEDDER_FORMS, LLM_FORMS, make_embedder, make_llm
+from mnemarket.providers.registry import EMBEDDER_FORMS, LLM_FORMS, check_llm_spec, make_embedder, make_llm
 from mnemarket.providers.scripted import ScriptedLLM
 from mnemarket.providers.structured import parse_structured, tight_json_schema
 
@@ -58,6 +58,7 @@ __all__ = [
     "default_embedder",
     "l2_normalise",
     "make_embedder",
+    "check_llm_spec",
     "make_llm",
     "parse_structured",
     "tight_json_schema",

@@ -136,6 +136,10 @@ class Budget(BaseModel):
     """USD spent so far."""
     spent_tokens: int = 0
     """Tokens spent so far."""
+    label: str = "budget"
+    """What the cap is, in the refusal message (e.g. ``agent 'alpha' llm_spend_cap_usd``)."""
+    within: Budget | None = Field(default=None, exclude=True)
+    """A wider cap every call also counts towards (an agent's cap inside the run's)."""
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
 
     def check(self, principal: str) -> None:
@@ -146,20 +150,24 @@ class Budget(BaseModel):
         """
         if self.max_cost is not None and self.spent_cost >= self.max_cost:
             raise BudgetExceeded(
-                f"budget cap reached: ${self.spent_cost:.6f} spent of max_cost=${self.max_cost:.6f}; "
+                f"{self.label} cap reached: ${self.spent_cost:.6f} spent of max_cost=${self.max_cost:.6f}; "
                 f"call by {principal!r} refused. Raise Budget.max_cost to continue"
             )
         if self.max_tokens is not None and self.spent_tokens >= self.max_tokens:
             raise BudgetExceeded(
-                f"token budget reached: {self.spent_tokens} tokens spent of max_tokens={self.max_tokens}; "
+                f"token {self.label} reached: {self.spent_tokens} tokens spent of max_tokens={self.max_tokens}; "
                 f"call by {principal!r} refused. Raise Budget.max_tokens to continue"
             )
+        if self.within is not None:
+            self.within.check(principal)
 
     def charge(self, cost: float, tokens: int) -> None:
         """Count a finished call."""
         with self._lock:
             self.spent_cost += cost
             self.spent_tokens += tokens
+        if self.within is not None:
+            self.within.charge(cost, tokens)
 
 
 class AccountedLLM(LLM):

@@ -14,7 +14,12 @@ import numpy as np
 from mnemarket.errors import ProviderError
 from mnemarket.providers.embedding import Embedder, l2_normalise
 from mnemarket.providers.gemini_client import (
-    DEFAULT_ATTEMPTS, DEFAULT_INITIAL_DELAY_S, DEFAULT_TIMEOUT_S, GEMINI_API_VERSION, call_with_retries, gemini_client,
+    DEFAULT_ATTEMPTS,
+    DEFAULT_INITIAL_DELAY_S,
+    DEFAULT_TIMEOUT_S,
+    GEMINI_API_VERSION,
+    call_with_retries,
+    gemini_client,
 )
 from mnemarket.providers.llm import ModelCallFailed, Usage
 from mnemarket.providers.pricing import DEFAULT_PRICE_TABLE, PriceTable
@@ -93,7 +98,7 @@ class GeminiEmbedder(Embedder):
             contents = [types.Content(role="user", parts=[types.Part(text=text)]) for text in batch]
             try:
                 response = call_with_retries(
-                    lambda: self._client.models.embed_content(
+                    lambda contents=contents: self._client.models.embed_content(  # type: ignore[misc]
                         model=self.model, contents=contents,
                         config=types.EmbedContentConfig(output_dimensionality=self.dim)),
                     model=self.model, attempts=self.attempts, initial_delay_s=self.initial_delay_s,

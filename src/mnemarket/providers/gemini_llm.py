@@ -14,7 +14,12 @@ from typing import Any
 
 from mnemarket.errors import ConfigError
 from mnemarket.providers.gemini_client import (
-    DEFAULT_ATTEMPTS, DEFAULT_INITIAL_DELAY_S, DEFAULT_TIMEOUT_S, GEMINI_API_VERSION, RETIRED_MODELS, call_with_retries,
+    DEFAULT_ATTEMPTS,
+    DEFAULT_INITIAL_DELAY_S,
+    DEFAULT_TIMEOUT_S,
+    GEMINI_API_VERSION,
+    RETIRED_MODELS,
+    call_with_retries,
     gemini_client,
 )
 from mnemarket.providers.llm import Completion, CompletionLLM, CompletionRequest, ModelCallFailed, ReplyFailed, Usage

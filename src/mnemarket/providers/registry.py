@@ -8,13 +8,12 @@ below; an unknown string gets an error that lists them all.
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from mnemarket.errors import ConfigError
+from mnemarket.errors import ConfigError, did_you_mean
 from mnemarket.providers.embedding import Embedder
 from mnemarket.providers.llm import LLM
 
@@ -65,7 +64,8 @@ def _scripted_llm(rest: str, options: dict[str, Any]) -> LLM:
 
     if "policy" not in options:
         raise ConfigError("provider 'scripted' needs a policy: make_llm('scripted', policy=callable_or_replies)")
-    return ScriptedLLM(options.pop("policy"), **({"name": rest} if rest else {}), **options)
+    policy = options.pop("policy")
+    return ScriptedLLM(policy, name=rest, **options) if rest else ScriptedLLM(policy, **options)
 
 
 def _replay_llm(rest: str, options: dict[str, Any]) -> LLM:
@@ -119,7 +119,8 @@ LLM_FORMS: tuple[ProviderForm, ...] = (
     ProviderForm("local", "local[:PATH.gguf]", "Gemma 3 270M on llama.cpp, offline (the default)", _local_llm),
     ProviderForm("gemini", "gemini:MODEL", "Gemini API, e.g. gemini:gemini-3.5-flash-lite (needs GEMINI_API_KEY)", _gemini_llm),
     ProviderForm("openai", "openai:http://HOST:PORT/v1:MODEL", "an OpenAI-compatible server (Ollama, vLLM, ...)", _openai_llm),
-    ProviderForm("scripted", "scripted[:NAME]", "a deterministic rule policy supplied by the caller (tests, baselines)", _scripted_llm),
+    ProviderForm("scripted", "scripted[:NAME]", "a deterministic rule policy supplied by the caller (tests, baselines)",
+                 _scripted_llm),
     ProviderForm("replay", "replay:PATH", "re-serve a recorded run's LLM calls", _replay_llm),
 )
 EMBEDDER_FORMS: tuple[ProviderForm, ...] = (
@@ -142,9 +143,21 @@ def _resolve(spec: str, forms: tuple[ProviderForm, ...], category: str) -> tuple
     for form in forms:
         if form.prefix == prefix:
             return form, rest
-    close = difflib.get_close_matches(prefix, [f.prefix for f in forms], n=1)
-    hint = f" Did you mean {close[0]!r}?" if close else ""
+    hint = did_you_mean(prefix, [f.prefix for f in forms])
     raise ConfigError(f"unknown {category} provider {spec!r}.{hint} Valid forms: {_valid_forms(forms)}")
+
+
+def check_llm_spec(spec: str) -> None:
+    """Raise ConfigError when ``spec`` is not a valid LLM string; builds nothing, loads no model.
+
+    What a config file can be checked for before a run: the form, an openai URL's shape and a
+    replay path's presence (a missing key or package is only found when the model starts).
+    """
+    form, rest = _resolve(spec, LLM_FORMS, "LLM")
+    if form.prefix == "openai":
+        _split_openai(rest, spec)
+    elif form.prefix == "replay" and not rest:
+        raise ConfigError("provider 'replay' needs a path: replay:PATH.jsonl")
 
 
 def make_llm(spec: str, **options: Any) -> LLM:

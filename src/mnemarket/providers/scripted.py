@@ -60,16 +60,16 @@ class ScriptedLLM(CompletionLLM):
             self._policy: Policy = policy
             self._canned = None
         else:
-            self._canned = list(policy)
+            canned = self._canned = list(policy)
             counter = itertools.count()
 
             def serve(messages: list[Message], schema: type[BaseModel] | None) -> Reply:
                 index = next(counter)
-                if index >= len(self._canned):
+                if index >= len(canned):
                     raise ProviderError(
-                        f"{self.model_id}: call {index} but the script has only {len(self._canned)} replies; add more"
+                        f"{self.model_id}: call {index} but the script has only {len(canned)} replies; add more"
                     )
-                return self._canned[index]
+                return canned[index]
 
             self._policy = serve
 

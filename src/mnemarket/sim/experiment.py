@@ -27,9 +27,10 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from mnemarket.agents.config import AgentConfig, format_validation_error
-from mnemarket.errors import ConfigError
+from mnemarket.agents.config import AgentConfig, LLMSpec
+from mnemarket.errors import ConfigError, did_you_mean
 from mnemarket.sim.statistics import MIN_SEEDS, paired_differences
+from mnemarket.yaml_config import deep_merge, format_validation_error, load_model
 
 CELL_FILE = "cell.json"
 CELLS_DIR = "cells"
@@ -54,7 +55,7 @@ class ExperimentConfig(BaseModel):
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
     description: str = ""
     scenario: str
-    models: list[str] = Field(min_length=1)
+    models: list[LLMSpec] = Field(min_length=1)
     configs: dict[str, ConfigOverride] = Field(default_factory=lambda: {"default": ConfigOverride()})
     seeds: list[int] = Field(default_factory=lambda: [0], min_length=1)
     sessions: int | None = Field(None, ge=1)
@@ -118,18 +119,7 @@ class Experiment:
 def load_experiment(path: str | Path, out: str | Path | None = None) -> Experiment:
     """Read and validate an experiment file; errors name the file and field."""
     path = Path(path)
-    try:
-        data = yaml.safe_load(path.read_text())
-    except FileNotFoundError:
-        raise ConfigError("experiment file not found; check the path", path=str(path)) from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"malformed YAML: {exc}", path=str(path)) from None
-    if not isinstance(data, dict):
-        raise ConfigError(f"expected a mapping of fields, got {type(data).__name__}", path=str(path))
-    try:
-        config = ExperimentConfig.model_validate(data)
-    except ValidationError as exc:
-        raise format_validation_error(exc, path, ExperimentConfig) from None
+    config = load_model(path, ExperimentConfig)
     experiment = Experiment(config, path, Path(out or config.out or Path("runs") / "experiments" / config.name))
     if not experiment.scenario_path.exists():
         raise ConfigError(f"scenario {config.scenario!r} not found (paths are relative to the experiment file)",
@@ -137,29 +127,37 @@ def load_experiment(path: str | Path, out: str | Path | None = None) -> Experime
     return experiment
 
 
-def merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
-    """Deep merge: mappings merge key by key, anything else (lists included) replaces."""
-    out = dict(base)
-    for key, value in override.items():
-        out[key] = merge(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
-    return out
-
-
-def apply_override(agents: list[AgentConfig], override: ConfigOverride, where: str = "configs") -> list[AgentConfig]:
+def apply_override(agents: list[AgentConfig], override: ConfigOverride, where: str = "configs",
+                   path: str | None = None) -> list[AgentConfig]:
     """Agent configs with the override merged in and re-validated (a bad field is a ConfigError)."""
     ids = [a.id for a in agents]
     for agent_id in override.per_agent:
         if agent_id not in ids:
-            raise ConfigError(f"per_agent names unknown agent {agent_id!r}; agents: {ids}", field=where)
+            raise ConfigError(f"per_agent names unknown agent {agent_id!r}; agents: {ids}."
+                              f"{did_you_mean(agent_id, ids)}", path=path, field=f"{where}.per_agent")
     result = []
     for agent in agents:
-        data = merge(merge(agent.model_dump(), override.agents), override.per_agent.get(agent.id, {}))
+        data = deep_merge(deep_merge(agent.model_dump(), override.agents), override.per_agent.get(agent.id, {}))
         try:
             result.append(AgentConfig.model_validate(data))
         except ValidationError as exc:
-            raise ConfigError(f"override for agent {agent.id!r} is invalid: {exc.errors()[0]['loc']}: "
-                              f"{exc.errors()[0]['msg']}", field=where) from None
+            problem = format_validation_error(exc, None, AgentConfig)
+            raise ConfigError(f"agent {agent.id!r} after the override: {problem}", path=path, field=where) from None
     return result
+
+
+def check_experiment(experiment: Experiment) -> None:
+    """Everything a cell would reject, checked before any cell starts: every configuration's
+    overrides applied to the scenario's agents, their components and the scenario itself."""
+    from mnemarket.agents import check_components, load_components
+    from mnemarket.sim.scenario import load_scenario
+
+    resolved = load_scenario(experiment.scenario_path)
+    components = load_components(resolved.components_path)
+    for name, override in experiment.config.configs.items():
+        where = f"configs.{name}"
+        for agent in apply_override(resolved.agents, override, where, path=str(experiment.path)):
+            check_components(agent, components, path=f"{experiment.path}: {where}")
 
 
 def prepare_cell(experiment: Experiment, cell: Cell) -> Path:
@@ -172,7 +170,8 @@ def prepare_cell(experiment: Experiment, cell: Cell) -> Path:
     if (run_dir / CONFIG_FILE).exists():
         return run_dir
     resolved = load_scenario(experiment.scenario_path)
-    agents = apply_override(resolved.agents, experiment.config.configs[cell.config], f"configs.{cell.config}")
+    agents = apply_override(resolved.agents, experiment.config.configs[cell.config], f"configs.{cell.config}",
+                            path=str(experiment.path))
     components = load_components(resolved.components_path)
     for agent in agents:
         check_components(agent, components, path=f"{experiment.path} configs.{cell.config}")
@@ -237,7 +236,8 @@ def run_experiment(path: str | Path, out: str | Path | None = None, *, max_worke
     if address is not None and executor != "ray":
         raise ConfigError("--address needs --executor ray")
     experiment = load_experiment(path, out)
-    baseline_group(experiment.config)  # a wrong baseline is a configuration error before any cell runs
+    check_experiment(experiment)  # a configuration error is reported before any cell starts
+    baseline_group(experiment.config)
     if max_workers is not None:
         experiment.config.max_workers = max_workers
     experiment.out_dir.mkdir(parents=True, exist_ok=True)

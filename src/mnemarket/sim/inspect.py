@@ -1,57 +1,105 @@
-"""What a run holds, as plain data: balances, supply, stores, trades, lessons, per-agent figures."""
+"""What a run holds, as plain data: balances, supply, stores, trades, lessons, per-agent figures.
+
+`RunView` opens a run directory for reading only: the database read-only (no lock or journal
+file left behind), memory through the memory engine's API, no model loaded, nothing written.
+"""
 
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import func, select
+from mnemarket.errors import ConfigError
+from mnemarket.genesis import STORE_TYPE, Genesis, all_trades, is_lesson, is_migration, turn_record
+from mnemarket.kernel import Artifact, World
+from mnemarket.memory import MemoryStore
+from mnemarket.providers import make_embedder
+from mnemarket.store import SqlWorldStore, make_engine
 
-from mnemarket.genesis import STORE_TYPE, all_trades
-from mnemarket.kernel import World
-from mnemarket.store.memory_tables import MemoryRecordRow
+if TYPE_CHECKING:
+    from mnemarket.sim.runner import RunConfig
 
-_records = MemoryRecordRow.__table__
-
-
-def memory_entry_counts(world: World) -> dict[str, int]:
-    """Live (not archived) entries per memory store, straight from the memory tables."""
-    engine = getattr(world.persistence, "engine", None)
-    if engine is None:
-        return {}
-    with engine.connect() as conn:
-        _records.create(conn, checkfirst=True)
-        rows = conn.execute(select(_records.c.store_id, func.count()).where(_records.c.archived.is_(False))
-                            .group_by(_records.c.store_id))
-        return {store_id: count for store_id, count in rows}
+OpenStore = Callable[[str], MemoryStore]
 
 
-def summarize(world: World, genesis: Any = None) -> dict[str, Any]:
-    """The `inspect --json` document."""
-    counts = memory_entry_counts(world)
+def memory_stores(world: World) -> list[Artifact]:
+    """The world's live memory-store artifacts, by id."""
+    return [a for a in sorted(world.artifacts.values(), key=lambda a: a.id) if a.type == STORE_TYPE and not a.deleted]
+
+
+def memory_entry_counts(world: World, open_store: OpenStore) -> dict[str, int]:
+    """Live (not archived) entries per memory store, read through the memory engine."""
+    return {a.id: sum(1 for r in open_store(a.id).records() if not r.archived) for a in memory_stores(world)}
+
+
+class RunView:
+    """A run directory opened for reading: its config, world and memory stores; writes nothing.
+
+    Args:
+        run_dir: a directory made by `mnemarket run`.
+    """
+
+    def __init__(self, run_dir: str | Path):
+        from mnemarket.sim.runner import CONFIG_FILE, RunConfig
+
+        self.run_dir = Path(run_dir)
+        path = self.run_dir / CONFIG_FILE
+        if not path.exists():
+            raise ConfigError(f"{self.run_dir} is not a run directory (no {CONFIG_FILE}); start one with `mnemarket run`")
+        self.config: RunConfig = RunConfig.model_validate_json(path.read_text())
+        self.engine = make_engine(self.config.options.db or self.run_dir / "world.db", read_only=True)
+        self.world = World(SqlWorldStore(engine=self.engine))
+        self._stores: dict[tuple[str, bool], MemoryStore] = {}
+
+    def store(self, store_id: str, *, for_search: bool = False) -> MemoryStore:
+        """One memory store; `for_search` gives it the run's embedder (listing needs none)."""
+        key = (store_id, for_search)
+        if key not in self._stores:
+            embedder = make_embedder(self.config.resolved.scenario.embedder) if for_search else None
+            self._stores[key] = MemoryStore(embedder, engine=self.engine, store_id=store_id, index="exact")
+        return self._stores[key]
+
+    def summary(self) -> dict[str, Any]:
+        """The run's summary as `summarize` computes it (not summary.json: that is the runner's)."""
+        return summarize(self.world, open_store=self.store)
+
+    def close(self) -> None:
+        self.world.close()
+
+    def __enter__(self) -> RunView:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def summarize(world: World, genesis: Genesis | None = None, *, open_store: OpenStore | None = None) -> dict[str, Any]:
+    """The `inspect --json` document (entry counts need a way to open stores: `genesis` or `open_store`)."""
+    if open_store is None and genesis is not None:
+        open_store = genesis.memory.store
+    counts = memory_entry_counts(world, open_store) if open_store is not None else {}
     stores = [{"id": a.id, "owner": a.owner, "creator": a.creator, "entries": counts.get(a.id, 0)}
-              for a in sorted(world.artifacts.values(), key=lambda a: a.id)
-              if a.type == STORE_TYPE and not a.deleted]
+              for a in memory_stores(world)]
     events = world.events()
-    turn_events = [e for e in events if "turn" in e.meta]
-    migrated = [e for e in events if e.meta.get("migration") and e.success]
-    agents = sorted({e.principal for e in turn_events})
+    turns = [(e, r) for e in events if (r := turn_record(e)) is not None]
+    migrated = [e for e in events if is_migration(e) and e.success]
+    agents = sorted({e.principal for e, _ in turns})
     per_agent: dict[str, Any] = {}
     for agent in agents:
-        mine = [e for e in turn_events if e.principal == agent]
-        stored = [e for e in mine if e.action.get("method") == "add" and e.action.get("artifact_id") == "genesis_memory"
-                  and e.success]
+        mine = [(e, r) for e, r in turns if e.principal == agent]
+        n = len(mine)
         per_agent[agent] = {
-            "turns": len(mine),
-            "invalid_actions": sum(1 for e in mine if not e.success),
-            "lessons_stored_by_action": len(stored),
+            "turns": n,
+            "invalid_actions": sum(1 for e, _ in mine if not e.success),
+            "lessons_stored_by_action": sum(1 for e, _ in mine if is_lesson(e)),
             "lessons_migrated": sum(1 for e in migrated if e.principal == agent),
-            "loop_breaker_triggers": sum(1 for e in mine if e.meta.get("loop", 0) > 0),
-            "mean_context_tokens": round(sum(e.meta.get("tokens", 0) for e in mine) / len(mine), 1) if mine else 0,
-            "mean_baseline_tokens": round(sum(e.meta.get("baseline_tokens", 0) for e in mine) / len(mine), 1)
-            if mine else 0,
+            "loop_breaker_triggers": sum(1 for _, r in mine if r.loop > 0),
+            "mean_context_tokens": round(sum(r.tokens for _, r in mine) / n, 1) if n else 0,
+            "mean_baseline_tokens": round(sum(r.baseline_tokens for _, r in mine) / n, 1) if n else 0,
             "balance": world.balances.get(agent, 0),
-            "actions": dict(Counter(e.action_type for e in mine)),
+            "actions": dict(Counter(e.action_type for e, _ in mine)),
         }
     return {
         "balances": dict(sorted(world.balances.items())),
@@ -66,7 +114,7 @@ def summarize(world: World, genesis: Any = None) -> dict[str, Any]:
                     "kind": t.kind, "tick": t.tick} for t in all_trades(world.state)],
         "lessons_migrated": len(migrated),
         "events": world.event_count,
-        "turns": len(turn_events),
+        "turns": len(turns),
         "tick": world.tick,
         "agents": per_agent,
     }

@@ -21,7 +21,10 @@ from typing import Any
 
 import numpy as np
 
-from mnemarket.memory import DEFAULT_WEIGHTS, normalise_text, tokenize
+from mnemarket.genesis import TurnRecord, is_lesson, is_migration, turn_record
+from mnemarket.genesis.run_record import succeeded
+from mnemarket.memory import DEFAULT_WEIGHTS, normalise_text
+from mnemarket.memory.lexical import tokenize
 
 DUPLICATE_COSINE = 0.92
 """Same threshold as the memory engine's de-duplication default."""
@@ -89,8 +92,12 @@ def load_run(run_dir: str | Path) -> RunData:
 
 def is_turn(event: dict[str, Any]) -> bool:
     """An agent's turn action (not a session-end migration)."""
-    meta = event.get("meta", {})
-    return "turn" in meta and not meta.get("migration")
+    return turn_record(event) is not None
+
+
+def _turns(run: RunData, agent: str) -> list[tuple[dict[str, Any], TurnRecord]]:
+    """The agent's turn events with their typed run records, in event order."""
+    return [(e, r) for e in run.events if e.get("principal") == agent and (r := turn_record(e)) is not None]
 
 
 def signature(event: dict[str, Any]) -> tuple[str, str] | None:
@@ -114,8 +121,7 @@ def describe(event: dict[str, Any]) -> str:
     return f"{what} -> {status}: {result.get('message') or ''} {result.get('hint') or ''}".strip()
 
 
-def _ok(event: dict[str, Any]) -> bool:
-    return bool(event.get("success", event.get("result", {}).get("success")))
+_ok = succeeded
 
 
 def vocabulary(run: RunData) -> set[str]:
@@ -148,19 +154,16 @@ class Lesson:
 
 
 def lessons(run: RunData, agent: str | None = None) -> list[Lesson]:
-    """Every successful genesis_memory.add, in event order."""
+    """Every successful genesis_memory.add (`is_lesson`), in event order."""
     found = []
     for event in run.events:
-        action = event.get("action", {})
-        if (event.get("action_type") == "invoke_artifact" and action.get("artifact_id") == "genesis_memory"
-                and action.get("method") == "add" and _ok(event)
-                and (agent is None or event.get("principal") == agent)):
-            args = action.get("args") or {}
+        if is_lesson(event) and (agent is None or event.get("principal") == agent):
+            args = event["action"].get("args") or {}
             data = event.get("result", {}).get("data") or {}
             found.append(Lesson(id=str(data.get("entry_id", f"e{event['id']}")), agent=event["principal"],
                                 text=str(args.get("text", "")), event_id=int(event["id"]),
                                 store_id=str(args.get("store_id", "")),
-                                migrated=bool(event.get("meta", {}).get("migration"))))
+                                migrated=is_migration(event)))
     return found
 
 
@@ -221,10 +224,9 @@ def lesson_quality(run: RunData, agent: str, embedder: Any = None,
 def first_retrievals(run: RunData, agent: str) -> dict[str, int]:
     """Record id -> event id of the agent's first turn whose prompt carried it as a RAG hit."""
     first: dict[str, int] = {}
-    for event in run.events:
-        if event.get("principal") == agent and is_turn(event):
-            for rid in event.get("meta", {}).get("rag_hits") or []:
-                first.setdefault(str(rid), int(event["id"]))
+    for event, record in _turns(run, agent):
+        for rid in record.rag_hits:
+            first.setdefault(str(rid), int(event["id"]))
     return first
 
 
@@ -233,10 +235,9 @@ def uptake(run: RunData, agent: str) -> dict[str, Any]:
     store = run.store_id(agent)
     eligible = [lesson for lesson in lessons(run, agent) if lesson.store_id == store]
     counts: dict[str, int] = {}
-    for event in run.events:
-        if event.get("principal") == agent and is_turn(event):
-            for rid in event.get("meta", {}).get("rag_hits") or []:
-                counts[str(rid)] = counts.get(str(rid), 0) + 1
+    for _, record in _turns(run, agent):
+        for rid in record.rag_hits:
+            counts[str(rid)] = counts.get(str(rid), 0) + 1
     retrieved = [lesson for lesson in eligible if counts.get(lesson.id, 0) > 0]
     return {"lessons_in_rag_store": len(eligible), "lessons_retrieved": len(retrieved),
             "uptake_rate": _rate(len(retrieved), len(eligible)),
@@ -272,7 +273,7 @@ def application(run: RunData, agent: str) -> dict[str, Any]:
     after = {"turns": 0, "attempts": 0, "failures": 0}
     about_failure = 0
     for lesson in lessons(run, agent):
-        failed_sigs = {signature(e) for e in turns if e["id"] < lesson.event_id and not _ok(e)} - {None}
+        failed_sigs = {s for e in turns if e["id"] < lesson.event_id and not _ok(e) and (s := signature(e)) is not None}
         sigs = [s for s in failed_sigs if mentions(lesson.text, s)]
         if not sigs:
             continue
@@ -379,17 +380,17 @@ def economy(run: RunData, agent: str) -> dict[str, Any]:
 
 def costs(run: RunData, agent: str) -> dict[str, Any]:
     """Turns, context and model tokens per turn, cost, invalid and unparseable rates, loop triggers."""
-    turns = [e for e in run.events if e.get("principal") == agent and is_turn(e)]
-    n = len(turns)
-    meta = [e.get("meta", {}) for e in turns]
+    pairs = _turns(run, agent)
+    n = len(pairs)
+    records = [r for _, r in pairs]
     return {"turns": n,
-            "context_tokens_per_turn": round(sum(m.get("tokens", 0) for m in meta) / n, 1) if n else None,
-            "model_tokens_per_turn": round(sum(m.get("prompt_tokens", 0) + m.get("completion_tokens", 0)
-                                               for m in meta) / n, 1) if n else None,
-            "cost_usd": round(sum(float(m.get("cost") or 0) for m in meta), 6),
-            "invalid_action_rate": _rate(sum(1 for e in turns if not _ok(e)), n),
-            "unparseable_rate": _rate(sum(1 for e in turns if e.get("action_type") == "invalid"), n),
-            "loop_breaker_triggers": sum(1 for m in meta if (m.get("loop") or 0) > 0)}
+            "context_tokens_per_turn": round(sum(r.tokens for r in records) / n, 1) if n else None,
+            "model_tokens_per_turn": round(sum(r.prompt_tokens + r.completion_tokens for r in records) / n, 1)
+            if n else None,
+            "cost_usd": round(sum(r.cost for r in records), 6),
+            "invalid_action_rate": _rate(sum(1 for e, _ in pairs if not _ok(e)), n),
+            "unparseable_rate": _rate(sum(1 for e, _ in pairs if e.get("action_type") == "invalid"), n),
+            "loop_breaker_triggers": sum(1 for r in records if r.loop > 0)}
 
 
 # -- per agent, per cell, per group ---------------------------------------------------------------------------

@@ -27,7 +27,7 @@ def _fingerprint(world: World) -> dict:
 
 def replay_run(run_dir: str | Path, out: str | Path | None = None) -> ReplayResult:
     """Run the recorded scenario again in `out`, serving every model call from the recordings."""
-    from mnemarket.sim.runner import Runner, RunOptions
+    from mnemarket.sim.runner import Runner
 
     run_dir = Path(run_dir)
     original = Runner.open(run_dir)

@@ -18,8 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from mnemarket.genesis import STORE_TYPE, Genesis
-from mnemarket.genesis.memory_service import MEMORY_ID
+from mnemarket.genesis import MEMORY_ID, STORE_TYPE, Genesis, is_migration
 from mnemarket.kernel import Event, LedgerEntry, World
 from mnemarket.memory import MemoryRecord
 from mnemarket.sim.report_charts import Series, colours, cumulative_counts, line_chart, sample_steps, tick_grid
@@ -243,8 +242,8 @@ def _outcome(event: Event) -> str:
 
 def _lessons(events: Sequence[Event]) -> str:
     adds = [e for e in events if _is_memory_add(e)]
-    stored = [e for e in adds if not e.meta.get("migration")]
-    migrated = [e for e in adds if e.meta.get("migration")]
+    stored = [e for e in adds if not is_migration(e)]
+    migrated = [e for e in adds if is_migration(e)]
 
     def rows(items: Sequence[Event], extra: Callable[[Event], str]) -> list[list[str]]:
         out = []
@@ -359,7 +358,7 @@ class _AgentMemory:
     def view(self) -> str:
         if not self.available:
             return _note("memory contents are not available for this report")
-        parts = []
+        parts: list[str] = []
         for agent in self.agents:
             stores = self.longterm[agent]
             stream = self.episodic.get(agent, [])

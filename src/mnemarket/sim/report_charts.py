@@ -129,8 +129,8 @@ def line_chart(series: Mapping[str, Series], *, title: str, y_label: str, x_labe
                  f'{html.escape(x_label)}</text>'
                  f'<text transform="translate(14 {top + plot_h / 2}) rotate(-90)" text-anchor="middle" '
                  f'class="axis">{html.escape(y_label)}</text>')
-    for name, (x, y) in data.items():
-        px, py = sx(x), sy(y)
+    for name, (xs, ys) in data.items():
+        px, py = sx(xs), sy(ys)
         if step and len(px) > 1:  # hold each value until the next sample, then jump
             px = np.repeat(px, 2)[1:]
             py = np.repeat(py, 2)[:-1]
@@ -138,7 +138,7 @@ def line_chart(series: Mapping[str, Series], *, title: str, y_label: str, x_labe
         points = " ".join(f"{a:.1f},{b:.1f}" for a, b in zip(px, py))
         dash_attr = f' stroke-dasharray="{dash}"' if dash else ""
         parts.append(f'<polyline points="{points}" fill="none" stroke="{colour}" stroke-width="2"{dash_attr}>'
-                     f'<title>{html.escape(name)}: {_label(float(y[-1]))} at {x_label} {_label(float(x[-1]))}'
+                     f'<title>{html.escape(name)}: {_label(float(ys[-1]))} at {x_label} {_label(float(xs[-1]))}'
                      f'</title></polyline>')
     parts.append("</svg>")
     legend = "".join(

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import json
 import random
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,16 +20,27 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from mnemarket.agents import Agent, Decision, check_components, load_components
 from mnemarket.agents.agent import PendingTurn
+from mnemarket.agents.config import AgentConfig, LLMSpec
 from mnemarket.errors import BudgetExceeded, ConfigError, ProviderUnavailable
-from mnemarket.genesis import Genesis, install_genesis
-from mnemarket.kernel import AccessPolicy, Artifact, World
+from mnemarket.genesis import Genesis, install_genesis, turn_record
+from mnemarket.genesis.run_record import migration_record
+from mnemarket.kernel import Artifact, Invokable, World
 from mnemarket.providers import (
-    LLM, AccountedLLM, Budget, CallLog, LLMResult, MemoEmbedder, ScriptedLLM, make_embedder, make_llm,
+    LLM,
+    AccountedLLM,
+    Budget,
+    CallLog,
+    CallRecord,
+    LLMResult,
+    MemoEmbedder,
+    ScriptedLLM,
+    make_embedder,
+    make_llm,
 )
 from mnemarket.providers.llm import Usage
+from mnemarket.scenarios import PlanTurn, ScriptedPlanPolicy, SessionEnd, SessionHook
 from mnemarket.sim.run_lock import RunLock
-from mnemarket.sim.scenario import ResolvedScenario, load_scenario
-from mnemarket.sim.scripted_plan import ScriptedPlanPolicy
+from mnemarket.sim.scenario import ResolvedScenario, ServiceSpec, load_scenario
 from mnemarket.store import SqlWorldStore
 
 RUN = "run"  # world-state namespace of the runner's own progress markers
@@ -38,6 +48,9 @@ CONFIG_FILE = "config.json"
 #: Model calls in a row that got no reply at all (provider down, refusing, timing out) before the run
 #: stops, resumable. Such a call is asked again, never applied as the agent's invalid action.
 MAX_PROVIDER_FAILURES = 3
+REASONING_CHARS: int = Decision.model_fields["reasoning"].metadata[0].max_length
+# Scenario services moved from sim/ to scenarios/: run directories made before still name the old path.
+_MOVED_MODULES = {"mnemarket.sim.flood": "mnemarket.scenarios.flood", "mnemarket.sim.dinner": "mnemarket.scenarios.dinner"}
 
 
 class RunOptions(BaseModel):
@@ -45,7 +58,7 @@ class RunOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    model: str | None = None
+    model: LLMSpec | None = None
     sessions: int | None = Field(None, ge=1)
     turns: int | None = Field(None, ge=1)
     seed: int | None = None
@@ -100,10 +113,13 @@ class Runner:
         self.world: World | None = None
         self.genesis: Genesis | None = None
         self.agents: list[Agent] = []
-        self.services: list[Any] = []
+        self.services: list[Invokable] = []
         self.call_log: CallLog | None = None
         self.budget: Budget | None = None
         self.provider_failures = 0  # consecutive decisions the provider failed to answer
+        self._scripted: dict[str, ScriptedPlanPolicy] = {}  # agent id -> its scripted plan, if scripted
+        self.warnings: list[str] = []
+        """What a person should know before the run starts (filled by `setup`)."""
 
     # -- creation and reopening ---------------------------------------------------------------
     @classmethod
@@ -129,17 +145,26 @@ class Runner:
         return cls(run_dir, config)
 
     @property
+    def live_world(self) -> World:
+        """The world once `setup` has opened it."""
+        if self.world is None:
+            raise RuntimeError("Runner.setup() opens the world; call it (or run()) first")
+        return self.world
+
+    @property
     def db_url(self) -> str:
         return self.config.options.db or str(self.run_dir / "world.db")
 
-    def _llm_for(self, agent_id: str, model: str, cache: dict[str, LLM]) -> LLM:
+    def _llm_for(self, agent_id: str, model: str, cache: dict[str, LLM], budget: Budget | None) -> LLM:
         options = self.config.options
         if options.replay_from:
             from mnemarket.providers import ReplayLLM
 
             inner: LLM = ReplayLLM(Path(options.replay_from) / "recordings" / f"{agent_id}.jsonl")
         elif model == "scripted":
-            inner = ScriptedLLM(ScriptedPlanPolicy(self.config.resolved.scenario.scripted_plan), name="plan")
+            plan = ScriptedPlanPolicy(self.config.resolved.scenario.scripted_plan, reasoning_chars=REASONING_CHARS)
+            self._scripted[agent_id] = plan
+            inner = ScriptedLLM(plan, name="plan")
         else:
             if model not in cache:
                 cache[model] = make_llm(model)
@@ -149,18 +174,32 @@ class Runner:
 
             recording = Recording(self.run_dir / "recordings" / f"{agent_id}.jsonl", append=True)
             inner = RecordingLLM(inner, recording)
-        return AccountedLLM(inner, self.call_log, budget=self.budget, principal=agent_id)
+        assert self.call_log is not None, "setup() opens the call log before the models"
+        return AccountedLLM(inner, self.call_log, budget=budget, principal=agent_id)
 
-    def _budget(self) -> Budget | None:
-        """One budget for the whole run, counting what earlier (stopped) parts of the run spent."""
-        options = self.config.options
-        if options.spend_cap_usd is None and options.token_cap is None:
-            return None
+    def _spent(self) -> list[CallRecord]:
+        """The model calls earlier (stopped) parts of this run made."""
         path = self.run_dir / "llm_calls.jsonl"
-        records = CallLog.read(path) if path.exists() else []
-        return Budget(max_cost=options.spend_cap_usd, max_tokens=options.token_cap,
-                      spent_cost=sum(r.cost for r in records),
-                      spent_tokens=sum(r.prompt_tokens + r.completion_tokens for r in records))
+        return CallLog.read(path) if path.exists() else []
+
+    def _budget(self, spent: list[CallRecord]) -> Budget | None:
+        """One budget for the whole run (the lower of `--spend-cap` and the scenario's
+        `llm_spend_cap_usd`), counting what earlier parts of the run spent."""
+        options = self.config.options
+        caps = [c for c in (options.spend_cap_usd, self.config.resolved.scenario.llm_spend_cap_usd) if c is not None]
+        if not caps and options.token_cap is None:
+            return None
+        return Budget(max_cost=min(caps) if caps else None, max_tokens=options.token_cap,
+                      spent_cost=sum(r.cost for r in spent),
+                      spent_tokens=sum(r.prompt_tokens + r.completion_tokens for r in spent))
+
+    def _agent_budget(self, agent: AgentConfig, spent: list[CallRecord]) -> Budget | None:
+        """The agent's `budget.llm_spend_cap_usd` inside the run's budget (the run's alone when unset)."""
+        cap = agent.budget.llm_spend_cap_usd
+        if cap is None:
+            return self.budget
+        return Budget(max_cost=cap, spent_cost=sum(r.cost for r in spent if r.principal == agent.id),
+                      label=f"agent {agent.id!r} budget.llm_spend_cap_usd", within=self.budget)
 
     def setup(self) -> World:
         """Open (or create) the world and its agents; seeds the scenario on first open only.
@@ -178,15 +217,22 @@ class Runner:
         for service in self.services:
             self.world.register(service)
         components = load_components(resolved.components_path)
-        self.budget = self._budget()
+        spent = self._spent()
+        self.budget = self._budget(spent)
         self.call_log = CallLog(self.run_dir / "llm_calls.jsonl")
         llms: dict[str, LLM] = {}
         first_open = self.world.state.get((RUN, "seeded")) is None
+        plan = resolved.scenario.scripted_plan
         for agent_config in resolved.agents:
             check_components(agent_config, components)
             model = self.config.model_for(agent_config.model)
+            if model == "scripted" and not self.config.options.replay_from and agent_config.id not in plan:
+                self.warnings.append(f"agent {agent_config.id!r} has no scripted_plan in scenario "
+                                     f"{resolved.scenario.name!r}: under the scripted model it does nothing "
+                                     "(noop) every turn")
             agent = Agent(agent_config, components, self.world, self.genesis,
-                          self._llm_for(agent_config.id, model, llms), seed=self.config.seed)
+                          self._llm_for(agent_config.id, model, llms, self._agent_budget(agent_config, spent)),
+                          seed=self.config.seed)
             agent.setup()
             self.agents.append(agent)
         if first_open:
@@ -201,10 +247,10 @@ class Runner:
                 world.create_artifact(Artifact(id=seed.id, type=seed.type, content=seed.content, creator=seed.owner,
                                                owner=seed.owner, access=seed.access, read_price=seed.read_price))
         by_id = {a.id: a for a in self.agents}
-        for index, seed in enumerate(scenario.memories):
-            agent = by_id[seed.agent]
-            agent.longterm.add(seed.text, kind=seed.kind, importance=seed.importance, created=0,
-                               metadata={**seed.metadata, "agent": seed.agent, "seeded": True}, tier="long_term",
+        for index, memory in enumerate(scenario.memories):
+            agent = by_id[memory.agent]
+            agent.longterm.add(memory.text, kind=memory.kind, importance=memory.importance, created=0,
+                               metadata={**memory.metadata, "agent": memory.agent, "seeded": True}, tier="long_term",
                                record_id=f"seed{index}")
         world.set_state(RUN, "seeded", True)
 
@@ -227,8 +273,9 @@ class Runner:
                     if self._turn_done(session, turn):
                         continue
                     await self._play_turn(session, turn)
-                    world.set_state(RUN, "last_turn", {"session": session, "turn": turn})
-                    world.advance_tick()
+                    with world.batch():  # one commit: a kill between the two would replay the turn's tick
+                        world.set_state(RUN, "last_turn", {"session": session, "turn": turn})
+                        world.advance_tick()
                     status.turns_done += 1
                     if progress:
                         progress("turn", session, turn)
@@ -247,16 +294,25 @@ class Runner:
         return status
 
     def _turn_done(self, session: int, turn: int) -> bool:
-        last = self.world.state.get((RUN, "last_turn"))
+        last = self.live_world.state.get((RUN, "last_turn"))
         return last is not None and (last["session"], last["turn"]) >= (session, turn)
 
     async def _play_turn(self, session: int, turn: int) -> None:
-        world = self.world
+        world = self.live_world
         key = f"pending:{session}:{turn}"
         pending = world.state.get((RUN, key))
         if pending is None:
             plans = [agent.prepare(session, turn) for agent in self.agents]
-            decisions = await self._decide(plans)
+            for plan in plans:  # a scripted plan is told the turn as data, not left to parse the prompt
+                if plan.agent_id in self._scripted:
+                    self._scripted[plan.agent_id].current = PlanTurn(
+                        agent=plan.agent_id, session=plan.session, turn=plan.turn, step=plan.step,
+                        memories=[h.text for h in plan.rag_hits])
+            try:
+                decisions = await self._decide(plans)
+            finally:
+                for policy in self._scripted.values():
+                    policy.current = None
             pending = {agent.id: {"plan": plan.pending().model_dump(), "decision": _dump_result(decision)}
                        for agent, plan, decision in zip(self.agents, plans, decisions)}
             with (self.run_dir / "contexts.jsonl").open("a") as log:
@@ -290,24 +346,29 @@ class Runner:
                 decisions[index] = decision
 
     def _applied(self, agent: Agent, session: int, turn: int) -> bool:
-        events = self.world.events(principal=agent.id, after=max(0, self.world.event_count - 4 * len(self.agents) - 50))
-        return any(e.meta.get("session") == session and e.meta.get("turn") == turn and not e.meta.get("migration")
-                   for e in events)
+        events = self.live_world.events(principal=agent.id, after=max(0, self.live_world.event_count - 4 * len(self.agents) - 50))
+        records = (turn_record(e) for e in events)
+        return any(r is not None and (r.session, r.turn) == (session, turn) for r in records)
 
     def _end_session(self, session: int) -> list[dict[str, Any]]:
         reports = []
+        end = SessionEnd(self.live_world, session, {a.id: a.config.store_id for a in self.agents})
         for service in self.services:
             marker = f"service_end:{session}:{service.artifact_id}"
-            if hasattr(service, "on_session_end") and self.world.state.get((RUN, marker)) is None:
-                service.on_session_end(self.world, session)
-                self.world.set_state(RUN, marker, True)
+            if isinstance(service, SessionHook) and self.live_world.state.get((RUN, marker)) is None:
+                service.on_session_end(end)
+                self.live_world.set_state(RUN, marker, True)
         for agent in sorted(self.agents, key=lambda a: a.id):
             marker = f"session_end:{session}:{agent.id}"
-            if self.world.state.get((RUN, marker)) is not None:
+            if self.live_world.state.get((RUN, marker)) is not None:
                 continue
             report = agent.end_session(session)
             reports.append(report.__dict__)
-            self.world.set_state(RUN, marker, {"migrated": len(report.migrated)})
+            # Counted from the event log, not the report: a session end resumed after a kill skips
+            # the entries it already migrated, and the marker must read the same either way.
+            records = ((e, migration_record(e)) for e in self.live_world.events(principal=agent.id))
+            migrated = sum(1 for e, r in records if r is not None and r.session == session and e.success)
+            self.live_world.set_state(RUN, marker, {"migrated": migrated})
         return reports
 
     # -- outputs --------------------------------------------------------------------------------
@@ -315,7 +376,7 @@ class Runner:
         from mnemarket.sim.inspect import summarize
         from mnemarket.sim.report import write_report
 
-        world = self.world
+        world = self.live_world
         with (self.run_dir / "events.jsonl").open("w") as out:
             for event in world.events():
                 out.write(event.model_dump_json() + "\n")
@@ -344,19 +405,23 @@ def _load_result(data: dict[str, Any]) -> LLMResult:
     return LLMResult(**data, parsed=Decision.model_validate(parsed) if parsed is not None else None)
 
 
-def build_service(spec) -> Any:
+def build_service(spec: ServiceSpec) -> Invokable:
     """Import `module:Class` and build it with the spec's options (a clear error if it fails)."""
     import importlib
 
     module_name, class_name = spec.cls.split(":")
+    module_name = _MOVED_MODULES.get(module_name, module_name)
     try:
         cls = getattr(importlib.import_module(module_name), class_name)
     except (ImportError, AttributeError) as exc:
         raise ConfigError(f"service {spec.cls!r} cannot be imported: {exc}") from None
     try:
-        return cls(**spec.options)
+        service = cls(**spec.options)
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"service {spec.cls!r} rejected its options {spec.options!r}: {exc}") from None
+    if not isinstance(service, Invokable):
+        raise ConfigError(f"service {spec.cls!r} is not an Invokable (a scenario service must be one)")
+    return service
 
 
 def run_scenario(scenario_path: str | Path, run_dir: str | Path, options: RunOptions | None = None,

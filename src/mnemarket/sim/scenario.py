@@ -7,10 +7,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from mnemarket.agents.config import AgentConfig, format_validation_error, resolve_yaml
+from mnemarket.agents.config import AgentConfig, LLMSpec
 from mnemarket.errors import ConfigError
 from mnemarket.genesis.config import Bounty, GenesisConfig
 from mnemarket.kernel.artifact import AccessPolicy
+from mnemarket.yaml_config import format_validation_error, resolve_yaml
 
 
 class _Strict(BaseModel):
@@ -39,10 +40,11 @@ class SeedMemory(_Strict):
 
 
 class ServiceSpec(_Strict):
-    """A scenario-specific invokable, e.g. `mnemarket.sim.flood:FloodOffice`, built with `options`.
+    """A scenario-specific invokable, e.g. `mnemarket.scenarios.flood:FloodOffice`, built with `options`.
 
-    The class is an `Invokable` taking `**options`; it may define `on_session_end(world, session)`
-    (called once per session end, before the agents' session ends) to move the scenario's clock.
+    The class is an `Invokable` taking `**options`; it may implement
+    `mnemarket.scenarios.SessionHook` (`on_session_end(end)`, called once per session end, before
+    the agents' session ends) to move the scenario's clock.
     """
 
     cls: str = Field(pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$", description="module.path:ClassName")
@@ -57,7 +59,7 @@ class ScenarioConfig(_Strict):
     sessions: int = Field(2, ge=1, le=1000)
     turns: int = Field(4, ge=1, le=10_000, description="turns per session")
     seed: int = 0
-    model: str | None = Field(None, description="overrides every agent's model when set")
+    model: LLMSpec | None = Field(None, description="overrides every agent's model when set")
     embedder: str = "minilm"
     agents: list[str | dict[str, Any]] = Field(min_length=1)
     components_dir: str = "components"

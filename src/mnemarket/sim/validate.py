@@ -1,42 +1,79 @@
-"""`mnemarket validate`: check configuration files without running anything."""
+"""`mnemarket validate`: check configuration files without running anything.
+
+Each file is checked as what it is (agent, base file of agents, prompt component, scenario,
+genesis costs, experiment) for everything a run would reject: field values, model strings,
+component names, `query_template` placeholders, experiment overrides.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any, Literal
 
 import yaml
 
 from mnemarket.errors import ConfigError
 
+Kind = Literal["agent", "base", "component", "scenario", "genesis", "experiment"]
 
-def _kind(path: Path) -> str:
+
+def _data(path: Path) -> dict[str, Any] | None:
     try:
         data = yaml.safe_load(path.read_text())
-    except yaml.YAMLError:
-        return "agent"  # let the agent loader report the YAML error with its line
-    if isinstance(data, dict):
-        if "scenario" in data and "models" in data:
-            return "experiment"
-        if "agents" in data and "name" in data:
-            return "scenario"
-        if "costs" in data or "bounties" in data and "id" not in data:
-            return "genesis"
-        if "text" in data and "name" in data and "id" not in data or "components" in data and "id" not in data:
-            return "component"
+    except (OSError, yaml.YAMLError):
+        return None  # the loader of the file's kind reports it with its line
+    return data if isinstance(data, dict) else None
+
+
+def extended_files(files: list[Path]) -> set[Path]:
+    """Files some other file names in `extends:` (base files, checked through those that extend them)."""
+    bases = set()
+    for file in files:
+        parent = (_data(file) or {}).get("extends")
+        if isinstance(parent, str):
+            bases.add((file.parent / parent).resolve())
+    return bases
+
+
+def file_kind(path: Path, bases: set[Path] | None = None) -> Kind:
+    """What a YAML file is, from where it sits and the fields it has."""
+    data = _data(path) or {}
+    if path.resolve() in (bases or set()) and "id" not in data:
+        return "base"
+    if path.parent.name == "components":
+        return "component"
+    if "scenario" in data and "models" in data:
+        return "experiment"
+    if "agents" in data and "name" in data:
+        return "scenario"
+    if "costs" in data or ("bounties" in data and "id" not in data):
+        return "genesis"
     return "agent"
 
 
-def validate_file(path: Path) -> None:
-    """Raise ConfigError for the first problem of one file."""
+def components_dir_for(agent_file: Path) -> Path | None:
+    """The prompt components an agent file is checked against: the nearest `components/` or
+    `config/components/` directory at or above the file (a scenario names its own at run time)."""
+    for folder in (agent_file.resolve().parent, *agent_file.resolve().parents):
+        for candidate in (folder / "components", folder / "config" / "components"):
+            if candidate.is_dir():
+                return candidate
+    return None
+
+
+def validate_file(path: Path, bases: set[Path] | None = None) -> Kind:
+    """Raise ConfigError for the first problem of one file; returns what the file was checked as."""
     from mnemarket.agents import check_components, load_agent_config, load_components
+    from mnemarket.agents.config import load_component_file
     from mnemarket.genesis import load_genesis_config
+    from mnemarket.sim.experiment import check_experiment, load_experiment
     from mnemarket.sim.scenario import load_scenario
 
-    kind = _kind(path)
+    if bases is None:
+        bases = extended_files(sorted(path.parent.glob("*.yaml")))
+    kind = file_kind(path, bases)
     if kind == "experiment":
-        from mnemarket.sim.experiment import load_experiment
-
-        load_experiment(path)
+        check_experiment(load_experiment(path))
     elif kind == "scenario":
         resolved = load_scenario(path)
         components = load_components(resolved.components_path)
@@ -45,18 +82,23 @@ def validate_file(path: Path) -> None:
     elif kind == "genesis":
         load_genesis_config(path)
     elif kind == "component":
-        load_components(path.parent) if path.parent.is_dir() else None
-    else:
-        load_agent_config(path)
+        load_component_file(path)
+    elif kind == "agent":
+        agent = load_agent_config(path)
+        folder = components_dir_for(path)
+        if folder is not None:
+            check_components(agent, load_components(folder), str(path))
+    return kind
 
 
 def validate_path(path: Path) -> tuple[list[str], int]:
     """Problems (one line each) and how many files were checked."""
     files = sorted(path.rglob("*.yaml")) if path.is_dir() else [path]
+    bases = extended_files(sorted({f for folder in {f.parent for f in files} for f in folder.glob("*.yaml")}))
     problems = []
     for file in files:
         try:
-            validate_file(file)
+            validate_file(file, bases)
         except ConfigError as exc:
             problems.append(str(exc))
     return problems, len(files)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from urllib.parse import quote
 
 from sqlalchemy import event
 from sqlalchemy.engine import Engine
@@ -37,18 +38,23 @@ def to_url(path_or_url: str | Path) -> str:
     return text
 
 
-def make_engine(path_or_url: str | Path, *, schema: str | None = None) -> Engine:
+def make_engine(path_or_url: str | Path, *, schema: str | None = None, read_only: bool = False) -> Engine:
     """Create an engine; SQLite gets WAL, NORMAL sync and a busy timeout.
 
     Args:
         path_or_url: a SQLite file path or a database URL.
         schema: PostgreSQL only: keep every table in this schema (created if missing), so
             several worlds or test runs can share one server without colliding.
+        read_only: open an existing database for reading only (inspection): a write fails, and a
+            SQLite file that was closed cleanly is opened immutable, so no lock or -wal/-shm file
+            is created next to it.
 
     NORMAL sync in WAL mode keeps every committed transaction across a killed process (SIGKILL);
     only an OS crash or power loss can lose the last commits, which a simulation can re-run.
     """
     url = to_url(path_or_url)
+    if read_only:
+        return _read_only_engine(url, schema)
     if url.startswith("sqlite"):
         if url.startswith("sqlite:///"):
             Path(url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
@@ -75,6 +81,19 @@ def make_engine(path_or_url: str | Path, *, schema: str | None = None) -> Engine
         conn.exec_driver_sql(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
     bootstrap.dispose()
     return create_engine(url, pool_pre_ping=True, connect_args={"options": f"-csearch_path={schema}"})
+
+
+def _read_only_engine(url: str, schema: str | None) -> Engine:
+    if url.startswith("sqlite"):
+        path = url.removeprefix("sqlite:///")
+        if not url.startswith("sqlite:///") or not Path(path).is_file():
+            raise StoreError(f"no database file at {path!r} to read")
+        # A -wal file left by a killed process holds committed transactions: read it (mode=ro);
+        # otherwise `immutable` reads the file alone, taking no lock and writing nothing.
+        flag = "mode=ro" if Path(f"{path}-wal").exists() else "immutable=1"
+        return create_engine(f"sqlite:///file:{quote(path)}?{flag}&uri=true", connect_args={"check_same_thread": False})
+    options = "-c default_transaction_read_only=on" + (f" -csearch_path={schema}" if schema else "")
+    return create_engine(url, pool_pre_ping=True, connect_args={"options": options})
 
 
 def is_sqlite(engine: Engine) -> bool:

@@ -24,11 +24,12 @@ from mnemarket.store.memory_tables import (
     MemoryRecordRow,
     MemoryStoreRow,
 )
+from mnemarket.store.world_tables import table_of
 
-RECORDS = MemoryRecordRow.__table__
-STORES = MemoryStoreRow.__table__
-ALIASES = MemoryAliasRow.__table__
-AUDIT = MemoryAuditRow.__table__
+RECORDS = table_of(MemoryRecordRow)
+STORES = table_of(MemoryStoreRow)
+ALIASES = table_of(MemoryAliasRow)
+AUDIT = table_of(MemoryAuditRow)
 
 JSON_COLUMNS = {"metadata": "metadata_json", "source_ids": "source_ids_json",
                 "questions_addressed": "questions_json", "reinforced_by": "reinforced_by_json"}
@@ -82,7 +83,7 @@ def decode_json_lists(values: Sequence[str | None]) -> list[Sequence[Any]]:
     """
     out: list[Sequence[Any]] = [()] * len(values)
     present = [i for i, value in enumerate(values) if value is not None]
-    for i, parsed in zip(present, decode_json_column([values[i] for i in present])):
+    for i, parsed in zip(present, decode_json_column([v for v in values if v is not None])):
         out[i] = parsed
     return out
 
@@ -92,7 +93,7 @@ FETCH_CHUNK = 4096
 next, so a large store's vectors are never held twice (as blobs and as the matrix)."""
 
 
-def _fetch_chunks(conn: Connection, statement: Select) -> Iterator[list[tuple]]:
+def _fetch_chunks(conn: Connection, statement: Select) -> Iterator[Sequence[Any]]:
     """Rows of a select straight from the DB-API cursor, a chunk at a time.
 
     Bulk loads skip SQLAlchemy's per-row result processing (a third of the time to reopen a large
@@ -194,7 +195,7 @@ def load_records(conn: Connection, store_id: str, columns: Sequence[str] | None 
     blob_column = names.index("embedding") if "embedding" in names else -1
     for rows in _fetch_chunks(conn, select(*selected).where(*condition).order_by(RECORDS.c.seq)):
         for position, (name, values) in enumerate(zip(names, zip(*rows))):
-            if position == blob_column and matrix is not None:
+            if position == blob_column and matrix is not None and dim is not None:
                 block = decode_embeddings(values, dim)
                 if filled + len(block) > matrix.shape[0]:  # rows committed since the count, or a low bound
                     matrix = np.concatenate([matrix[:filled], block])

@@ -10,6 +10,8 @@ from __future__ import annotations
 from sqlalchemy import BigInteger, Column, Index, LargeBinary, Text
 from sqlmodel import Field, SQLModel
 
+from mnemarket.store.world_tables import table_of
+
 
 class MemoryStoreRow(SQLModel, table=True):
     """One memory store: its embedding model (stores refuse to mix models) and id counter."""
@@ -77,5 +79,5 @@ class MemoryAuditRow(SQLModel, table=True):
     details_json: str = Field(default="{}", sa_column=Column(Text, nullable=False, default="{}"))
 
 
-MEMORY_TABLES = (MemoryStoreRow.__table__, MemoryRecordRow.__table__, MemoryAliasRow.__table__,
-                 MemoryAuditRow.__table__)
+MEMORY_TABLES = (table_of(MemoryStoreRow), table_of(MemoryRecordRow), table_of(MemoryAliasRow),
+                 table_of(MemoryAuditRow))

@@ -17,15 +17,22 @@ from mnemarket.errors import StoreError
 from mnemarket.kernel import AccessPolicy, Artifact, ChangeSet, Event, LedgerEntry, WorldSnapshot
 from mnemarket.store.engine import make_engine
 from mnemarket.store.world_tables import (
-    WORLD_TABLES, ArtifactRow, EventRow, LedgerRow, PrincipalRow, StateRow, WorldMetaRow,
+    WORLD_TABLES,
+    ArtifactRow,
+    EventRow,
+    LedgerRow,
+    PrincipalRow,
+    StateRow,
+    WorldMetaRow,
+    table_of,
 )
 
-_meta = WorldMetaRow.__table__
-_principals = PrincipalRow.__table__
-_artifacts = ArtifactRow.__table__
-_ledger = LedgerRow.__table__
-_events = EventRow.__table__
-_state = StateRow.__table__
+_meta = table_of(WorldMetaRow)
+_principals = table_of(PrincipalRow)
+_artifacts = table_of(ArtifactRow)
+_ledger = table_of(LedgerRow)
+_events = table_of(EventRow)
+_state = table_of(StateRow)
 
 _META_COLUMNS = ("tick", "initial", "minted", "burned", "event_count", "ledger_count")
 

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
-from sqlalchemy import BigInteger, Column, Text
+from sqlalchemy import BigInteger, Column, Table, Text
 from sqlmodel import Field, SQLModel
 
+
+def table_of(row: type[SQLModel]) -> Table:
+    """The Core table of a table model (SQLModel sets `__table__` when the class is made; its
+    type stubs do not declare it)."""
+    return row.__table__  # type: ignore[attr-defined]
 
 class WorldMetaRow(SQLModel, table=True):
     """The world's counters, one row (id = 1)."""
@@ -77,5 +82,5 @@ class StateRow(SQLModel, table=True):
     value_json: str = Field(sa_column=Column(Text, nullable=False))
 
 
-WORLD_TABLES = [WorldMetaRow.__table__, PrincipalRow.__table__, ArtifactRow.__table__,
-                LedgerRow.__table__, EventRow.__table__, StateRow.__table__]
+WORLD_TABLES = [table_of(WorldMetaRow), table_of(PrincipalRow), table_of(ArtifactRow),
+                table_of(LedgerRow), table_of(EventRow), table_of(StateRow)]

@@ -80,3 +80,12 @@ def test_decision_schema_admits_every_registered_method_name():
     limit = Decision.model_fields["method"].metadata[0].max_length
     longest = max((m for inv in world.invokables.values() for m in inv.methods), key=len)
     assert len(longest) <= limit, longest
+
+
+def test_query_template_placeholders_are_the_turn_variables():
+    from mnemarket.agents.config import QUERY_VARIABLES
+
+    from .helpers import make_agent
+
+    agent, _ = make_agent(lambda messages, schema: {"action_type": "noop"})
+    assert set(agent.variables(agent.history(), "act", 1, 1)) == set(QUERY_VARIABLES)

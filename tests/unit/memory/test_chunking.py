@@ -7,7 +7,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mnemarket.errors import UserError
-from mnemarket.memory import chunk_text, split_sentences
+from mnemarket.memory import chunk_text
+from mnemarket.memory.chunking import split_sentences
 
 
 def test_sentences_accumulate_up_to_the_limit():

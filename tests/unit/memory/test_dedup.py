@@ -12,8 +12,8 @@ from mnemarket.memory import (
     find_duplicate,
     normalise_text,
     reinforce,
-    text_hash,
 )
+from mnemarket.memory.dedup import text_hash
 
 
 def test_normalisation_ignores_case_space_and_trailing_punctuation():

@@ -12,8 +12,8 @@ from mnemarket.memory import (
     MemoryStore,
     TableRaterConfig,
     make_importance_rater,
-    parse_batch_reply,
 )
+from mnemarket.memory.importance import parse_batch_reply
 from mnemarket.providers import ScriptedLLM
 
 

@@ -10,7 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mnemarket.errors import UserError
-from mnemarket.memory import BM25Index, MemoryStore, RetrievalWeights, tokenize
+from mnemarket.memory import BM25Index, MemoryStore, RetrievalWeights
+from mnemarket.memory.lexical import tokenize
 
 DOCS = [
     "the blacksmith forges a sword for the knight",

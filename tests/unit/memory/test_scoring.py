@@ -7,19 +7,9 @@ import math
 import numpy as np
 import pytest
 
-from mnemarket.memory import (
-    MemoryStore,
-    RetrievalWeights,
-    combine,
-    convex_fusion,
-    importance_from_scale,
-    importance_to_scale,
-    minmax,
-    recency,
-    rrf_fusion,
-    top_k,
-)
 from mnemarket.errors import UserError
+from mnemarket.memory import MemoryStore, RetrievalWeights, importance_from_scale, importance_to_scale, recency
+from mnemarket.memory.scoring import combine, convex_fusion, minmax, rrf_fusion, top_k
 
 from .conftest import FixedEmbedder
 

@@ -146,17 +146,20 @@ def test_cli_compare(finished, tmp_path):
 
 
 def test_a_failing_cell_is_reported_and_does_not_stop_the_others(tmp_path):
-    path = _write(tmp_path, models=["scripted", "nosuchprovider:x"], sessions=1, turns=1,
+    # A well-formed model string whose provider fails when the cell starts (a misspelled one is a
+    # configuration error, reported before any cell: tests/unit/sim/test_validate.py).
+    path = _write(tmp_path, models=["scripted", "replay:/nonexistent/x.jsonl"], sessions=1, turns=1,
                   configs={"default": {}}, max_workers=1)
+    failing = "replay-nonexistent-x-jsonl__default__s1"
     result = CliRunner().invoke(app, ["compare", str(path), "--out", str(tmp_path / "out")])
     assert result.exit_code == 1
-    assert "unfinished: nosuchprovider-x__default__s1" in " ".join(result.output.split())
+    assert f"unfinished: {failing}" in " ".join(result.output.split())
     document = json.loads((tmp_path / "out" / "comparison.json").read_text())
     status = {c["id"]: (c["status"], c.get("message", "")) for c in document["cells"]}
     assert status["scripted__default__s1"][0] == "finished"
-    assert status["nosuchprovider-x__default__s1"][0] == "error"
-    assert "unknown LLM provider" in status["nosuchprovider-x__default__s1"][1]
-    assert not (tmp_path / "out" / "cells" / "nosuchprovider-x__default__s1" / CELL_FILE).exists()
+    assert status[failing][0] == "error"
+    assert "does not exist" in status[failing][1]
+    assert not (tmp_path / "out" / "cells" / failing / CELL_FILE).exists()
 
 
 def test_only_local_model_cells_are_recognised_as_local():

@@ -19,8 +19,8 @@ from mnemarket.errors import ConfigError
 from mnemarket.genesis import install_genesis
 from mnemarket.kernel import World
 from mnemarket.providers import make_embedder
-from mnemarket.sim.dinner import DinnerHost
-from mnemarket.sim.flood import FloodOffice, FloodOptions, damage_for, draw_flood
+from mnemarket.scenarios.dinner import DinnerHost
+from mnemarket.scenarios.flood import FloodOffice, FloodOptions, damage_for, draw_flood
 from mnemarket.sim.runner import RunOptions, build_service, resume_run, run_scenario
 from mnemarket.sim.scenario import ServiceSpec, load_scenario
 from mnemarket.store import SqlWorldStore
@@ -294,12 +294,12 @@ def test_flood_sigkill_then_resume_ends_in_the_same_state(flood_run, tmp_path, k
 
 def test_flood_office_rejects_bad_options_with_the_fix():
     with pytest.raises(ConfigError, match="p_major \\+ p_minor must be <= 1"):
-        build_service(ServiceSpec(cls="mnemarket.sim.flood:FloodOffice",
+        build_service(ServiceSpec(cls="mnemarket.scenarios.flood:FloodOffice",
                                   options={"households": ["a"], "p_major": 0.8, "p_minor": 0.5}))
     with pytest.raises(ConfigError, match="past names unknown households"):
-        build_service(ServiceSpec(cls="mnemarket.sim.flood:FloodOffice",
+        build_service(ServiceSpec(cls="mnemarket.scenarios.flood:FloodOffice",
                                   options={"households": ["a"], "past": {"b": []}}))
-    with pytest.raises(ValueError, match="genesis_memory"):
+    with pytest.raises(ConfigError, match="genesis_memory"):
         World().register(FloodOffice(households=["a"]))
 
 

@@ -31,14 +31,18 @@ that is the audit of what each household remembered when it decided (`decisions(
 from __future__ import annotations
 
 import random
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from mnemarket.genesis import turn_record
 from mnemarket.kernel import ActionFailure, ErrorCode, Invokable, InvokeContext, MethodOutcome, MethodSpec, NoArgs
 from mnemarket.memory import COGNITIVE_EVENT_TABLE, TableRater, TableRaterConfig, TierConfig, WorkingMemoryTier
+from mnemarket.scenarios.hooks import SessionEnd, genesis_memory
 
 if TYPE_CHECKING:
+    from mnemarket.genesis import GenesisMemory
     from mnemarket.kernel import Transaction, World
     from mnemarket.memory import MemoryStore
 
@@ -49,12 +53,17 @@ REINSURANCE_RULE = "flood_reinsurance"
 SOURCE = "flood_office"
 Option = Literal["insure", "elevate", "relocate", "do_nothing"]
 Severity = Literal["major", "minor", "none"]
-OPTIONS: tuple[str, ...] = ("insure", "elevate", "relocate", "do_nothing")
+OPTIONS: tuple[Option, ...] = ("insure", "elevate", "relocate", "do_nothing")
+DEFAULT_BASE_DAMAGE: dict[Severity, int] = {"major": 30, "minor": 12, "none": 0}
+DEFAULT_COSTS: dict[Option, int] = {"insure": 6, "elevate": 25, "relocate": 40, "do_nothing": 0}
 
 # The event type (a key of the importance table) each decision and outcome is remembered as.
 DECISION_EVENT = {"insure": "buy insurance", "elevate": "elevate house", "relocate": "relocate",
                   "do_nothing": "do nothing"}
 FLOOD_EVENT = {"major": "major flood", "minor": "minor flood", "none": "no flood"}
+# The cognitive model's event table (the memory engine's `cognitive` preset rates by it too) plus
+# the one event it lacks; a scenario's `importance:` option adds to or overrides it.
+FLOOD_EVENT_TABLE: dict[str, float] = {**COGNITIVE_EVENT_TABLE, "no flood": 0.2}
 
 
 class PastEvent(BaseModel):
@@ -75,9 +84,8 @@ class FloodOptions(BaseModel):
     seed: int = 0
     p_major: float = Field(0.15, ge=0, le=1)
     p_minor: float = Field(0.3, ge=0, le=1)
-    base_damage: dict[Severity, int] = Field(default_factory=lambda: {"major": 30, "minor": 12, "none": 0})
-    costs: dict[Option, int] = Field(default_factory=lambda: {"insure": 6, "elevate": 25, "relocate": 40,
-                                                               "do_nothing": 0})
+    base_damage: dict[Severity, int] = Field(default_factory=lambda: dict(DEFAULT_BASE_DAMAGE))
+    costs: dict[Option, int] = Field(default_factory=lambda: dict(DEFAULT_COSTS))
     coverage: float = Field(0.8, ge=0, le=1, description="share of the damage an insurance claim pays")
     elevated_factor: float = Field(0.25, ge=0, le=1, description="damage multiplier once elevated")
     reinsurance: bool = Field(True, description="mint what the pool cannot pay; off: deny that part")
@@ -120,7 +128,7 @@ def damage_for(base: int, *, elevated: bool, relocated: bool, elevated_factor: f
 
 
 class FloodOffice(Invokable):
-    """Scenario service of `config/flood.yaml` (see the module docstring for the rules).
+    """Scenario service of `config/flood.yaml` (a :class:`SessionHook`) (see the module docstring for the rules).
 
     Args:
         **options: the fields of :class:`FloodOptions`.
@@ -130,8 +138,8 @@ class FloodOffice(Invokable):
         self.options = FloodOptions.model_validate(options)
         super().__init__(OFFICE_ID, "The river valley's flood office: yearly flood forecast, insurance and "
                          "adaptation. Decide once per year.")
-        self.rater = TableRater(TableRaterConfig(table={**COGNITIVE_EVENT_TABLE, "no flood": 0.2,
-                                                        **self.options.importance}, default=0.3))
+        self.rater = TableRater(TableRaterConfig(table={**FLOOD_EVENT_TABLE, **self.options.importance},
+                                                 default=0.3))
         costs = self.options.costs
         self.add(MethodSpec("status", NoArgs, self._status,
                             "this year, the forecast, your house and what you remember of past floods"))
@@ -150,11 +158,9 @@ class FloodOffice(Invokable):
         self._memory_service(world)
         self._seed_past(world)
 
-    def _memory_service(self, world: World) -> Any:
-        memory = world.invokables.get("genesis_memory")
-        if memory is None:
-            raise ValueError("FloodOffice needs genesis_memory registered first (install genesis before services)")
-        return memory
+    @staticmethod
+    def _memory_service(world: World) -> GenesisMemory:
+        return genesis_memory(world, "FloodOffice")
 
     def store(self, world: World, household: str) -> MemoryStore:
         """The household's episodic store, where its flood tiers live."""
@@ -271,33 +277,37 @@ class FloodOffice(Invokable):
         return MethodOutcome(f"{len(rows)} years on record", rows)
 
     # -- the year's end --------------------------------------------------------------------------
-    def on_session_end(self, world: World, session: int) -> None:
-        """Resolve year `session`: draw the flood, burn damage, pay claims, remember, consolidate.
+    def on_session_end(self, end: SessionEnd) -> None:
+        """Resolve year `end.session`: draw the flood, burn damage, pay claims, remember, consolidate.
 
         Idempotent: a resumed run that calls it again for a resolved year changes nothing.
         """
+        world, session = end.world, end.session
         year = session
         if world.state.get((OFFICE_ID, f"resolved:{year}")) is not None:
             return
         severity, draw = draw_flood(self.options.seed, year, self.options.p_major, self.options.p_minor)
-        rag = self._rag_hits(world, year)
+        rag = self._rag_hits(world, year, end.longterm_stores)
 
         def change(tx: Transaction) -> dict[str, Any]:
             return self._resolve(tx, world, year, severity, draw, rag)
         world.apply_system(f"year {year} ends: {FLOOD_EVENT[severity]}", change,
                            meta={"session": session, "service": OFFICE_ID, "year": year})
 
-    def _rag_hits(self, world: World, year: int) -> dict[str, list[dict[str, str]]]:
-        """Per household: the long-term memories its prompt showed when it decided (from the event meta)."""
+    def _rag_hits(self, world: World, year: int,
+                  longterm_stores: Mapping[str, str]) -> dict[str, list[dict[str, str]]]:
+        """Per household: the long-term memories its prompt showed when it decided (from the event meta),
+        read from the household's configured long-term store."""
         memory, out = self._memory_service(world), {}
         for household in self.options.households:
+            store_id = longterm_stores.get(household)
             for event in world.events(principal=household):
-                action = event.action
-                if (event.meta.get("session") == year and event.success and action.get("artifact_id") == OFFICE_ID
-                        and action.get("method") == "decide"):
-                    store = memory.store(f"{household}_longterm")
-                    out[household] = [{"id": i, "text": store.get(i).text if i in store else ""}
-                                      for i in event.meta.get("rag_hits", [])]
+                action, record = event.action, turn_record(event)
+                if (record is not None and record.session == year and event.success
+                        and action.get("artifact_id") == OFFICE_ID and action.get("method") == "decide"):
+                    store = memory.store(store_id) if store_id else None
+                    out[household] = [{"id": i, "text": store.get(i).text if store is not None and i in store else ""}
+                                      for i in record.rag_hits]
         return out
 
     def _resolve(self, tx: Transaction, world: World, year: int, severity: Severity, draw: float,
@@ -338,7 +348,7 @@ class FloodOffice(Invokable):
                             "burned": burned, "claim": claim, "from_pool": from_pool, "reinsured": reinsured,
                             "denied": denied, "elevated": house["elevated"], "relocated": house["relocated"]}
             memories.setdefault(who, []).extend(self._year_memories(year, severity, house, burned, claim, denied))
-        for who, choice in outcome.items():
+        for who in outcome:
             others = [f"{o} chose {c['option'].replace('_', ' ')}" for o, c in outcome.items() if o != who]
             if others:
                 memories[who].append((f"Year {year}: neighbours: {'; '.join(others)}", "neighbor adaptation"))
@@ -384,4 +394,4 @@ class FloodOffice(Invokable):
         tx.on_commit(write)
 
 
-__all__ = ["FloodOffice", "FloodOptions", "PastEvent", "damage_for", "draw_flood"]
+__all__ = ["FLOOD_EVENT_TABLE", "FloodOffice", "FloodOptions", "PastEvent", "damage_for", "draw_flood"]

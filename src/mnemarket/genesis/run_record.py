@@ -1,0 +1,115 @@
+"""The run record: what an agent's turn writes into its event's `meta`, as one typed model.
+
+The agent writes a :class:`TurnRecord` (`Agent.apply`); the runner, metrics, inspection, the
+report and scenario services read it back with :func:`turn_record`, never by string key. A
+session-end migration writes a :class:`MigrationRecord`. Both work on `Event` objects and on
+the dicts of `events.jsonl`. It lives here, below agents, scenarios and sim, so each can import it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, field_validator
+
+from mnemarket.genesis.memory_service import MEMORY_ID
+from mnemarket.kernel import Event
+
+EventLike = Event | Mapping[str, Any]
+"""A kernel event, or its JSON form (a line of events.jsonl)."""
+
+
+class TurnRecord(BaseModel):
+    """One agent turn: when, what the prompt held, what the model call cost."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    session: int
+    turn: int
+    step: str
+    model: str = ""
+    tokens: int = 0
+    """Context tokens sent."""
+    baseline_tokens: int = 0
+    """Tokens the same prompt would have had with everything stuffed in (no budget, no RAG)."""
+    loop: int = 0
+    """Loop-breaker level (0 = no repeat seen)."""
+    force_step_change: bool = False
+    rag_hits: list[str] = []
+    """Ids of the long-term memories the prompt showed."""
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float = 0.0
+    llm_error: str | None = None
+    """Why the model's reply was unusable, when it was."""
+
+    def meta(self) -> dict[str, Any]:
+        """The event meta this record is written as."""
+        return self.model_dump(exclude_none=True)
+
+    # The kernel takes any meta a caller attaches (tools and tests write their own): reading is
+    # lenient where a loose value has one obvious meaning, so a foreign event never breaks a reader.
+    @field_validator("step", mode="before")
+    @classmethod
+    def _step_text(cls, value: Any) -> str:
+        return str(value)
+
+    @field_validator("rag_hits", mode="before")
+    @classmethod
+    def _hit_ids(cls, value: Any) -> list[str]:
+        return [str(v) for v in value] if isinstance(value, list | tuple) else []
+
+
+class MigrationRecord(BaseModel):
+    """A session-end migration of a working-memory entry into long-term memory."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    session: int
+    migration: Literal[True] = True
+
+    def meta(self) -> dict[str, Any]:
+        return self.model_dump()
+
+
+def _part(event: EventLike, name: str) -> Any:
+    return getattr(event, name) if isinstance(event, Event) else event.get(name)
+
+
+def event_meta(event: EventLike) -> Mapping[str, Any]:
+    return _part(event, "meta") or {}
+
+
+def succeeded(event: EventLike) -> bool:
+    if isinstance(event, Event):
+        return event.success
+    return bool(event.get("success", (event.get("result") or {}).get("success")))
+
+
+def is_migration(event: EventLike) -> bool:
+    return bool(event_meta(event).get("migration"))
+
+
+def turn_record(event: EventLike) -> TurnRecord | None:
+    """The turn record of an agent's turn event; None for any other event (migrations included)."""
+    meta = event_meta(event)
+    if "turn" not in meta or meta.get("migration"):
+        return None
+    return TurnRecord.model_validate(meta)
+
+
+def migration_record(event: EventLike) -> MigrationRecord | None:
+    """The migration record of a session-end migration event; None for any other event."""
+    return MigrationRecord.model_validate(event_meta(event)) if is_migration(event) else None
+
+
+def is_lesson(event: EventLike) -> bool:
+    """A successful `genesis_memory.add`: what an agent chose to keep (its own action or a migration)."""
+    action = _part(event, "action") or {}
+    return (_part(event, "action_type") == "invoke_artifact" and action.get("artifact_id") == MEMORY_ID
+            and action.get("method") == "add" and succeeded(event))
+
+
+__all__ = ["EventLike", "MigrationRecord", "TurnRecord", "event_meta", "is_lesson", "is_migration",
+           "migration_record", "succeeded", "turn_record"]

@@ -1,0 +1,80 @@
+"""The scripted baseline: a scenario's per-agent plan of decisions, played through the full turn.
+
+The runner tells the policy which turn is being decided (:class:`PlanTurn`: agent, session,
+turn, step, the memories the prompt retrieved); the policy plays that agent's planned decision
+for it. Each decision may contain `{re:PATTERN}` placeholders, filled with the first group
+PATTERN matches in what the agent was shown (the messages of the call: for instance a fact its
+memory search returned). When that lacks the fact the decision becomes a noop saying so, so the
+baseline can only use what its memory actually surfaced.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from mnemarket.providers import Message
+
+_PLACEHOLDER = re.compile(r"\{re:(.+?)\}")
+
+
+class PlanTurn(BaseModel):
+    """The turn a scripted decision is asked for, as data (not read back from the prompt)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    agent: str
+    session: int
+    turn: int
+    step: str
+    memories: list[str] = []
+    """Texts of the long-term memories the turn's prompt retrieved."""
+
+
+class ScriptedPlanPolicy:
+    """A policy for `ScriptedLLM`: (messages, schema) -> the planned decision for that agent and turn.
+
+    Args:
+        plan: agent id -> sessions -> turns of decisions (a scenario's `scripted_plan`).
+        reasoning_chars: the decision schema's bound on `reasoning` (a noop's reason is cut to it).
+    """
+
+    def __init__(self, plan: dict[str, list[list[dict[str, Any]]]], reasoning_chars: int):
+        self.plan = plan
+        self.reasoning_chars = reasoning_chars
+        self.current: PlanTurn | None = None
+        """The turn being decided; None outside a turn's decision (reflection, importance calls)."""
+
+    def __call__(self, messages: list[Message], schema: type[BaseModel] | None) -> dict[str, Any]:
+        if self.current is None:
+            return {"action_type": "noop", "reasoning": "scripted plan: cannot tell who or when"}
+        text = "\n".join(m.content for m in messages)
+        agent, turn, session = self.current.agent, self.current.turn, self.current.session
+        sessions = self.plan.get(agent, [])
+        if session > len(sessions) or turn > len(sessions[session - 1]):
+            return {"action_type": "noop", "reasoning": "scripted plan has nothing for this turn"}
+        missing: list[str] = []
+
+        def fill(match: re.Match) -> str:
+            found = re.search(match.group(1), text)
+            if not found:
+                missing.append(match.group(1))
+                return ""
+            return found.group(1) if found.groups() else found.group(0)
+
+        def walk(value: Any) -> Any:
+            if isinstance(value, str):
+                return _PLACEHOLDER.sub(fill, value)
+            if isinstance(value, dict):
+                return {k: walk(v) for k, v in value.items()}
+            if isinstance(value, list):
+                return [walk(v) for v in value]
+            return value
+        decision = walk(sessions[session - 1][turn - 1])
+        if missing:
+            # Cut to the decision schema's reasoning bound: an over-long noop would be "repaired" by a
+            # second call whose prompt then holds the pattern itself, which it matches.
+            return {"action_type": "noop", "reasoning": f"not in my context: {missing[0]}"[:self.reasoning_chars]}
+        return decision

@@ -1,0 +1,23 @@
+"""The scripted plan is told the turn as data; its `{re:...}` patterns read what the agent was shown."""
+
+from __future__ import annotations
+
+from mnemarket.providers import Message
+from mnemarket.scenarios import PlanTurn, ScriptedPlanPolicy
+
+PLAN = {"ada": [[{"action_type": "noop", "reasoning": "first"},
+                 {"action_type": "invoke_artifact", "target": "genesis_bounty", "method": "claim",
+                  "args": {"bounty_id": "vault", "answer": "{re:vault code is (\\d+)}"}}]]}
+
+
+def test_the_turn_comes_from_the_runner_not_the_prompt():
+    policy = ScriptedPlanPolicy(PLAN, reasoning_chars=40)
+    # A prompt that names another agent and turn does not matter: the turn is given as data.
+    shown = [Message(role="user", content="You are bob (principal id bob). Turn 1 of session 1. The vault code is 7421.")]
+    assert policy(shown, None)["reasoning"] == "scripted plan: cannot tell who or when"  # outside a turn
+    policy.current = PlanTurn(agent="ada", session=1, turn=2, step="act")
+    assert policy(shown, None)["args"]["answer"] == "7421"
+    missing = policy([Message(role="user", content="nothing here")], None)
+    assert missing["action_type"] == "noop" and len(missing["reasoning"]) <= 40
+    policy.current = PlanTurn(agent="ada", session=2, turn=1, step="act")
+    assert policy(shown, None)["reasoning"] == "scripted plan has nothing for this turn"
