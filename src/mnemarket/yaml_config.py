@@ -5,6 +5,8 @@ so every bad file reads the same way: `file: field: what was wrong; what is allo
 
 from __future__ import annotations
 
+import functools
+import reprlib
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -16,20 +18,64 @@ from mnemarket.errors import ConfigError, did_you_mean
 Model = TypeVar("Model", bound=BaseModel)
 
 
+MAX_FILE_BYTES = 1_000_000
+"""A configuration file larger than this is refused (the shipped ones are a few KB)."""
+MAX_VALUES = 200_000
+"""Values a file may hold once its aliases are expanded (an alias bomb expands exponentially)."""
+YAML_SUFFIXES = (".yaml", ".yml")
+
+
 def read_yaml(path: Path) -> dict[str, Any]:
+    """A YAML mapping from ``path``; every way a file can be wrong is a :class:`ConfigError`
+    naming the file, never a traceback, a hang or the file's content."""
     try:
-        data = yaml.safe_load(path.read_text())
+        if path.is_dir():
+            raise ConfigError("is a directory; name a YAML file", path=str(path))
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise ConfigError(f"is {size} bytes; configuration files are limited to {MAX_FILE_BYTES}", path=str(path))
+        raw = path.read_bytes()
     except FileNotFoundError:
         raise ConfigError("file not found; check the path", path=str(path)) from None
+    except OSError as exc:
+        raise ConfigError(f"cannot be read ({exc.strerror or exc})", path=str(path)) from None
+    if b"\0" in raw:
+        raise ConfigError("is a binary file, not YAML", path=str(path))
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ConfigError("is not UTF-8 text; save it as UTF-8", path=str(path)) from None
+    try:
+        data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark else ""
-        raise ConfigError(f"malformed YAML{where}: {getattr(exc, 'problem', exc)}", path=str(path)) from None
+        raise ConfigError(f"malformed YAML{where}: {getattr(exc, 'problem', None) or 'unreadable'}",
+                          path=str(path)) from None
+    except RecursionError:
+        raise ConfigError("nests too deeply to be a configuration file", path=str(path)) from None
     if data is None:
         return {}
     if not isinstance(data, dict):
         raise ConfigError(f"expected a mapping of fields, got {type(data).__name__}", path=str(path))
+    if _expanded_size(data) > MAX_VALUES:
+        raise ConfigError(f"holds more than {MAX_VALUES} values once its aliases are expanded "
+                          "(an alias bomb?); write the values out", path=str(path))
     return data
+
+
+def _expanded_size(data: Any) -> int:
+    """Values in ``data`` with shared (aliased) parts counted each time they appear; stops early."""
+    count, stack = 0, [data]
+    while stack and count <= MAX_VALUES:
+        item = stack.pop()
+        count += 1
+        if isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return count
 
 
 def deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
@@ -53,13 +99,21 @@ def resolve_yaml(path: Path, seen: tuple[Path, ...] = ()) -> dict[str, Any]:
     if parent is None:
         return data
     if not isinstance(parent, str):
-        raise ConfigError(f"`extends` must be a file path, got {parent!r}", path=str(path), field="extends")
+        raise ConfigError(f"`extends` must be a file path, got {str(parent)[:60]!r}", path=str(path), field="extends")
+    if not parent.endswith(YAML_SUFFIXES):
+        raise ConfigError(f"`extends` names {parent[:80]!r}; it must be a .yaml or .yml file", path=str(path),
+                          field="extends")
     return deep_merge(resolve_yaml(path.parent / parent, (*seen, path)), data)
+
+
+@functools.lru_cache(maxsize=64)
+def _schema(model: type[BaseModel]) -> dict[str, Any]:
+    return model.model_json_schema()
 
 
 def _allowed(model: type[BaseModel], loc: tuple[Any, ...]) -> str | None:
     """Describe the allowed values of the field at `loc` from the model's JSON schema."""
-    schema = model.model_json_schema()
+    schema = _schema(model)
     defs = schema.get("$defs", {})
     node: dict[str, Any] = schema
     for part in loc:
@@ -81,10 +135,17 @@ def _allowed(model: type[BaseModel], loc: tuple[Any, ...]) -> str | None:
     return None
 
 
+MAX_REPORTED_ERRORS = 5
+_SHORT = reprlib.Repr()  # a bounded repr of whatever a file put in a field
+_SHORT.maxstring, _SHORT.maxother, _SHORT.maxlevel = 80, 80, 3
+
+
 def format_validation_error(exc: ValidationError, path: Path | str | None, model: type[BaseModel]) -> ConfigError:
-    """The first problem as `file: field: what was wrong; allowed ...`."""
+    """The first problems as `file: field: what was wrong; allowed ...` (a file with thousands of
+    mistakes reports a handful and the count)."""
     lines = []
-    for err in exc.errors():
+    errors = exc.errors()
+    for err in errors[:MAX_REPORTED_ERRORS]:
         loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith("function-")))
         field = ".".join(map(str, loc)) or "(file)"
         value = err.get("input")
@@ -99,9 +160,11 @@ def format_validation_error(exc: ValidationError, path: Path | str | None, model
             lines.append(f"{field}: required field is missing")
         else:
             message = err["msg"].removeprefix("Value error, ")
-            got = repr(value)
+            got = _SHORT.repr(value)
             got = got if len(got) <= 80 else got[:77] + "..."
             lines.append(f"{field}: {message} (got {got})" + (f"; allowed: {allowed}" if allowed else ""))
+    if len(errors) > MAX_REPORTED_ERRORS:
+        lines.append(f"and {len(errors) - MAX_REPORTED_ERRORS} more problems")
     return ConfigError("; ".join(lines), path=str(path) if path is not None else None)
 
 

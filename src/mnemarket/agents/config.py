@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from mnemarket.errors import ConfigError, did_you_mean
+from mnemarket.kernel.artifact import valid_artifact_id
 from mnemarket.memory import PRESETS, RetentionPolicy, RetrievalWeights
 from mnemarket.memory.importance import HeuristicRaterConfig, RaterSpec
 from mnemarket.providers import check_llm_spec
@@ -127,8 +128,18 @@ CaptureKind = Literal["failure", "success", "trade", "all"]
 DEFAULT_CAPTURE: tuple[CaptureKind, ...] = ("failure", "trade")
 
 
+def _store_template(value: str) -> str:
+    fields = {name for _, name, _, _ in string.Formatter().parse(value) if name is not None}
+    if fields - {"id"}:
+        raise ValueError(f"store_id {value!r} may use only the {{id}} placeholder, found {sorted(fields - {'id'})}")
+    if not valid_artifact_id(value.replace("{id}", "a")):
+        raise ValueError(f"store_id {value!r} does not make a valid artifact id (letters, digits, '_.:-')")
+    return value
+
+
 class MemoryConfig(_Strict):
-    store_id: str = Field("{id}_longterm", description="long-term store; {id} is the agent id")
+    store_id: Annotated[str, AfterValidator(_store_template)] = Field(
+        "{id}_longterm", description="long-term store; {id} is the agent id")
     migration_prefixes: list[str] = Field(default_factory=lambda: list(DEFAULT_PREFIXES), min_length=1)
     episodic_capture: list[CaptureKind] = Field(
         default_factory=lambda: list(DEFAULT_CAPTURE),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Literal
 
@@ -93,6 +94,12 @@ class Bounty(_Strict):
             raise ValueError(f"bounty {self.id!r}: kind 'answer' needs `answer`")
         if self.kind == "artifact" and not (self.must_contain or self.pattern):
             raise ValueError(f"bounty {self.id!r}: kind 'artifact' needs `must_contain` or `pattern`")
+        if self.pattern is not None:
+            try:
+                re.compile(self.pattern)
+            except re.error as exc:
+                raise ValueError(f"bounty {self.id!r}: pattern {self.pattern[:60]!r} is not a regular expression "
+                                 f"({exc})") from None
         return self
 
 

@@ -40,7 +40,13 @@ from mnemarket.providers import (
 from mnemarket.providers.llm import Usage
 from mnemarket.scenarios import PlanTurn, ScriptedPlanPolicy, SessionEnd, SessionHook
 from mnemarket.sim.run_lock import RunLock
-from mnemarket.sim.scenario import ResolvedScenario, ServiceSpec, load_scenario
+from mnemarket.sim.scenario import (
+    MOVED_SERVICE_MODULES,
+    ResolvedScenario,
+    ServiceSpec,
+    allowed_service,
+    load_scenario,
+)
 from mnemarket.store import SqlWorldStore
 
 RUN = "run"  # world-state namespace of the runner's own progress markers
@@ -49,8 +55,6 @@ CONFIG_FILE = "config.json"
 #: stops, resumable. Such a call is asked again, never applied as the agent's invalid action.
 MAX_PROVIDER_FAILURES = 3
 REASONING_CHARS: int = Decision.model_fields["reasoning"].metadata[0].max_length
-# Scenario services moved from sim/ to scenarios/: run directories made before still name the old path.
-_MOVED_MODULES = {"mnemarket.sim.flood": "mnemarket.scenarios.flood", "mnemarket.sim.dinner": "mnemarket.scenarios.dinner"}
 
 
 class RunOptions(BaseModel):
@@ -409,12 +413,16 @@ def build_service(spec: ServiceSpec) -> Invokable:
     """Import `module:Class` and build it with the spec's options (a clear error if it fails)."""
     import importlib
 
+    if not allowed_service(spec.cls):  # run directories made before the allow-list are checked here too
+        raise ConfigError(f"service {spec.cls!r} is not a scenario service (see sim.scenario.allowed_service)")
     module_name, class_name = spec.cls.split(":")
-    module_name = _MOVED_MODULES.get(module_name, module_name)
+    module_name = MOVED_SERVICE_MODULES.get(module_name, module_name)
     try:
         cls = getattr(importlib.import_module(module_name), class_name)
     except (ImportError, AttributeError) as exc:
         raise ConfigError(f"service {spec.cls!r} cannot be imported: {exc}") from None
+    if not (isinstance(cls, type) and issubclass(cls, Invokable)):
+        raise ConfigError(f"service {spec.cls!r} is not an Invokable class (a scenario service must be one)")
     try:
         service = cls(**spec.options)
     except (TypeError, ValueError) as exc:

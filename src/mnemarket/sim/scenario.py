@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from mnemarket.agents.config import AgentConfig, LLMSpec
 from mnemarket.errors import ConfigError
@@ -49,6 +49,32 @@ class ServiceSpec(_Strict):
 
     cls: str = Field(pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$", description="module.path:ClassName")
     options: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("cls")
+    @classmethod
+    def _allowed(cls, value: str) -> str:
+        if not allowed_service(value):
+            raise ValueError(f"{value!r} is not a scenario service: services come from {SERVICE_PACKAGE} or from a "
+                             f"package that registers them under the {SERVICE_ENTRY_POINTS!r} entry point group")
+        return value
+
+
+SERVICE_PACKAGE = "mnemarket.scenarios"
+SERVICE_ENTRY_POINTS = "mnemarket.services"
+# Scenario services moved from sim/ to scenarios/: run directories made before still name the old path.
+MOVED_SERVICE_MODULES = {"mnemarket.sim.flood": "mnemarket.scenarios.flood",
+                         "mnemarket.sim.dinner": "mnemarket.scenarios.dinner"}
+
+
+def allowed_service(cls_path: str) -> bool:
+    """Only the scenarios package and registered entry points provide services: a scenario file is
+    data, and must not be able to import and call an arbitrary function (`subprocess:Popen`)."""
+    module = MOVED_SERVICE_MODULES.get(cls_path.split(":")[0], cls_path.split(":")[0])
+    if module == SERVICE_PACKAGE or module.startswith(SERVICE_PACKAGE + "."):
+        return True
+    from importlib.metadata import entry_points
+
+    return any(ep.value.replace(" ", "") == cls_path for ep in entry_points(group=SERVICE_ENTRY_POINTS))
 
 
 class ScenarioConfig(_Strict):
@@ -117,6 +143,11 @@ def load_scenario(path: str | Path) -> ResolvedScenario:
     ids = [a.id for a in agents]
     if len(ids) != len(set(ids)):
         raise ConfigError(f"agent ids must be unique, got {ids}", path=str(path), field="agents")
+    stores = [a.store_id for a in agents]
+    shared = sorted({s for s in stores if stores.count(s) > 1})
+    if shared:
+        raise ConfigError(f"agents share the long-term store {shared[0]!r}; give each agent its own "
+                          "memory.store_id (the default '{id}_longterm' does)", path=str(path), field="agents")
     for name in scenario.scripted_plan:
         if name not in ids:
             raise ConfigError(f"scripted_plan names unknown agent {name!r}; agents: {ids}", path=str(path),

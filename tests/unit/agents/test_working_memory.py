@@ -25,3 +25,4 @@ def test_ordinary_working_memory_still_parses_and_migrates():
     text = "current_goal: sell the map\nlessons:\n- 'LESSON: deposit needs authorized_writer'\n"
     assert parse_working_memory(text).current_goal == "sell the map"
     assert prefixed_entries(text, ["LESSON:"]) == ["LESSON: deposit needs authorized_writer"]
+
