@@ -1,16 +1,26 @@
 """The loop breaker, enforced by the turn logic rather than only suggested in a prompt.
 
-After `warn_after` identical failing actions in a row the next prompt carries the loop_breaker
-component; after `force_after` the agent's workflow is moved to another step and the prompt says
-which action not to repeat.
+It watches an agent's recent turns for three patterns: the same action failing again and again
+(`same_failure`), failures of any kind in a row (`failure_streak`), and the very same action
+repeated even when it succeeds (`same_action`: re-reading a list, re-querying the same store).
+At `warn_after` the next prompt carries the loop_breaker component; at `force_after` the
+workflow moves to another step and the prompt says what not to repeat. Failure streaks and
+successful repeats get one turn more of grace than repeated identical failures. The trigger is
+recorded with the turn (`TurnRecord.loop_trigger`) and shown in the report.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Literal
 
 from mnemarket.kernel import Event
+
+Trigger = Literal["same_failure", "failure_streak", "same_action"]
+WINDOW = 12
+"""Turns the breaker looks back over (longer patterns are already forced at level 2)."""
 
 
 @dataclass(frozen=True)
@@ -18,6 +28,17 @@ class LoopState:
     level: int  # 0 fine, 1 warned, 2 forced
     repeats: int
     signature: str
+    trigger: Trigger | None = None
+
+    def message(self) -> str:
+        """What the forced prompt says, in the trigger's words."""
+        if self.trigger == "same_failure":
+            return f"Your last {self.repeats} actions failed the same way: {self.signature}. Do NOT repeat it."
+        if self.trigger == "failure_streak":
+            return (f"Your last {self.repeats} actions all failed (the last: {self.signature}). Read the FIX of "
+                    "the last result and try a different kind of action.")
+        return (f"You did the same action {self.repeats} times in a row: {self.signature}. Its result will not "
+                "change: use what it showed you and do something else.")
 
 
 def signature(event: Event) -> str:
@@ -32,14 +53,32 @@ class LoopBreaker:
     force_after: int = 3
 
     def state(self, history: list[Event]) -> LoopState:
-        turns = [e for e in history if "turn" in e.meta]
-        if not turns or turns[-1].success:
+        turns = [e for e in history[-4 * WINDOW:] if "turn" in e.meta][-WINDOW:]
+        if not turns:
             return LoopState(0, 0, "")
         last = signature(turns[-1])
-        repeats = 0
-        for event in reversed(turns):
-            if event.success or signature(event) != last:
-                break
-            repeats += 1
-        level = 2 if repeats >= self.force_after else 1 if repeats >= self.warn_after else 0
-        return LoopState(level, repeats, last)
+        same_failure = _run(turns, lambda e: not e.success and signature(e) == last)
+        failures = _run(turns, lambda e: not e.success)
+        same_action = _run(turns, lambda e: signature(e) == last)
+        candidates: list[tuple[int, int, Trigger]] = [
+            (self._level(same_failure, 0), same_failure, "same_failure"),
+            (self._level(failures, 1), failures, "failure_streak"),
+            (self._level(same_action, 1), same_action, "same_action"),
+        ]
+        level, repeats, trigger = max(candidates, key=lambda c: c[0])  # ties keep the most specific
+        if level == 0:
+            return LoopState(0, same_failure, last if same_failure else "")
+        return LoopState(level, repeats, last, trigger)
+
+    def _level(self, repeats: int, grace: int) -> int:
+        return 2 if repeats >= self.force_after + grace else 1 if repeats >= self.warn_after + grace else 0
+
+
+def _run(turns: list[Event], matches: Callable[[Event], bool]) -> int:
+    """How many of the newest turns in a row match."""
+    count = 0
+    for event in reversed(turns):
+        if not matches(event):
+            break
+        count += 1
+    return count

@@ -35,6 +35,8 @@ class TurnRecord(BaseModel):
     """Tokens the same prompt would have had with everything stuffed in (no budget, no RAG)."""
     loop: int = 0
     """Loop-breaker level (0 = no repeat seen)."""
+    loop_trigger: str | None = None
+    """What fired the loop breaker: same_failure, failure_streak or same_action."""
     force_step_change: bool = False
     rag_hits: list[str] = []
     """Ids of the long-term memories the prompt showed."""

@@ -390,7 +390,9 @@ def costs(run: RunData, agent: str) -> dict[str, Any]:
             "cost_usd": round(sum(r.cost for r in records), 6),
             "invalid_action_rate": _rate(sum(1 for e, _ in pairs if not _ok(e)), n),
             "unparseable_rate": _rate(sum(1 for e, _ in pairs if e.get("action_type") == "invalid"), n),
-            "loop_breaker_triggers": sum(1 for r in records if r.loop > 0)}
+            "loop_breaker_triggers": sum(1 for r in records if r.loop > 0),
+            "loop_triggers": {kind: sum(1 for r in records if r.loop_trigger == kind)
+                              for kind in sorted({r.loop_trigger for r in records if r.loop_trigger})}}
 
 
 # -- per agent, per cell, per group ---------------------------------------------------------------------------

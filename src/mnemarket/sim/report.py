@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from mnemarket.genesis import MEMORY_ID, STORE_TYPE, Genesis, is_migration
+from mnemarket.genesis import MEMORY_ID, STORE_TYPE, Genesis, is_migration, turn_record
 from mnemarket.kernel import Event, LedgerEntry, World
 from mnemarket.memory import MemoryRecord
 from mnemarket.sim.report_charts import Series, colours, cumulative_counts, line_chart, sample_steps, tick_grid
@@ -309,6 +309,10 @@ def _timeline(events: Sequence[Event]) -> str:
     for event in reversed(shown):
         reasoning = event.action.get("reasoning")
         why = f'<br><span class="reason">why: {_e(_clip(reasoning, 200))}</span>' if reasoning else ""
+        record = turn_record(event)
+        if record is not None and record.loop_trigger:
+            why += (f'<br><span class="reason">loop breaker: {_e(record.loop_trigger)} '
+                    f'({"forced a change" if record.loop > 1 else "warned"})</span>')
         charged = event.result.get("scrip_charged") or 0
         rows.append([_e(event.id), _e(event.tick), _e(_turn_label(event)), _e(event.principal),
                      _e(_describe(event)) + why, _outcome(event), _e(charged) if charged else ""])
