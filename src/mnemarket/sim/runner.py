@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from mnemarket.agents import Agent, Decision, check_components, load_components
 from mnemarket.agents.agent import PendingTurn
 from mnemarket.agents.config import AgentConfig, LLMSpec
-from mnemarket.errors import BudgetExceeded, ConfigError, ProviderUnavailable
+from mnemarket.errors import BudgetExceeded, ConfigError, ProviderUnavailable, StoreError
 from mnemarket.genesis import Genesis, install_genesis, turn_record
 from mnemarket.genesis.run_record import migration_record
 from mnemarket.kernel import Artifact, Invokable, World
@@ -210,9 +210,11 @@ class Runner:
 
         Raises:
             ConfigError: another process is writing this run directory (see `sim.run_lock`).
+            StoreError: the world database is missing or empty although the run had made progress.
         """
         self._lock.acquire()
         resolved = self.config.resolved
+        self._check_database()
         self.world = World(SqlWorldStore(self.db_url))
         # RAG queries are templated and repeat turn after turn: a bounded LRU embeds each once.
         embedder = MemoEmbedder(make_embedder(resolved.scenario.embedder))
@@ -389,6 +391,20 @@ class Runner:
                                                     "message": status.message}
         (self.run_dir / "summary.json").write_text(json.dumps(summary, indent=2))
         write_report(self.run_dir, world, self.genesis, summary)
+
+    def _check_database(self) -> None:
+        """Refuse to start afresh over a lost world: a missing or empty world.db in a run directory
+        whose logs show turns were played would silently replay the whole run from scratch."""
+        if self.config.options.db:
+            return
+        path = Path(self.db_url)
+        if path.exists() and path.stat().st_size > 0:
+            return
+        log = self.run_dir / "contexts.jsonl"
+        if log.exists() and log.stat().st_size > 0:
+            state = "empty" if path.exists() else "missing"
+            raise StoreError(f"{path} is {state} but {log.name} shows this run had played turns; restore the "
+                             "database from a backup, or start a new run with another --out")
 
     def close(self) -> None:
         if self.world is not None:

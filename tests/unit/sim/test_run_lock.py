@@ -45,3 +45,18 @@ def test_two_runners_of_one_directory_cannot_both_write(tmp_path):
     again = Runner.open(tmp_path / "run")
     assert again.run().state == "finished"
     again.close()
+
+
+def test_a_lost_world_database_is_reported_not_replayed(tmp_path):
+    from mnemarket.errors import StoreError
+
+    run = Runner.create(ROOT / "config" / "demo.yaml", tmp_path / "run", RunOptions(model="scripted", turns=1))
+    assert run.run().state == "finished"
+    run.close()
+    for suffix in ("", "-wal", "-shm"):
+        (tmp_path / "run" / f"world.db{suffix}").unlink(missing_ok=True)
+    (tmp_path / "run" / "world.db").write_bytes(b"")
+    again = Runner.open(tmp_path / "run")
+    with pytest.raises(StoreError, match="world.db is empty but contexts.jsonl shows this run had played turns"):
+        again.run()
+    again.close()
