@@ -120,3 +120,8 @@ def test_dev_set_benchmark_runs_on_a_tiny_set(tmp_path, name):
     assert result.returncode == 0, result.stderr
     row = next(line for line in result.stdout.splitlines() if line.startswith(f"| {name} |"))
     assert len(row.split("|")) == 2 + 5 + 2  # config, 4 measures, 2 categories present
+
+
+def test_preset_reflectors_keep_their_systems_dense_retrieval():
+    assert PRESETS["dual"].make_reflector().mode == "dense"
+    assert PRESETS["dual"].make_reflector(mode="hybrid").mode == "hybrid"
