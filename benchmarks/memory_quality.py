@@ -41,15 +41,17 @@ RELEVANCE_CONFIGS: list[tuple[str, str, RetrievalWeights]] = [
     ("hybrid rrf", "hybrid", RetrievalWeights(**REL, fusion="rrf")),
     ("hybrid zscore 0.5", "hybrid", RetrievalWeights(**REL, fusion="zscore", dense_weight=0.5)),
     ("hybrid zscore 0.6", "hybrid", RetrievalWeights(**REL, fusion="zscore", dense_weight=0.6)),
+    ("hybrid zscore 0.65, no neighbour term", "hybrid", RetrievalWeights(**REL, dense_weight=0.65, context_weight=0)),
+    ("hybrid zscore 0.65", "hybrid", RetrievalWeights(**REL, fusion="zscore", dense_weight=0.65)),
     ("hybrid zscore 0.7", "hybrid", RetrievalWeights(**REL, fusion="zscore", dense_weight=0.7)),
     ("hybrid zscore 0.8", "hybrid", RetrievalWeights(**REL, fusion="zscore", dense_weight=0.8)),
 ]
 """Relevance-only configurations, run on both sets."""
 CONFIGS: list[tuple[str, str, RetrievalWeights]] = RELEVANCE_CONFIGS + [
     ("dense + recency 0.5", "dense", RetrievalWeights(relevance=1, recency=0.5, importance=0, decay=0.999)),
-    ("hybrid zscore 0.6 + recency 0.25", "hybrid", RetrievalWeights(relevance=1, recency=0.25, importance=0, decay=0.999)),
-    ("hybrid zscore 0.6 + recency 0.1", "hybrid", RetrievalWeights(relevance=1, recency=0.1, importance=0, decay=0.999)),
-    ("hybrid zscore 0.6, GA equal weights", "hybrid", RetrievalWeights.generative_agents()),
+    ("hybrid default + recency 0.25", "hybrid", RetrievalWeights(relevance=1, recency=0.25, importance=0, decay=0.999)),
+    ("hybrid default + recency 0.1", "hybrid", RetrievalWeights(relevance=1, recency=0.1, importance=0, decay=0.999)),
+    ("hybrid default, GA equal weights", "hybrid", RetrievalWeights.generative_agents()),
     ("dense + recency 0.1", "dense", RetrievalWeights(relevance=1, recency=0.1, importance=0, decay=0.999)),
     ("store default", "default", RetrievalWeights()),
 ]

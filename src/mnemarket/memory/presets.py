@@ -113,7 +113,7 @@ class MemoryPreset(BaseModel):
             raise ConfigError(f"preset {self.name!r} has no threshold reflection; the 'dual' preset does")
         options: dict[str, Any] = {"threshold": r.threshold, "scale": r.scale, "questions": r.questions,
                                    "memories_per_question": r.memories_per_question, "recent": r.recent,
-                                   "reflection_importance": r.reflection_importance}
+                                   "reflection_importance": r.reflection_importance, "mode": self.mode}
         options.update(overrides)
         return ThresholdReflector(**options)
 

@@ -26,7 +26,13 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from mnemarket.memory.importance import BatchLLMRater, ImportanceRaterBase
 from mnemarket.memory.store import MemoryStore
-from mnemarket.memory.weights import ImportanceScale, RetrievalWeights, importance_from_scale, importance_to_scale
+from mnemarket.memory.weights import (
+    ImportanceScale,
+    RetrievalWeights,
+    SearchMode,
+    importance_from_scale,
+    importance_to_scale,
+)
 from mnemarket.providers.llm import LLM
 
 if TYPE_CHECKING:
@@ -109,6 +115,7 @@ def reflect_anchored(
     metadata: Mapping[str, Any] | None = None,
     max_tokens: int | None = None,
     connection: Connection | None = None,
+    mode: SearchMode | None = None,
 ) -> ReflectionReport:
     """Generative Agents' ``reflect``: insights about ``anchor`` from the memories it retrieves.
 
@@ -123,14 +130,15 @@ def reflect_anchored(
         rater: rates each insight; None uses one batched LLM call with ``llm``.
         filter: restrict the evidence (e.g. to one agent).
         weights: retrieval weights (default the store's).
+        mode: retrieval mode (default the store's; the genagents preset passes ``dense``).
         tier: tier of the reflection records.
         metadata: added to each reflection.
         max_tokens: cap of the insight call (default: enough for ``reflection_count`` full insights).
         connection: write inside the caller's transaction.
     """
     now = store.now if now is None else float(now)
-    hits = store.search(anchor, k=retrieval_count, now=now, filter=filter, weights=weights, chronological=True,
-                        connection=connection)
+    hits = store.search(anchor, k=retrieval_count, now=now, filter=filter, weights=weights, mode=mode,
+                        chronological=True, connection=connection)
     report = ReflectionReport(questions=[anchor])
     if not hits:
         report.error = "no memories to reflect on"
@@ -191,13 +199,16 @@ class ThresholdReflector:
         key: name of the state in the store's settings.
         filter: restrict recent records and evidence (e.g. ``{"agent": "alice"}``).
         tier: tier of reflection records.
+        mode: evidence retrieval mode (default the store's; the dual preset passes ``dense``).
     """
 
     def __init__(self, threshold: float = 100.0, *, scale: ImportanceScale = "1-10", questions: int = 3,
                  memories_per_question: int = 10, recent: int = 100, reflection_importance: float = 8.0,
                  enabled: bool = True, key: str = "threshold_reflector", filter: Mapping[str, Any] | None = None,
-                 tier: str = "long_term", state: ThresholdReflectorState | None = None):
+                 tier: str = "long_term", state: ThresholdReflectorState | None = None,
+                 mode: SearchMode | None = None):
         self.threshold = float(threshold)
+        self.mode = mode
         self.scale: ImportanceScale = scale
         self.questions = questions
         self.memories_per_question = memories_per_question
@@ -273,7 +284,7 @@ class ThresholdReflector:
         importance = float(importance_from_scale(self.reflection_importance, self.scale))
         failures = []
         for question in questions:
-            hits = store.search(question, k=self.memories_per_question, now=now,
+            hits = store.search(question, k=self.memories_per_question, now=now, mode=self.mode,
                                 filter={**self.filter, "kind": {"ne": "reflection"}}, connection=connection)
             if not hits:
                 failures.append(f"{question!r}: no evidence")

@@ -1380,7 +1380,13 @@ class MemoryStore:
             return out
         assert self._dense is not None
         rows, sims = self._dense.cosine(self.embedder.embed([query])[0], live)
-        out[rows] = sims if mode == "dense" else self._fuse(sims, self._ensure_lexical().scores(query, n, live)[rows], weights)
+        if mode == "dense":
+            out[rows] = sims
+            return out
+        fused = self._fuse(sims, self._ensure_lexical().scores(query, n, live)[rows], weights)
+        if self.neighbour_context and weights.context_weight > 0:
+            fused = self._with_neighbours(rows, fused, weights.context_weight)
+        out[rows] = fused
         return out
 
 

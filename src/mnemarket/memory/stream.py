@@ -142,7 +142,7 @@ class MemoryStream:
             raise UserError("MemoryStream.reflect needs an LLM: MemoryStream(llm=make_llm('local')) or another provider")
         return reflect_anchored(self.store, anchor, self.llm, retrieval_count=retrieval_count,
                                 reflection_count=reflection_count, now=float(time_step), actor="memory_stream",
-                                rater=self.rater, tier="episodic",
+                                rater=self.rater, tier="episodic", mode="dense",
                                 weights=RetrievalWeights(recency=DEFAULT_HP[0], relevance=DEFAULT_HP[1],
                                                          importance=DEFAULT_HP[2], decay=RECENCY_DECAY))
 

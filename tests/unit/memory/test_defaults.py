@@ -104,7 +104,7 @@ def test_locomo_loader_reads_turns_and_answerable_questions(tmp_path):
 def _run_quality(tmp_path: Path, folder: Path) -> subprocess.CompletedProcess:
     env = {**os.environ, "MNEMARKET_LOCOMO_DIR": str(folder), "PYTHONPATH": str(ROOT / "src")}
     return subprocess.run([sys.executable, str(ROOT / "benchmarks" / "memory_quality.py"), "--sets", "locomo",
-                           "--embedder", "hashing"], capture_output=True, text=True, env=env, timeout=300)
+                           "--embedder", "hashing"], check=False, capture_output=True, text=True, env=env, timeout=300)
 
 
 def test_dev_set_benchmark_skips_cleanly_without_the_data(tmp_path):
@@ -120,3 +120,8 @@ def test_dev_set_benchmark_runs_on_a_tiny_set(tmp_path, name):
     assert result.returncode == 0, result.stderr
     row = next(line for line in result.stdout.splitlines() if line.startswith(f"| {name} |"))
     assert len(row.split("|")) == 2 + 5 + 2  # config, 4 measures, 2 categories present
+
+
+def test_preset_reflectors_keep_their_systems_dense_retrieval():
+    assert PRESETS["dual"].make_reflector().mode == "dense"
+    assert PRESETS["dual"].make_reflector(mode="hybrid").mode == "hybrid"
