@@ -16,7 +16,7 @@ import math
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import numpy as np
 from pydantic import ValidationError
@@ -346,11 +346,12 @@ class MemoryStore:
         if aliases and self._dim:
             self._alias_ids = [a[0] for a in aliases]
             self._alias_queries = [a[1] for a in aliases]
-            self._alias_dense = DenseMatrix.from_array(memory_repo.decode_embeddings([a[2] for a in aliases], self._dim))
+            self._alias_dense = DenseMatrix.from_array(
+                np.asarray(memory_repo.decode_embeddings([a[2] for a in aliases], self._dim)))
             self._alias_next = max(int(a[3]) for a in aliases) + 1
         n = len(data["id"])
         if self._dim:
-            self._dense = DenseMatrix.from_array(data["embedding"])
+            self._dense = DenseMatrix.from_array(np.asarray(data["embedding"]))
         if n == 0:
             return
         self._ids = list(data["id"])
@@ -540,7 +541,7 @@ class MemoryStore:
             text = item.get("text")
             if not isinstance(text, str) or not text.strip():
                 raise UserError(f"memory item {position} needs a non-empty 'text' string, got {text!r}")
-            scale = item.get("importance_scale") or "unit"
+            scale: ImportanceScale = item.get("importance_scale") or "unit"
             importance = item.get("importance")
             if importance is None:
                 importance = rated.get(position, DEFAULT_IMPORTANCE)
@@ -647,9 +648,10 @@ class MemoryStore:
         if foreign:
             fresh = self.embedder.embed([r.text for r in foreign])
             by_id = {id(r): v for r, v in zip(foreign, fresh)}
-            vectors = np.stack([by_id[id(r)] if id(r) in by_id else r.embedding for r in records]).astype(np.float32)
+            vectors = np.stack(cast(list[np.ndarray], [by_id[id(r)] if id(r) in by_id else r.embedding
+                                                       for r in records])).astype(np.float32)
         else:
-            vectors = np.stack([r.embedding for r in records]).astype(np.float32)
+            vectors = np.stack(cast(list[np.ndarray], [r.embedding for r in records])).astype(np.float32)
         items = []
         for r in records:
             items.append({"text": r.text, "kind": r.kind, "tier": r.tier, "importance": r.importance,

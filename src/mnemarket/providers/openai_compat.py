@@ -121,7 +121,8 @@ class OpenAICompatClient:
 def _response_format(mode: StructuredMode, request: CompletionRequest) -> dict[str, Any] | None:
     if mode == "json_schema":
         return {"type": "json_schema",
-                "json_schema": {"name": request.schema.__name__, "schema": request.json_schema, "strict": True}}
+                "json_schema": {"name": request.schema.__name__ if request.schema is not None else "reply",
+                                "schema": request.json_schema, "strict": True}}
     if mode == "json_object":
         return {"type": "json_object", "schema": request.json_schema}
     return None
