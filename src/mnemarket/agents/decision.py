@@ -14,6 +14,7 @@ from typing import Any, Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from mnemarket.kernel import ACTION_TYPES, QueryKernel, WriteArtifact
+from mnemarket.providers.structured import flat_json_schema
 
 # Extra union fields a decision may pass through `args` (everything but what the flat fields carry).
 _PASS_THROUGH = {
@@ -39,6 +40,34 @@ class Decision(BaseModel):
     old_text: str = Field("", max_length=40, description="edit_artifact: the exact text to replace")
     amount: int = Field(0, ge=0, description="transfer: scrip to send")
     reasoning: str = Field("", max_length=40)
+
+    @classmethod
+    def reply_json_schema(cls) -> dict[str, Any]:
+        """The schema constrained decoding uses (see `mnemarket.providers.structured.REPLY_SCHEMA_HOOK`)."""
+        return _reply_json_schema(cls)
+
+
+#: The Decision fields each action type reads (`to_action_payload`); a reply carries only these.
+FIELDS_BY_ACTION: dict[str, tuple[str, ...]] = {
+    "noop": (), "read_artifact": ("target",), "delete_artifact": ("target",),
+    "write_artifact": ("target", "text", "args"), "edit_artifact": ("target", "old_text", "text"),
+    "invoke_artifact": ("target", "method", "args"), "transfer": ("target", "amount"),
+    "query_kernel": ("method", "args"),
+}
+assert set(FIELDS_BY_ACTION) == set(ACTION_TYPES), "every action type needs its reply fields"
+
+
+def _reply_json_schema(cls: type[Decision]) -> dict[str, Any]:
+    """One alternative per action type with only the fields it reads (then `reasoning`): a model
+    cannot pad fields an action ignores, so replies are short. Omitted fields take their defaults
+    when the reply is validated as a `Decision`."""
+    properties = flat_json_schema(cls)["properties"]
+    alternatives = []
+    for action, fields in FIELDS_BY_ACTION.items():
+        names = ["action_type", *fields, "reasoning"]
+        props = {name: ({"const": action} if name == "action_type" else properties[name]) for name in names}
+        alternatives.append({"type": "object", "properties": props, "required": names, "additionalProperties": False})
+    return {"anyOf": alternatives}
 
 
 @lru_cache(maxsize=16)
@@ -73,10 +102,26 @@ def to_action_payload(decision: Decision) -> dict[str, Any]:
     return payload
 
 
-DECISION_FORMAT = """Reply with ONE JSON object and nothing else:
-{"action_type": one of noop|read_artifact|write_artifact|edit_artifact|delete_artifact|invoke_artifact|transfer|query_kernel,
- "target": artifact id (or recipient for transfer), "method": method for invoke_artifact,
- "args": {arguments by name; for write_artifact also access, read_price, artifact_type, metadata},
- "text": content to write (or new text for edit), "old_text": text to replace (edit),
- "amount": scrip for transfer, "reasoning": why, briefly}
-Example: {"action_type": "invoke_artifact", "target": "genesis_bounty", "method": "list", "args": {}, "text": "", "old_text": "", "amount": 0, "reasoning": "find work that pays"}"""  # noqa: E501 (prompt text)
+_FIELD_HINTS = {
+    "target": "artifact id", "method": "method name", "args": "{arguments by name}", "text": "content to write",
+    "old_text": "the exact text to replace", "amount": "scrip to send",
+}
+_ACTION_HINTS = {
+    ("invoke_artifact", "target"): "service id", ("transfer", "target"): "recipient principal id",
+    ("edit_artifact", "text"): "the new text", ("query_kernel", "method"): "artifacts|balances|events|principals",
+    ("query_kernel", "args"): "{filters: type, owner, creator, id_prefix, limit}",
+}
+
+
+def _decision_format() -> str:
+    def shape(action: str, fields: tuple[str, ...]) -> str:
+        parts = [f'"action_type": "{action}"', *(f'"{f}": {_ACTION_HINTS.get((action, f), _FIELD_HINTS[f])}'
+                                                 for f in fields), '"reasoning": why, briefly']
+        return "{" + ", ".join(parts) + "}"
+    shapes = "\n".join(shape(action, fields) for action, fields in FIELDS_BY_ACTION.items())
+    return ("Reply with ONE JSON object and nothing else, with action_type first and only the fields "
+            f"that action uses:\n{shapes}\nwrite_artifact args may also set access, read_price, "
+            "artifact_type, metadata.")
+
+
+DECISION_FORMAT = _decision_format()

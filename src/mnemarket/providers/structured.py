@@ -43,12 +43,26 @@ def _inline(node: Any, defs: dict[str, Any], depth: int = 0) -> Any:
     return out
 
 
+REPLY_SCHEMA_HOOK = "reply_json_schema"
+"""A model class may define this classmethod to give the schema replies are decoded under (e.g. one
+alternative per action, each with only its own fields); it must accept a subset of what the model
+validates, so the model stays the one validator."""
+
+
 @lru_cache(maxsize=256)
 def _tight_cached(schema: type[BaseModel]) -> str:
+    hook = getattr(schema, REPLY_SCHEMA_HOOK, None)
+    if callable(hook):
+        return json.dumps(hook())
+    return json.dumps(flat_json_schema(schema))
+
+
+def flat_json_schema(schema: type[BaseModel]) -> dict[str, Any]:
+    """The model's own schema, inlined, closed and with every field required."""
     raw = schema.model_json_schema()
     # Key order is kept: constrained decoding emits properties in schema order, and models do
     # better when fields come in their natural order (action type first, reasoning last).
-    return json.dumps(_inline(raw, raw.get("$defs", {})))
+    return _inline(raw, raw.get("$defs", {}))
 
 
 def tight_json_schema(schema: type[BaseModel]) -> dict[str, Any]:
@@ -105,6 +119,10 @@ def repair_prompt(error: str) -> str:
 def _trim(value: Any, schema: Any) -> Any:
     if not isinstance(schema, dict):
         return value
+    if isinstance(value, dict) and isinstance(schema.get("anyOf"), list):
+        fitting = [alt for alt in schema["anyOf"] if isinstance(alt, dict)
+                   and set(value) <= set(alt.get("properties", {}))]
+        return _trim(value, fitting[0]) if fitting else value
     if isinstance(value, str) and isinstance(schema.get("maxLength"), int):
         return value[: schema["maxLength"]]
     if isinstance(value, dict) and isinstance(schema.get("properties"), dict):

@@ -1,0 +1,55 @@
+"""The reply schema: one alternative per action type, each with only the fields that action reads."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from mnemarket.agents.decision import FIELDS_BY_ACTION, DECISION_FORMAT, decision_schema, to_action_payload
+from mnemarket.kernel import ACTION_TYPES, parse_action
+from mnemarket.providers import tight_json_schema
+
+
+def test_every_action_type_has_one_closed_alternative_with_its_own_fields():
+    schema = tight_json_schema(decision_schema(150))
+    by_action = {alt["properties"]["action_type"]["const"]: alt for alt in schema["anyOf"]}
+    assert set(by_action) == set(ACTION_TYPES)
+    for action, alt in by_action.items():
+        assert list(alt["properties"]) == ["action_type", *FIELDS_BY_ACTION[action], "reasoning"]
+        assert alt["required"] == list(alt["properties"]) and alt["additionalProperties"] is False
+    assert by_action["write_artifact"]["properties"]["text"]["maxLength"] == 150  # the agent's own bound
+    assert "text" not in by_action["read_artifact"]["properties"]  # nothing to pad
+
+
+@pytest.mark.parametrize("reply", [
+    {"action_type": "read_artifact", "target": "genesis_bounty", "reasoning": "see"},
+    {"action_type": "transfer", "target": "beta", "amount": 3, "reasoning": "pay"},
+    {"action_type": "invoke_artifact", "target": "genesis_memory", "method": "search",
+     "args": {"store_id": "alpha_longterm", "query": "vault"}, "reasoning": "find"},
+    {"action_type": "noop", "reasoning": ""},
+])
+def test_a_short_reply_is_a_decision_and_a_valid_kernel_action(reply):
+    decision = decision_schema(150).model_validate_json(json.dumps(reply))
+    action = parse_action(to_action_payload(decision))
+    assert action.action_type == reply["action_type"]
+
+
+def test_the_prompt_lists_each_shape_from_the_same_table():
+    for action, fields in FIELDS_BY_ACTION.items():
+        line = next(line for line in DECISION_FORMAT.splitlines() if f'"action_type": "{action}"' in line)
+        assert all(f'"{field}"' in line for field in fields)
+
+
+@pytest.mark.local_model
+def test_the_local_model_replies_in_the_short_shape():
+    pytest.importorskip("llama_cpp")
+    from mnemarket.providers.local_llm import GemmaLocalLLM
+
+    llm = GemmaLocalLLM(threads=1)
+    messages = [{"role": "system", "content": DECISION_FORMAT},
+                {"role": "user", "content": "Read the artifact genesis_bounty."}]
+    result = llm.generate(messages, schema=decision_schema(150), max_tokens=80, temperature=0.7, seed=2)
+    assert result.ok, result.error
+    sent = json.loads(result.text)
+    assert set(sent) == {"action_type", *FIELDS_BY_ACTION[sent["action_type"]], "reasoning"}
