@@ -16,7 +16,7 @@ from pydantic import BaseModel
 
 from mnemarket.agents.config import AgentConfig, Component
 from mnemarket.agents.context import AssembledContext, Section, assemble, estimate_tokens
-from mnemarket.agents.decision import DECISION_FORMAT, decision_schema, to_action_payload
+from mnemarket.agents.decision import DECISION_FORMAT, WorldView, decision_for, to_action_payload
 from mnemarket.agents.loop_breaker import LoopBreaker, LoopState
 from mnemarket.agents.working_memory import create_working_memory, parse_working_memory, prefixed_entries
 from mnemarket.genesis import MEMORY_ID, STORE_TYPE, Genesis, MigrationRecord, TurnRecord, turn_record
@@ -35,9 +35,12 @@ from mnemarket.memory import (
 )
 from mnemarket.memory.importance import TableRater
 from mnemarket.providers import LLM, LLMResult, Message
+from mnemarket.providers.structured import flat_json_schema
 
 HISTORY_TURNS = 8
 LAST_DATA_CHARS = 700
+MAX_VIEW_IDS = 60
+"""Ids of one kind a reply schema offers (a long list would swamp the grammar and the model)."""
 
 
 @dataclass
@@ -54,6 +57,8 @@ class TurnPlan:
     rag_hits: list[MemoryHit]
     loop: LoopState
     baseline_tokens: int
+    avoid: tuple[str, str, str] | None = None
+    """The repeated action a forced loop breaker takes out of the reply schema."""
 
     def pending(self) -> PendingTurn:
         return PendingTurn(session=self.session, turn=self.turn, step=self.step,
@@ -272,7 +277,7 @@ class Agent:
         messages = [Message(role="system", content=context.system), Message(role="user", content=context.user)]
         return TurnPlan(agent_id=self.id, session=session, turn=turn, step=step, messages=messages, context=context,
                         rag_query=query, rag_hits=hits, loop=loop,
-                        baseline_tokens=self.baseline_tokens(history, context))
+                        baseline_tokens=self.baseline_tokens(history, context), avoid=_repeated(history, loop))
 
     def _count_tokens(self, text: str) -> int:
         """The model's own token count where its provider has a tokenizer (the local model), else an estimate."""
@@ -290,8 +295,23 @@ class Agent:
                 + estimate_tokens(everything) + estimate_tokens(memories))
 
     # -- decide and apply --------------------------------------------------------------------------
+    def world_view(self, avoid: tuple[str, str, str] | None = None) -> WorldView:
+        """The ids this agent can name now (bounded lists), for its reply schema; ``avoid`` is an
+        action the loop breaker takes off the menu."""
+        world, me = self.world, self.id
+        live = [a for a in world.artifacts.values() if not a.deleted]
+        own = sorted(a.id for a in live if a.owner == me)[-MAX_VIEW_IDS:]
+        readable = sorted(a.id for a in live if a.access.allows("read", me, a.owner))
+        if len(readable) > MAX_VIEW_IDS:  # keep what matters most: its own, the services, memory stores
+            readable = sorted({*own, *world.invokables, *(a.id for a in live if a.type == STORE_TYPE)})[:MAX_VIEW_IDS]
+        principals = sorted(p for p in world.principals if p != me and p not in world.invokables)[:MAX_VIEW_IDS]
+        services = tuple((inv.artifact_id, name, json.dumps(flat_json_schema(spec.args)))
+                         for inv in world.invokables.values() for name, spec in inv.methods.items())
+        return WorldView(readable=tuple(readable), own=tuple(own), principals=tuple(principals), services=services,
+                         avoid=avoid)
+
     async def decide(self, plan: TurnPlan) -> LLMResult:
-        schema = decision_schema(self.config.budget.decision_text_chars)
+        schema = decision_for(self.config.budget.decision_text_chars, self.world_view(plan.avoid))
         return await self.llm.agenerate(plan.messages, schema=schema, max_tokens=self.config.budget.max_output_tokens,
                                         temperature=self.config.temperature,
                                         seed=self.seed * 1_000_003 + plan.session * 1_009 + plan.turn)
@@ -408,6 +428,17 @@ class Agent:
                               reason="threshold reflection over episodic memory")
             promoted.append(insight)
         return promoted
+
+
+def _repeated(history: list[Event], loop: LoopState) -> tuple[str, str, str] | None:
+    """The action a forced loop breaker forbids: the one the agent keeps repeating."""
+    if loop.level < 2 or loop.trigger == "failure_streak":
+        return None
+    last = next((e for e in reversed(history) if turn_record(e) is not None), None)
+    if last is None:
+        return None
+    action = last.action
+    return (last.action_type, str(action.get("artifact_id") or action.get("to") or ""), str(action.get("method") or ""))
 
 
 def _history_text(events: list[Event]) -> str:

@@ -8,6 +8,8 @@ of truth for what is valid.
 
 from __future__ import annotations
 
+import json
+import weakref
 from functools import lru_cache
 from typing import Any, Literal, get_args
 
@@ -57,17 +59,75 @@ FIELDS_BY_ACTION: dict[str, tuple[str, ...]] = {
 assert set(FIELDS_BY_ACTION) == set(ACTION_TYPES), "every action type needs its reply fields"
 
 
+class WorldView(BaseModel):
+    """What an agent can name this turn: the decoding schema offers these ids and no others."""
+
+    model_config = ConfigDict(frozen=True)
+
+    readable: tuple[str, ...] = ()
+    """Artifacts it may read."""
+    own: tuple[str, ...] = ()
+    """Artifacts it may edit or delete."""
+    principals: tuple[str, ...] = ()
+    """Who it may pay."""
+    services: tuple[tuple[str, str, str], ...] = ()
+    """(service id, method, JSON schema of the method's arguments) it may invoke."""
+    avoid: tuple[str, str, str] | None = None
+    """(action type, target, method) the loop breaker forbids this turn: the repeated action."""
+
+
+_VIEWS: weakref.WeakKeyDictionary[type[BaseModel], WorldView] = weakref.WeakKeyDictionary()
+
+
+def _alternative(props: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "object", "properties": props, "required": list(props), "additionalProperties": False}
+
+
 def _reply_json_schema(cls: type[Decision]) -> dict[str, Any]:
     """One alternative per action type with only the fields it reads (then `reasoning`): a model
-    cannot pad fields an action ignores, so replies are short. Omitted fields take their defaults
-    when the reply is validated as a `Decision`."""
+    cannot pad fields an action ignores, so replies are short. With a `WorldView` (see
+    `decision_for`), ids come as enums and each (service, method) is an alternative of its own with
+    that method's argument schema. Omitted fields take their defaults when the reply is validated
+    as a `Decision`, which stays the one validator."""
     properties = flat_json_schema(cls)["properties"]
+    view = _VIEWS.get(cls)
+    ids = {"read_artifact": view.readable, "delete_artifact": view.own, "edit_artifact": view.own,
+           "transfer": view.principals} if view else {}
+    avoid = view.avoid if view else None
+    if avoid is not None and avoid[0] in ids:
+        ids[avoid[0]] = tuple(i for i in ids[avoid[0]] if i != avoid[1])
     alternatives = []
     for action, fields in FIELDS_BY_ACTION.items():
-        names = ["action_type", *fields, "reasoning"]
-        props = {name: ({"const": action} if name == "action_type" else properties[name]) for name in names}
-        alternatives.append({"type": "object", "properties": props, "required": names, "additionalProperties": False})
+        if avoid is not None and avoid[0] == action and action in ("noop", "query_kernel"):
+            continue
+        if view is not None and action == "invoke_artifact" and view.services:
+            for service, method, args in view.services:
+                if avoid == (action, service, method):
+                    continue
+                alternatives.append(_alternative({
+                    "action_type": {"const": action}, "target": {"const": service}, "method": {"const": method},
+                    "args": json.loads(args), "reasoning": properties["reasoning"]}))
+            continue
+        if view is not None and action in ids and not ids[action]:
+            continue  # nothing this agent can name for it
+        props = {name: properties[name] for name in ("action_type", *fields, "reasoning")}
+        props["action_type"] = {"const": action}
+        if ids.get(action):
+            props["target"] = {"enum": list(ids[action])}
+        alternatives.append(_alternative(props))
     return {"anyOf": alternatives}
+
+
+def decision_for(text_chars: int, view: WorldView) -> type[Decision]:
+    """`decision_schema(text_chars)` whose decoding schema names only what ``view`` holds."""
+    return _decision_for(decision_schema(text_chars), view)
+
+
+@lru_cache(maxsize=64)
+def _decision_for(base: type[Decision], view: WorldView) -> type[Decision]:
+    cls = create_model(f"{base.__name__}InWorld", __base__=base)
+    _VIEWS[cls] = view
+    return cls
 
 
 @lru_cache(maxsize=16)

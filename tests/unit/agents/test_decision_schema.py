@@ -53,3 +53,42 @@ def test_the_local_model_replies_in_the_short_shape():
     assert result.ok, result.error
     sent = json.loads(result.text)
     assert set(sent) == {"action_type", *FIELDS_BY_ACTION[sent["action_type"]], "reasoning"}
+
+
+def _by(schema, action):
+    return [a for a in schema["anyOf"] if a["properties"]["action_type"]["const"] == action]
+
+
+def test_a_world_view_turns_ids_into_enums_and_services_into_method_alternatives():
+    from mnemarket.agents.decision import WorldView, decision_for
+
+    view = WorldView(readable=("genesis_bounty", "alpha_notes"), own=("alpha_notes",), principals=("beta",),
+                     services=(("genesis_bounty", "claim", json.dumps({"type": "object", "properties": {
+                         "bounty_id": {"type": "string"}}, "required": ["bounty_id"], "additionalProperties": False})),
+                               ("genesis_bounty", "list", json.dumps({"type": "object", "properties": {}}))))
+    schema = tight_json_schema(decision_for(150, view))
+    assert _by(schema, "read_artifact")[0]["properties"]["target"] == {"enum": ["genesis_bounty", "alpha_notes"]}
+    assert _by(schema, "transfer")[0]["properties"]["target"] == {"enum": ["beta"]}
+    claims = {(a["properties"]["target"]["const"], a["properties"]["method"]["const"]) for a in _by(schema, "invoke_artifact")}
+    assert claims == {("genesis_bounty", "claim"), ("genesis_bounty", "list")}
+    claim = next(a for a in _by(schema, "invoke_artifact") if a["properties"]["method"]["const"] == "claim")
+    assert claim["properties"]["args"]["required"] == ["bounty_id"]
+    # The loop breaker takes the repeated action off the menu; with nothing left an action disappears.
+    avoided = tight_json_schema(decision_for(150, view.model_copy(update={"avoid": ("read_artifact", "alpha_notes", "")})))
+    assert _by(avoided, "read_artifact")[0]["properties"]["target"] == {"enum": ["genesis_bounty"]}
+    no_list = tight_json_schema(decision_for(150, view.model_copy(update={"avoid": ("invoke_artifact", "genesis_bounty",
+                                                                                      "list")})))
+    assert {a["properties"]["method"]["const"] for a in _by(no_list, "invoke_artifact")} == {"claim"}
+    nobody = tight_json_schema(decision_for(150, view.model_copy(update={"principals": ()})))
+    assert _by(nobody, "transfer") == []
+
+
+def test_an_agent_offers_what_its_world_holds():
+    from tests.unit.agents.helpers import make_agent
+
+    agent, world = make_agent(lambda messages, schema: {"action_type": "noop"})
+    world.create_principal("beta", 10)
+    view = agent.world_view()
+    assert "beta" in view.principals and "alpha" not in view.principals
+    assert "alpha_working_memory" in view.own and "alpha_working_memory" in view.readable
+    assert {(s, m) for s, m, _ in view.services} >= {("genesis_memory", "search"), ("genesis_bounty", "claim")}
