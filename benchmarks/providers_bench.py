@@ -12,7 +12,7 @@ Measures:
 Tokens/s count generated tokens over decoding time (prompt evaluation excluded); tokens the
 grammar forces and fast-forwards count as generated.
 
-Usage: python benchmarks/providers_bench.py [--threads N] [--json] [--skip-embeddings]
+Usage: python benchmarks/providers_bench.py [--threads N] [--json] [--skip-embeddings] [--repack]
 With --json the last line of stdout is one JSON object with the figures.
 """
 
@@ -105,21 +105,50 @@ def bench_demo(threads: int | None) -> dict[str, float]:
     }
 
 
+def bench_repack(threads: int | None, rounds: int = 2) -> dict[str, float]:
+    """Prompt and decode speed with llama.cpp's repacked weight buffers on and off (best of rounds)."""
+    from mnemarket.providers.llama_cpu import llama_model
+    from mnemarket.providers.local_llm import gemma_gguf_path
+
+    out: dict[str, float] = {}
+    for _ in range(rounds):
+        for extra in (True, False):
+            llama = llama_model(gemma_gguf_path(), n_ctx=2048, threads=threads, extra_bufts=extra)
+            prompt = llama.tokenize(("The memory market opened at dawn. " * 120).encode(), add_bos=True)[:1000]
+            start = time.perf_counter()
+            llama.eval(prompt)
+            prompt_s = time.perf_counter() - start
+            start = time.perf_counter()
+            for i in range(64):
+                llama.eval([1234 + i])
+            decode_s = time.perf_counter() - start
+            llama.close()
+            tag = "repack" if extra else "no_repack"
+            out[f"{tag}_prompt_tokens_per_s"] = max(out.get(f"{tag}_prompt_tokens_per_s", 0.0), len(prompt) / prompt_s)
+            out[f"{tag}_decode_tokens_per_s"] = max(out.get(f"{tag}_decode_tokens_per_s", 0.0), 64 / decode_s)
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--threads", type=int, default=None, help="threads for onnxruntime and llama.cpp (default: library choice)")
     parser.add_argument("--json", action="store_true", help="end with one line of JSON")
     parser.add_argument("--skip-embeddings", action="store_true")
+    parser.add_argument("--repack", action="store_true",
+                        help="only compare llama.cpp's repacked weight buffers on and off (MNEMARKET_LLAMA_EXTRA_BUFTS)")
     args = parser.parse_args()
     machine = {"machine": platform.machine(), "cores": os.cpu_count(), "python": platform.python_version(),
                "threads": args.threads, "load_average_start": round(os.getloadavg()[0], 2),
                "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
     print(f"machine: {machine}")
     figures: dict[str, object] = dict(machine)
-    if not args.skip_embeddings:
+    if args.repack:
+        figures |= bench_repack(args.threads)
+    elif not args.skip_embeddings:
         figures |= bench_embeddings(args.threads)
-    figures |= bench_free(args.threads)
-    figures |= bench_demo(args.threads)
+    if not args.repack:
+        figures |= bench_free(args.threads)
+        figures |= bench_demo(args.threads)
     print("\n| measure | value |\n|---|---|")
     for name, value in figures.items():
         if name in machine:
