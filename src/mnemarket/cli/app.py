@@ -276,7 +276,8 @@ def validate(path: Path) -> None:
 def demo(out: Path = typer.Option(Path("runs/demo"), help="run directory (an earlier demo's output there is replaced; "
                                                           "anything else is refused)"),
          model: str = typer.Option("local", help="provider; the default is the shipped offline Gemma 3 270M"),
-         turns: int = typer.Option(2, min=1, help="turns per session (the 270M model takes 10-20 s a decision here)"),
+         turns: int = typer.Option(None, min=1, help="turns per session (default: the scenario's; ~1 s a decision "
+                                                     "on 2 cores)"),
          sessions: int = typer.Option(None, min=1)) -> None:
     """Run the repository's config/demo.yaml (found from any directory) offline and print the summary."""
     from mnemarket.sim.output_dirs import prepare_output_dir
