@@ -76,6 +76,27 @@ class WorldView(BaseModel):
     """(action type, target, method) the loop breaker forbids this turn: the repeated action."""
 
 
+MAX_DECODED_CHARS = 300
+"""Longest string a reply may decode into a method argument. Stricter than the argument models
+(a reply within it also validates), and short enough for GBNF converters: llama.cpp expands a
+bounded repetition into one rule per character and refuses grammars past ~2,000 of them."""
+MAX_DECODED_ITEMS = 20
+
+
+def _bounded(schema: Any) -> Any:
+    """``schema`` with string lengths and list sizes capped for decoding."""
+    if isinstance(schema, list):
+        return [_bounded(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {key: _bounded(value) for key, value in schema.items()}
+    if out.get("type") == "string" and "enum" not in out and "const" not in out:
+        out["maxLength"] = min(int(out.get("maxLength", MAX_DECODED_CHARS)), MAX_DECODED_CHARS)
+    if out.get("type") == "array":
+        out["maxItems"] = min(int(out.get("maxItems", MAX_DECODED_ITEMS)), MAX_DECODED_ITEMS)
+    return out
+
+
 _VIEWS: weakref.WeakKeyDictionary[type[BaseModel], WorldView] = weakref.WeakKeyDictionary()
 
 
@@ -89,7 +110,11 @@ def _reply_json_schema(cls: type[Decision]) -> dict[str, Any]:
     `decision_for`), ids come as enums and each (service, method) is an alternative of its own with
     that method's argument schema. Omitted fields take their defaults when the reply is validated
     as a `Decision`, which stays the one validator."""
-    properties = flat_json_schema(cls)["properties"]
+    flat = flat_json_schema(cls)["properties"]
+    # Field schemas are shared through $defs, not copied into every alternative: a GBNF converter
+    # (llama.cpp's server, the local fallback) then writes each bounded string's rule once instead
+    # of once per alternative, which past ~40 alternatives exceeds llama.cpp's grammar limits.
+    properties = {name: {"$ref": f"#/$defs/{name}"} for name in flat}
     view = _VIEWS.get(cls)
     ids = {"read_artifact": view.readable, "delete_artifact": view.own, "edit_artifact": view.own,
            "transfer": view.principals} if view else {}
@@ -106,16 +131,16 @@ def _reply_json_schema(cls: type[Decision]) -> dict[str, Any]:
                     continue
                 alternatives.append(_alternative({
                     "action_type": {"const": action}, "target": {"const": service}, "method": {"const": method},
-                    "args": json.loads(args), "reasoning": properties["reasoning"]}))
+                    "args": _bounded(json.loads(args)), "reasoning": properties["reasoning"]}))
             continue
         if view is not None and action in ids and not ids[action]:
             continue  # nothing this agent can name for it
-        props = {name: properties[name] for name in ("action_type", *fields, "reasoning")}
+        props: dict[str, Any] = {name: properties[name] for name in ("action_type", *fields, "reasoning")}
         props["action_type"] = {"const": action}
         if ids.get(action):
             props["target"] = {"enum": list(ids[action])}
         alternatives.append(_alternative(props))
-    return {"anyOf": alternatives}
+    return {"$defs": flat, "anyOf": alternatives}
 
 
 def decision_for(text_chars: int, view: WorldView) -> type[Decision]:

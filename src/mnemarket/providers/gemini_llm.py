@@ -65,7 +65,7 @@ def gemini_json_schema(schema: Any) -> Any:
         return schema
     out: dict[str, Any] = {}
     for key, value in schema.items():
-        if key == "properties":
+        if key in ("properties", "$defs"):
             out[key] = {name: gemini_json_schema(sub) for name, sub in value.items()}
         elif key in GEMINI_SCHEMA_KEYWORDS:
             out[key] = gemini_json_schema(value)

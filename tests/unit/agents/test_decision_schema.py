@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -18,7 +19,8 @@ def test_every_action_type_has_one_closed_alternative_with_its_own_fields():
     for action, alt in by_action.items():
         assert list(alt["properties"]) == ["action_type", *FIELDS_BY_ACTION[action], "reasoning"]
         assert alt["required"] == list(alt["properties"]) and alt["additionalProperties"] is False
-    assert by_action["write_artifact"]["properties"]["text"]["maxLength"] == 150  # the agent's own bound
+    assert by_action["write_artifact"]["properties"]["text"] == {"$ref": "#/$defs/text"}  # shared, written once
+    assert schema["$defs"]["text"]["maxLength"] == 150  # the agent's own bound
     assert "text" not in by_action["read_artifact"]["properties"]  # nothing to pad
 
 
@@ -92,3 +94,45 @@ def test_an_agent_offers_what_its_world_holds():
     assert "beta" in view.principals and "alpha" not in view.principals
     assert "alpha_working_memory" in view.own and "alpha_working_memory" in view.readable
     assert {(s, m) for s, m, _ in view.services} >= {("genesis_memory", "search"), ("genesis_bounty", "claim")}
+
+
+def _max_lengths(node):
+    if isinstance(node, dict):
+        yield from ([node["maxLength"]] if "maxLength" in node else [])
+        for value in node.values():
+            yield from _max_lengths(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _max_lengths(value)
+
+
+def _demo_world_schema(tmp_path):
+    from mnemarket.agents.decision import decision_for
+    from mnemarket.sim.runner import RunOptions, Runner
+
+    root = Path(__file__).resolve().parents[3]
+    runner = Runner.create(root / "config" / "demo.yaml", tmp_path / "run", RunOptions(model="scripted", turns=1))
+    runner.setup()
+    try:
+        return tight_json_schema(decision_for(150, runner.agents[0].world_view()))
+    finally:
+        runner.close()
+
+
+def test_decoded_strings_stay_short_enough_for_gbnf_converters(tmp_path):
+    from mnemarket.agents.decision import MAX_DECODED_CHARS
+
+    schema = _demo_world_schema(tmp_path)
+    assert len(schema["anyOf"]) > 30  # the demo world's services, one alternative per method
+    assert max(_max_lengths(schema)) <= MAX_DECODED_CHARS
+
+
+@pytest.mark.local_model
+def test_llama_cpp_accepts_the_grammar_of_a_real_world_view(tmp_path):
+    pytest.importorskip("llama_cpp")
+    from llama_cpp import LlamaGrammar
+
+    from mnemarket.providers.local_llm import llama_grammar_text
+
+    grammar = LlamaGrammar.from_string(llama_grammar_text(_demo_world_schema(tmp_path)), verbose=False)
+    assert grammar is not None
