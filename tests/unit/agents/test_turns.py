@@ -48,7 +48,7 @@ def test_loop_breaker_warns_then_forces_a_step_change():
         prompts.append(plan.context.user)
         agent.apply(plan, agent.llm.generate(plan.messages, schema=__import__("mnemarket.agents", fromlist=["Decision"]).Decision))
     assert levels[:4] == [0, 0, 1, 2]
-    assert "WARNING: you repeated the same failing action" in prompts[2]
+    assert "WARNING: you are going in circles" in prompts[2]
     assert "Do NOT repeat it" in prompts[3]
     assert steps[:4] == ["explore", "explore", "explore", "explore"] and steps[4] == "trade"
 
