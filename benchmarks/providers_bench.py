@@ -96,6 +96,7 @@ def bench_demo(threads: int | None) -> dict[str, float]:
         "demo_calls": len(decisions),
         "constrained_tokens_per_s": delta["generated_tokens"] / delta["decode_seconds"],
         "forced_token_share": delta["forced_tokens"] / max(delta["generated_tokens"], 1),
+        "reply_tokens_mean": delta["generated_tokens"] / max(len(decisions), 1),
         "decision_p50_s": statistics.median(decisions),
         "decision_p90_s": _percentile(decisions, 0.9),
         "decision_wall_p50_s": statistics.median(walls),

@@ -6,7 +6,6 @@ so every bad file reads the same way: `file: field: what was wrong; what is allo
 from __future__ import annotations
 
 import functools
-import reprlib
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -14,6 +13,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from mnemarket.errors import ConfigError, did_you_mean
+from mnemarket.kernel.bounds import short_repr
 
 Model = TypeVar("Model", bound=BaseModel)
 
@@ -136,8 +136,6 @@ def _allowed(model: type[BaseModel], loc: tuple[Any, ...]) -> str | None:
 
 
 MAX_REPORTED_ERRORS = 5
-_SHORT = reprlib.Repr()  # a bounded repr of whatever a file put in a field
-_SHORT.maxstring, _SHORT.maxother, _SHORT.maxlevel = 80, 80, 3
 
 
 def format_validation_error(exc: ValidationError, path: Path | str | None, model: type[BaseModel]) -> ConfigError:
@@ -160,7 +158,7 @@ def format_validation_error(exc: ValidationError, path: Path | str | None, model
             lines.append(f"{field}: required field is missing")
         else:
             message = err["msg"].removeprefix("Value error, ")
-            got = _SHORT.repr(value)
+            got = short_repr(value)
             got = got if len(got) <= 80 else got[:77] + "..."
             lines.append(f"{field}: {message} (got {got})" + (f"; allowed: {allowed}" if allowed else ""))
     if len(errors) > MAX_REPORTED_ERRORS:

@@ -16,7 +16,7 @@ from pydantic import BaseModel
 
 from mnemarket.agents.config import AgentConfig, Component
 from mnemarket.agents.context import AssembledContext, Section, assemble, estimate_tokens
-from mnemarket.agents.decision import DECISION_FORMAT, WorldView, decision_for, to_action_payload
+from mnemarket.agents.decision import DECISION_FORMAT, WorldView, args_schema, decision_for, to_action_payload
 from mnemarket.agents.loop_breaker import LoopBreaker, LoopState
 from mnemarket.agents.working_memory import create_working_memory, parse_working_memory, prefixed_entries
 from mnemarket.genesis import MEMORY_ID, STORE_TYPE, Genesis, MigrationRecord, TurnRecord, turn_record
@@ -35,7 +35,6 @@ from mnemarket.memory import (
 )
 from mnemarket.memory.importance import TableRater
 from mnemarket.providers import LLM, LLMResult, Message
-from mnemarket.providers.structured import flat_json_schema
 
 HISTORY_TURNS = 8
 LAST_DATA_CHARS = 700
@@ -305,7 +304,7 @@ class Agent:
         if len(readable) > MAX_VIEW_IDS:  # keep what matters most: its own, the services, memory stores
             readable = sorted({*own, *world.invokables, *(a.id for a in live if a.type == STORE_TYPE)})[:MAX_VIEW_IDS]
         principals = sorted(p for p in world.principals if p != me and p not in world.invokables)[:MAX_VIEW_IDS]
-        services = tuple((inv.artifact_id, name, json.dumps(flat_json_schema(spec.args)))
+        services = tuple((inv.artifact_id, name, args_schema(spec.args))
                          for inv in world.invokables.values() for name, spec in inv.methods.items())
         return WorldView(readable=tuple(readable), own=tuple(own), principals=tuple(principals), services=services,
                          avoid=avoid)

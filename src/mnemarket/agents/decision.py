@@ -16,7 +16,7 @@ from typing import Any, Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from mnemarket.kernel import ACTION_TYPES, QueryKernel, WriteArtifact
-from mnemarket.providers.structured import flat_json_schema
+from mnemarket.providers.structured import flat_json_schema, map_schema
 
 # Extra union fields a decision may pass through `args` (everything but what the flat fields carry).
 _PASS_THROUGH = {
@@ -71,7 +71,7 @@ class WorldView(BaseModel):
     principals: tuple[str, ...] = ()
     """Who it may pay."""
     services: tuple[tuple[str, str, str], ...] = ()
-    """(service id, method, JSON schema of the method's arguments) it may invoke."""
+    """(service id, method, decoding schema of the method's arguments: `args_schema`) it may invoke."""
     avoid: tuple[str, str, str] | None = None
     """(action type, target, method) the loop breaker forbids this turn: the repeated action."""
 
@@ -85,11 +85,10 @@ MAX_DECODED_ITEMS = 20
 
 def _bounded(schema: Any) -> Any:
     """``schema`` with string lengths and list sizes capped for decoding."""
-    if isinstance(schema, list):
-        return [_bounded(item) for item in schema]
-    if not isinstance(schema, dict):
-        return schema
-    out = {key: _bounded(value) for key, value in schema.items()}
+    return map_schema(schema, _cap)
+
+
+def _cap(out: dict[str, Any]) -> dict[str, Any]:
     if out.get("type") == "string" and "enum" not in out and "const" not in out:
         out["maxLength"] = min(int(out.get("maxLength", MAX_DECODED_CHARS)), MAX_DECODED_CHARS)
     if out.get("type") == "array":
@@ -131,7 +130,7 @@ def _reply_json_schema(cls: type[Decision]) -> dict[str, Any]:
                     continue
                 alternatives.append(_alternative({
                     "action_type": {"const": action}, "target": {"const": service}, "method": {"const": method},
-                    "args": _bounded(json.loads(args)), "reasoning": properties["reasoning"]}))
+                    "args": json.loads(args), "reasoning": properties["reasoning"]}))
             continue
         if view is not None and action in ids and not ids[action]:
             continue  # nothing this agent can name for it
@@ -141,6 +140,13 @@ def _reply_json_schema(cls: type[Decision]) -> dict[str, Any]:
             props["target"] = {"enum": list(ids[action])}
         alternatives.append(_alternative(props))
     return {"$defs": flat, "anyOf": alternatives}
+
+
+@lru_cache(maxsize=512)
+def args_schema(args: type[BaseModel]) -> str:
+    """A method argument model's decoding schema as JSON text (built once per model: pydantic
+    rebuilds a JSON schema on every call, and every agent needs every method's each turn)."""
+    return json.dumps(_bounded(flat_json_schema(args)))
 
 
 def decision_for(text_chars: int, view: WorldView) -> type[Decision]:
@@ -187,26 +193,21 @@ def to_action_payload(decision: Decision) -> dict[str, Any]:
     return payload
 
 
-_FIELD_HINTS = {
-    "target": "artifact id", "method": "method name", "args": "{arguments by name}", "text": "content to write",
-    "old_text": "the exact text to replace", "amount": "scrip to send",
-}
-_ACTION_HINTS = {
-    ("invoke_artifact", "target"): "service id", ("transfer", "target"): "recipient principal id",
-    ("edit_artifact", "text"): "the new text", ("query_kernel", "method"): "artifacts|balances|events|principals",
-    ("query_kernel", "args"): "{filters: type, owner, creator, id_prefix, limit}",
-}
+_TARGET_HINTS = {"invoke_artifact": "target=service id", "transfer": "target=recipient"}
 
 
 def _decision_format() -> str:
-    def shape(action: str, fields: tuple[str, ...]) -> str:
-        parts = [f'"action_type": "{action}"', *(f'"{f}": {_ACTION_HINTS.get((action, f), _FIELD_HINTS[f])}'
-                                                 for f in fields), '"reasoning": why, briefly']
-        return "{" + ", ".join(parts) + "}"
-    shapes = "\n".join(shape(action, fields) for action, fields in FIELDS_BY_ACTION.items())
-    return ("Reply with ONE JSON object and nothing else, with action_type first and only the fields "
-            f"that action uses:\n{shapes}\nwrite_artifact args may also set access, read_price, "
-            "artifact_type, metadata.")
+    """One line per action with the fields its reply carries, from `FIELDS_BY_ACTION`. Kept short:
+    the actions list above already explains each action, and every token here is taken from the
+    services, memories and history the budget could otherwise keep."""
+    lines = []
+    for action, fields in FIELDS_BY_ACTION.items():
+        named = [_TARGET_HINTS.get(action, f) if f == "target" else f for f in fields]
+        lines.append(f"{action}: {', '.join(named) or '-'}")
+    return ('Reply with ONE JSON object and nothing else: "action_type", then only the fields that action '
+            'takes, then a brief "reasoning".\n' + "; ".join(lines) + ".\n"
+            "target is an artifact id unless noted; text is the content to write (edit: the new text); args are "
+            "the method's arguments by name (write_artifact: access, read_price, artifact_type, metadata).")
 
 
 DECISION_FORMAT = _decision_format()

@@ -76,7 +76,12 @@ _SHORT = reprlib.Repr()  # Python 3.11's Repr takes no keyword arguments
 _SHORT.maxlevel, _SHORT.maxdict, _SHORT.maxlist, _SHORT.maxstring, _SHORT.maxother, _SHORT.maxlong = 4, 12, 12, 200, 80, 40
 
 
+def short_repr(value: Any) -> str:
+    """``repr`` that stays short whatever the value's size or depth (an alias bomb, a huge list)."""
+    return _SHORT.repr(value)
+
+
 def safe_text(value: Any, limit: int = 2000) -> str:
     """A short, storable rendering of anything (for recording a rejected reply as it came)."""
-    text = value if isinstance(value, str) else _SHORT.repr(value)
+    text = value if isinstance(value, str) else short_repr(value)
     return text[:limit].encode("utf-8", "backslashreplace").decode("utf-8")

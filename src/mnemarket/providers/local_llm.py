@@ -27,6 +27,7 @@ from mnemarket.errors import ProviderError
 from mnemarket.providers.llama_cpu import check_model_runs, llama_model, use_extra_buffer_types
 from mnemarket.providers.llama_decode import LlamaDecoder
 from mnemarket.providers.llm import Completion, CompletionLLM, CompletionRequest, Message, ModelCallFailed, Usage
+from mnemarket.providers.structured import map_schema
 from mnemarket.providers.token_mask import TokenMaskEngine, token_mask_engine
 
 GEMMA_MODEL_ID = "local:gemma-3-270m-q4_k_m"
@@ -148,11 +149,10 @@ def _load_llama(path: Path, n_ctx: int, threads: int | None) -> LoadedModel:
 
 def _grammar_schema(node: Any) -> Any:
     """Rewrite what the Python grammar converter ignores: bounded integer ranges become enums."""
-    if isinstance(node, list):
-        return [_grammar_schema(item) for item in node]
-    if not isinstance(node, dict):
-        return node
-    out = {key: _grammar_schema(value) for key, value in node.items()}
+    return map_schema(node, _integer_range_as_enum)
+
+
+def _integer_range_as_enum(out: dict[str, Any]) -> dict[str, Any]:
     if out.get("type") == "integer" and "enum" not in out:
         low = out.get("minimum", out["exclusiveMinimum"] + 1 if "exclusiveMinimum" in out else None)
         high = out.get("maximum", out["exclusiveMaximum"] - 1 if "exclusiveMaximum" in out else None)

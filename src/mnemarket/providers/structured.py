@@ -8,6 +8,7 @@ the constraints that bound generation: ``enum``/``const``, ``maxLength``, ``maxI
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
@@ -68,6 +69,15 @@ def flat_json_schema(schema: type[BaseModel]) -> dict[str, Any]:
 def tight_json_schema(schema: type[BaseModel]) -> dict[str, Any]:
     """A self-contained, closed JSON schema for ``schema`` (a fresh dict each call)."""
     return json.loads(_tight_cached(schema))
+
+
+def map_schema(node: Any, rewrite: Callable[[dict[str, Any]], dict[str, Any]]) -> Any:
+    """``node`` with ``rewrite`` applied to every object in it, innermost first (a fresh copy)."""
+    if isinstance(node, list):
+        return [map_schema(item, rewrite) for item in node]
+    if not isinstance(node, dict):
+        return node
+    return rewrite({key: map_schema(value, rewrite) for key, value in node.items()})
 
 
 def _extract_json(text: str) -> str:
