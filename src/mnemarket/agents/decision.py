@@ -193,21 +193,26 @@ def to_action_payload(decision: Decision) -> dict[str, Any]:
     return payload
 
 
-_TARGET_HINTS = {"invoke_artifact": "target=service id", "transfer": "target=recipient"}
+_FIELD_HINTS = {
+    "target": "artifact id", "method": "method name", "args": "{arguments by name}", "text": "content to write",
+    "old_text": "the exact text to replace", "amount": "scrip to send",
+}
+_ACTION_HINTS = {
+    ("invoke_artifact", "target"): "service id", ("transfer", "target"): "recipient principal id",
+    ("edit_artifact", "text"): "the new text", ("query_kernel", "method"): "artifacts|balances|events|principals",
+    ("query_kernel", "args"): "{filters: type, owner, creator, id_prefix, limit}",
+}
 
 
 def _decision_format() -> str:
-    """One line per action with the fields its reply carries, from `FIELDS_BY_ACTION`. Kept short:
-    the actions list above already explains each action, and every token here is taken from the
-    services, memories and history the budget could otherwise keep."""
-    lines = []
-    for action, fields in FIELDS_BY_ACTION.items():
-        named = [_TARGET_HINTS.get(action, f) if f == "target" else f for f in fields]
-        lines.append(f"{action}: {', '.join(named) or '-'}")
-    return ('Reply with ONE JSON object and nothing else: "action_type", then only the fields that action '
-            'takes, then a brief "reasoning".\n' + "; ".join(lines) + ".\n"
-            "target is an artifact id unless noted; text is the content to write (edit: the new text); args are "
-            "the method's arguments by name (write_artifact: access, read_price, artifact_type, metadata).")
+    def shape(action: str, fields: tuple[str, ...]) -> str:
+        parts = [f'"action_type": "{action}"', *(f'"{f}": {_ACTION_HINTS.get((action, f), _FIELD_HINTS[f])}'
+                                                 for f in fields), '"reasoning": why, briefly']
+        return "{" + ", ".join(parts) + "}"
+    shapes = "\n".join(shape(action, fields) for action, fields in FIELDS_BY_ACTION.items())
+    return ("Reply with ONE JSON object and nothing else, with action_type first and only the fields "
+            f"that action uses:\n{shapes}\nwrite_artifact args may also set access, read_price, "
+            "artifact_type, metadata.")
 
 
 DECISION_FORMAT = _decision_format()

@@ -39,8 +39,8 @@ def test_a_short_reply_is_a_decision_and_a_valid_kernel_action(reply):
 
 def test_the_prompt_lists_each_shape_from_the_same_table():
     for action, fields in FIELDS_BY_ACTION.items():
-        entry = next(part for part in DECISION_FORMAT.replace("\n", "; ").split("; ") if part.startswith(f"{action}:"))
-        assert all(field in entry for field in fields)
+        line = next(line for line in DECISION_FORMAT.splitlines() if f'"action_type": "{action}"' in line)
+        assert all(f'"{field}"' in line for field in fields)
 
 
 @pytest.mark.local_model
