@@ -16,8 +16,9 @@ from pydantic import BaseModel
 
 from mnemarket.agents.config import AgentConfig, Component
 from mnemarket.agents.context import AssembledContext, Section, assemble, estimate_tokens
-from mnemarket.agents.decision import DECISION_FORMAT, WorldView, args_schema, decision_for, to_action_payload
+from mnemarket.agents.decision import WorldView, args_schema, decision_for, decision_format, to_action_payload
 from mnemarket.agents.loop_breaker import LoopBreaker, LoopState
+from mnemarket.agents.menu import StepMenu, resolve_menu
 from mnemarket.agents.working_memory import create_working_memory, parse_working_memory, prefixed_entries
 from mnemarket.genesis import MEMORY_ID, STORE_TYPE, Genesis, MigrationRecord, TurnRecord, turn_record
 from mnemarket.kernel import AccessPolicy, ActionResult, Artifact, Event, InvokeArtifact, World, describe_actions
@@ -131,6 +132,7 @@ class Agent:
         self.loop_breaker = LoopBreaker()
         self.rater = make_importance_rater(config.memory.importance, llm)
         self._reflector: ThresholdReflector | None = None
+        self._menus: dict[str, StepMenu] = {}
 
     @property
     def reflector(self) -> ThresholdReflector:
@@ -195,6 +197,28 @@ class Agent:
             return target
         return steps[(steps.index(previous) + 1) % len(steps)] if previous in steps else steps[0]
 
+    def menu(self, step: str) -> StepMenu:
+        """What `step` may do (its `actions` list resolved against this world's services).
+
+        Raises:
+            ConfigError: the list names an action type, service or method this world does not have.
+        """
+        if step not in self._menus:
+            index, spec = next((i, s) for i, s in enumerate(self.config.workflow.steps) if s.name == step)
+            self._menus[step] = resolve_menu(spec.actions, self.world.invokables,
+                                             where=f"agent {self.id}: workflow.steps[{index}].actions")
+        return self._menus[step]
+
+    def services_text(self, menu: StepMenu) -> str:
+        """The services section: every method in one compact line per service, or, when the step
+        has a menu, one line per method it allows with arguments, cost and purpose."""
+        services = self.world.invokables.values()
+        if menu.methods is None:
+            return ("SERVICES (invoke_artifact target=service, method, args; =cost in scrip)\n"
+                    + "\n".join(inv.render_compact() for inv in services))
+        lines = [inv.render_methods(menu.method_names(inv)) for inv in services if menu.method_names(inv)]
+        return "SERVICES YOU CAN CALL NOW (invoke_artifact target=service, method, args)\n" + "\n".join(lines)
+
     # -- context ----------------------------------------------------------------------------------
     def _working_memory_text(self) -> str:
         artifact = self.world.get(self.config.working_memory_id)
@@ -238,28 +262,33 @@ class Agent:
         query = self.rag_query(variables)
         hits = self.retrieve(query)
         step_prompt = next(s.prompt for s in self.config.workflow.steps if s.name == step)
+        menu = self.menu(step)
+        types = None if menu.action_types is None else tuple(sorted(menu.action_types))
         components = [c for c in self.components if c.applies_to(step)
                       and (c.trigger == "always" or (c.trigger == "loop" and loop.level > 0))]
         character = self.config.character
         identity = f"You are {self.config.display_name()} (principal id {self.id})."
         if character.identity:
             identity += f" {character.identity}"
-        # Most stable first: text shared by every agent and turn, then this agent's identity, so
-        # a local model reuses the cached prefix (providers/llama_decode.py) across agents and turns.
+        # Most stable first: text shared by every agent and turn (of this step), then this agent's
+        # identity, so a local model reuses the cached prefix (providers/llama_decode.py). The
+        # services the step can call are never cut: without them a model cannot act.
         system = [
             Section("system", self.config.system_prompt.strip(), 0, required=True),
-            Section("actions", f"ACTIONS\n{describe_actions()}\n\n{DECISION_FORMAT}", 0, required=True),
-            Section("genesis", "SERVICES (invoke_artifact target=service, method, args; =cost in scrip)\n"
-                    + "\n".join(inv.render_compact() for inv in self.world.invokables.values()), 4),
+            Section("actions", f"ACTIONS\n{describe_actions(types)}\n\n{decision_format(types)}", 0, required=True),
+            Section("genesis", self.services_text(menu) if menu.allows_type("invoke_artifact") else "", 0,
+                    required=True),
             Section("identity", identity, 0, required=True),
         ]
         # Components that are always on come first: they are the same every turn (a cached prefix).
         user = [
             *[Section(f"component:{c.name}", c.text.strip(), 0, required=True) for c in components
               if c.trigger == "always"],
+            # The essentials are never cut; the list of artifacts (unbounded in a long run) may be.
             Section("variables", (f"Turn {turn} of session {session}. Balance: {variables['balance']} scrip. "
-                                  f"Your artifacts: {variables['artifacts']}. Your long-term memory store: "
-                                  f"{self.config.store_id}. Current goal: {variables['current_goal']}."), 1),
+                                  f"Your long-term memory store: {self.config.store_id}. "
+                                  f"Current goal: {variables['current_goal']}."), 0, required=True),
+            Section("artifacts", f"Your artifacts: {variables['artifacts']}.", 4),
             Section("working_memory", f"YOUR WORKING MEMORY ({self.config.working_memory_id}; update it with "
                     f"write_artifact, max {self.config.working_memory.max_chars} chars):\n"
                     f"{self._working_memory_text()}" if self.config.working_memory.enabled else "", 2),
@@ -294,10 +323,11 @@ class Agent:
                 + estimate_tokens(everything) + estimate_tokens(memories))
 
     # -- decide and apply --------------------------------------------------------------------------
-    def world_view(self, avoid: tuple[str, str, str] | None = None) -> WorldView:
-        """The ids this agent can name now (bounded lists), for its reply schema; ``avoid`` is an
-        action the loop breaker takes off the menu."""
+    def world_view(self, avoid: tuple[str, str, str] | None = None, step: str | None = None) -> WorldView:
+        """The ids this agent can name now (bounded lists) and what ``step``'s menu allows, for its
+        reply schema; ``avoid`` is an action the loop breaker takes off the menu."""
         world, me = self.world, self.id
+        menu = self.menu(step) if step is not None else StepMenu()
         live = [a for a in world.artifacts.values() if not a.deleted]
         own = sorted(a.id for a in live if a.owner == me)[-MAX_VIEW_IDS:]
         readable = sorted(a.id for a in live if a.access.allows("read", me, a.owner))
@@ -305,12 +335,16 @@ class Agent:
             readable = sorted({*own, *world.invokables, *(a.id for a in live if a.type == STORE_TYPE)})[:MAX_VIEW_IDS]
         principals = sorted(p for p in world.principals if p != me and p not in world.invokables)[:MAX_VIEW_IDS]
         services = tuple((inv.artifact_id, name, args_schema(spec.args))
-                         for inv in world.invokables.values() for name, spec in inv.methods.items())
+                         for inv in world.invokables.values() for name, spec in inv.methods.items()
+                         if menu.allows_method(inv.artifact_id, name))
+        stores = sorted(a.id for a in live if a.type == STORE_TYPE)[:MAX_VIEW_IDS]
+        bounties = sorted(self.genesis.bounty.bounties)[:MAX_VIEW_IDS]
         return WorldView(readable=tuple(readable), own=tuple(own), principals=tuple(principals), services=services,
-                         avoid=avoid)
+                         avoid=avoid, stores=tuple(stores), bounties=tuple(bounties),
+                         action_types=None if menu.action_types is None else tuple(sorted(menu.action_types)))
 
     async def decide(self, plan: TurnPlan) -> LLMResult:
-        schema = decision_for(self.config.budget.decision_text_chars, self.world_view(plan.avoid))
+        schema = decision_for(self.config.budget.decision_text_chars, self.world_view(plan.avoid, plan.step))
         return await self.llm.agenerate(plan.messages, schema=schema, max_tokens=self.config.budget.max_output_tokens,
                                         temperature=self.config.temperature,
                                         seed=self.seed * 1_000_003 + plan.session * 1_009 + plan.turn)

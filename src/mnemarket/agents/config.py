@@ -33,6 +33,7 @@ LLMSpec = Annotated[str, AfterValidator(checked_llm_spec)]
 """A model string field (`local`, `gemini:MODEL`, ...), checked without building the model."""
 
 AGENT_ID_PATTERN = r"^[a-z][a-z0-9_]{0,31}$"
+MENU_ENTRY_PATTERN = r"^[a-z][a-z0-9_]{0,63}(\.[a-z][a-z0-9_]{0,31})?$"
 DEFAULT_RAG_QUERY = ("State: {step}. Balance: {balance}. Goal: {current_goal}. Last action: {last_action}. "
                      "What strategies worked? What mistakes should I avoid?")
 DEFAULT_PREFIXES = ["LESSON:", "STRATEGY:", "INSIGHT:"]
@@ -63,6 +64,11 @@ class CharacterConfig(_Strict):
 class WorkflowStep(_Strict):
     name: str = Field(pattern=r"^[a-z][a-z0-9_]{0,31}$")
     prompt: str
+    actions: list[Annotated[str, Field(pattern=MENU_ENTRY_PATTERN)]] = Field(
+        default_factory=list,
+        description="what this step may do (empty: everything): action types (read_artifact, ...), services "
+                    "(genesis_memory: all its methods) or service methods (genesis_memory.search); the reply "
+                    "schema offers only these and the prompt describes only these")
 
 
 class WorkflowConfig(_Strict):
@@ -152,6 +158,22 @@ class MemoryConfig(_Strict):
     retention: RetentionPolicy | None = Field(None, description="caps on the episodic store, applied at session end")
 
 
+LessonTrigger = Literal["failure", "session_end"]
+
+
+class LessonStepConfig(_Strict):
+    """A metacognitive call that asks the model what it learned and writes the answer, as `LESSON:`/
+    `STRATEGY:` lines, into the working-memory artifact (from where session end migrates it)."""
+
+    on: list[LessonTrigger] = Field(default_factory=list,
+                                    description="when to ask: after a failed action, at session end (empty: never)")
+    max_lessons: int = Field(2, ge=1, le=5)
+    lesson_chars: int = Field(140, ge=40, le=400, description="longest lesson, prefix included")
+    prompt: str = ("What did you learn from these outcomes that your future self should know? Write up to "
+                   "{max_lessons} short lessons, each starting LESSON: or STRATEGY:, naming the artifact, method, "
+                   "number or condition and what happened.")
+
+
 class BudgetConfig(_Strict):
     max_context_tokens: int = Field(2400, ge=256, le=200_000)
     max_output_tokens: int = Field(256, ge=16, le=8192)
@@ -176,6 +198,7 @@ class AgentConfig(_Strict):
     working_memory: WorkingMemoryConfig = WorkingMemoryConfig()
     memory: MemoryConfig = MemoryConfig()
     preseeded_lessons: list[str] = Field(default_factory=list)
+    lesson_step: LessonStepConfig = LessonStepConfig()
     budget: BudgetConfig = BudgetConfig()
 
     def display_name(self) -> str:

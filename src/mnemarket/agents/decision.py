@@ -15,7 +15,7 @@ from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from mnemarket.kernel import ACTION_TYPES, QueryKernel, WriteArtifact
+from mnemarket.kernel import ACTION_TYPES, NAMES_KEY, QueryKernel, WriteArtifact
 from mnemarket.providers.structured import flat_json_schema, map_schema
 
 # Extra union fields a decision may pass through `args` (everything but what the flat fields carry).
@@ -74,6 +74,25 @@ class WorldView(BaseModel):
     """(service id, method, decoding schema of the method's arguments: `args_schema`) it may invoke."""
     avoid: tuple[str, str, str] | None = None
     """(action type, target, method) the loop breaker forbids this turn: the repeated action."""
+    action_types: tuple[str, ...] | None = None
+    """The action types the step's menu allows (None: all)."""
+    stores: tuple[str, ...] = ()
+    """Memory stores it can name (method arguments tagged ``x-names: store``)."""
+    bounties: tuple[str, ...] = ()
+    """Open bounties (arguments tagged ``x-names: bounty``)."""
+
+    def names(self, kind: str) -> tuple[str, ...]:
+        """The ids a method argument tagged ``x-names: kind`` may take (see `NAMES_KEY`)."""
+        return {"store": self.stores, "bounty": self.bounties, "own": self.own, "artifact": self.readable,
+                "principal": self.principals}.get(kind, ())
+
+
+def _with_names(args: dict[str, Any], view: WorldView) -> dict[str, Any]:
+    def rewrite(node: dict[str, Any]) -> dict[str, Any]:
+        kind = node.pop(NAMES_KEY, None)
+        ids = view.names(kind) if isinstance(kind, str) else ()
+        return {"enum": list(ids)} if ids else node
+    return map_schema(args, rewrite)
 
 
 MAX_DECODED_CHARS = 300
@@ -122,6 +141,8 @@ def _reply_json_schema(cls: type[Decision]) -> dict[str, Any]:
         ids[avoid[0]] = tuple(i for i in ids[avoid[0]] if i != avoid[1])
     alternatives = []
     for action, fields in FIELDS_BY_ACTION.items():
+        if view is not None and view.action_types is not None and action not in view.action_types:
+            continue
         if avoid is not None and avoid[0] == action and action in ("noop", "query_kernel"):
             continue
         if view is not None and action == "invoke_artifact" and view.services:
@@ -130,7 +151,7 @@ def _reply_json_schema(cls: type[Decision]) -> dict[str, Any]:
                     continue
                 alternatives.append(_alternative({
                     "action_type": {"const": action}, "target": {"const": service}, "method": {"const": method},
-                    "args": json.loads(args), "reasoning": properties["reasoning"]}))
+                    "args": _with_names(json.loads(args), view), "reasoning": properties["reasoning"]}))
             continue
         if view is not None and action in ids and not ids[action]:
             continue  # nothing this agent can name for it
@@ -204,15 +225,24 @@ _ACTION_HINTS = {
 }
 
 
-def _decision_format() -> str:
+@lru_cache(maxsize=64)
+def decision_format(action_types: tuple[str, ...] | None = None) -> str:
+    """How to reply, one line per action type (those given, else all): the prompt's half of the
+    reply schema, generated from the same `FIELDS_BY_ACTION`."""
+    return _decision_format(action_types)
+
+
+def _decision_format(action_types: tuple[str, ...] | None = None) -> str:
     def shape(action: str, fields: tuple[str, ...]) -> str:
         parts = [f'"action_type": "{action}"', *(f'"{f}": {_ACTION_HINTS.get((action, f), _FIELD_HINTS[f])}'
                                                  for f in fields), '"reasoning": why, briefly']
         return "{" + ", ".join(parts) + "}"
-    shapes = "\n".join(shape(action, fields) for action, fields in FIELDS_BY_ACTION.items())
+    shapes = "\n".join(shape(action, fields) for action, fields in FIELDS_BY_ACTION.items()
+                       if action_types is None or action in action_types)
+    extra = ("\nwrite_artifact args may also set access, read_price, artifact_type, metadata."
+             if action_types is None or "write_artifact" in action_types else "")
     return ("Reply with ONE JSON object and nothing else, with action_type first and only the fields "
-            f"that action uses:\n{shapes}\nwrite_artifact args may also set access, read_price, "
-            "artifact_type, metadata.")
+            f"that action uses:\n{shapes}{extra}")
 
 
 DECISION_FORMAT = _decision_format()

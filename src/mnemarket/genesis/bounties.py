@@ -19,6 +19,7 @@ from mnemarket.kernel import (
     MethodSpec,
     NoArgs,
     World,
+    names,
 )
 
 BOUNTY_ID = "genesis_bounty"
@@ -27,7 +28,7 @@ MINT_RULE = "bounty_reward"
 
 class ClaimArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    bounty_id: str
+    bounty_id: str = Field(json_schema_extra=names("bounty"))
     artifact_id: str | None = Field(None, description="for artifact bounties: an artifact you created")
     answer: str | None = Field(None, max_length=500, description="for answer bounties")
 

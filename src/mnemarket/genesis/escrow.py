@@ -21,6 +21,7 @@ from mnemarket.kernel import (
     MethodOutcome,
     MethodSpec,
     NoArgs,
+    names,
 )
 from mnemarket.kernel.artifact import AccessRule
 
@@ -29,7 +30,7 @@ ESCROW_ID = "genesis_escrow"
 
 class DepositArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    artifact_id: str
+    artifact_id: str = Field(json_schema_extra=names("own"))
     price: int = Field(ge=0)
     buyer: str | None = Field(None, description="only this principal may buy; anyone when omitted")
 

@@ -25,6 +25,7 @@ from mnemarket.kernel import (
     MethodOutcome,
     MethodSpec,
     NoArgs,
+    names,
 )
 from mnemarket.kernel.artifact import ARTIFACT_ID_PATTERN
 from mnemarket.memory import MemoryStore
@@ -55,11 +56,11 @@ class CreateArgs(_Args):
 
 
 class StoreArgs(_Args):
-    store_id: str
+    store_id: str = Field(json_schema_extra=names("store"))
 
 
 class AddArgs(_Args):
-    store_id: str
+    store_id: str = Field(json_schema_extra=names("store"))
     text: str = Field(min_length=1, max_length=MAX_ENTRY_CHARS)
     kind: str = Field("lesson", pattern=r"^[a-z][a-z_]{0,31}$")
     importance: float | None = Field(None, ge=0, le=1)
@@ -67,40 +68,40 @@ class AddArgs(_Args):
 
 
 class SearchArgs(_Args):
-    store_id: str
+    store_id: str = Field(json_schema_extra=names("store"))
     query: str = Field(min_length=1, max_length=500)
     k: int = Field(5, ge=1, le=20)
     kind: str | None = None
 
 
 class ListArgs(_Args):
-    store_id: str
+    store_id: str = Field(json_schema_extra=names("store"))
     limit: int = Field(20, ge=1, le=100)
     kind: str | None = None
 
 
 class EntryArgs(_Args):
-    store_id: str
+    store_id: str = Field(json_schema_extra=names("store"))
     entry_id: str
 
 
 class CharacterArgs(_Args):
-    store_id: str
+    store_id: str = Field(json_schema_extra=names("store"))
     name: str = Field(min_length=1, max_length=80)
 
 
 class QuestionArgs(_Args):
-    store_id: str
+    store_id: str = Field(json_schema_extra=names("store"))
     question: str = Field(min_length=1, max_length=500)
 
 
 class OfferLicenceArgs(_Args):
-    store_id: str
+    store_id: str = Field(json_schema_extra=names("store"))
     price: int = Field(ge=0)
 
 
 class OfferCopyArgs(_Args):
-    store_id: str
+    store_id: str = Field(json_schema_extra=names("store"))
     entry_ids: list[str] = Field(min_length=1, max_length=100)
     price: int = Field(ge=0)
 
@@ -111,7 +112,7 @@ class BuyCopyArgs(_Args):
 
 
 class PreviewSetArgs(_Args):
-    store_id: str
+    store_id: str = Field(json_schema_extra=names("store"))
     entry_ids: list[str] = Field(max_length=10)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
@@ -139,10 +140,12 @@ def _fields_text(cls: type[_Action]) -> str:
     return ", ".join(parts)
 
 
-def describe_actions() -> str:
-    """One line per action type: name, fields (? = optional) and purpose."""
+def describe_actions(only: Iterable[str] | None = None) -> str:
+    """One line per action type (those in ``only`` when given): name, fields (? = optional), purpose."""
+    wanted = set(ACTION_TYPES if only is None else only)
     return "Every action may also carry a short `reasoning`.\n" + "\n".join(
         f"- {name}({_fields_text(cls)}): {(cls.__doc__ or '').strip()}" for name, cls in ACTION_TYPES.items()
+        if name in wanted
     )
 
 

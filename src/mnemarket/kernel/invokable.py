@@ -8,9 +8,9 @@ permission and the documentation agents read.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -136,6 +136,18 @@ class MethodSpec:
             f"{self.name} takes ({self.signature()}); pass args as an object, e.g. {json.dumps(example)}")
 
 
+NAMES_KEY = "x-names"
+"""Tag on a method argument's JSON schema saying which ids of the caller's it takes, so a reply
+schema can offer exactly those as an enum (agents/decision.py). Set it with `names`."""
+NameKind = Literal["store", "bounty", "own", "artifact", "principal"]
+
+
+def names(kind: NameKind) -> dict[str, Any]:
+    """``Field(json_schema_extra=names("store"))``: the argument takes a memory store's id (``bounty``:
+    an open bounty's; ``own``: an artifact the caller owns; ``artifact``: one it may read)."""
+    return {NAMES_KEY: kind}
+
+
 @dataclass
 class Invokable:
     """A system artifact with a method table. Subclasses fill `methods` in `__post_init__`."""
@@ -156,6 +168,11 @@ class Invokable:
             f"{spec.name}({', '.join(n + ('' if i.is_required() else '?') for n, i in spec.args.model_fields.items())})"
             f"={spec.describe_cost().replace(' scrip', '')}" for spec in self.methods.values())
         return f"{self.artifact_id}: {methods}"
+
+    def render_methods(self, names: Iterable[str]) -> str:
+        """One line per named method, with its arguments, cost and purpose (a step's own menu)."""
+        return "\n".join(f"- {self.artifact_id}.{spec.name}({spec.signature()}) cost {spec.describe_cost()}: "
+                         f"{spec.description}" for name in names if (spec := self.methods.get(name)) is not None)
 
     def render_docs(self) -> str:
         """The documentation agents read, generated from the method table."""

@@ -1,0 +1,80 @@
+"""A workflow step's menu narrows the prompt and the reply schema; ids come as enums."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from mnemarket.agents import Agent, AgentConfig
+from mnemarket.agents.config import WorkflowConfig, WorkflowStep
+from mnemarket.errors import ConfigError
+from mnemarket.genesis import install_genesis
+from mnemarket.genesis.config import Bounty, GenesisConfig
+from mnemarket.kernel import World
+from mnemarket.providers import ScriptedLLM
+from mnemarket.providers.hashing_embedder import HashingEmbedder
+
+from .helpers import COMPONENTS
+
+BOUNTIES = [Bounty(id="vault_code", kind="answer", description="the vault code?", reward=40, answer="7421"),
+            Bounty(id="poem", kind="artifact", description="a poem", reward=5, must_contain=["escrow"])]
+
+
+def agent_with(actions: list[str]) -> Agent:
+    world = World()
+    genesis = install_genesis(world, HashingEmbedder(), GenesisConfig(bounties=BOUNTIES))
+    workflow = WorkflowConfig(steps=[WorkflowStep(name="recall", prompt="find the fact", actions=actions)])
+    agent = Agent(AgentConfig(id="beta", workflow=workflow), COMPONENTS, world, genesis,
+                  ScriptedLLM(lambda messages, schema: {"action_type": "noop"}, name="test"))
+    agent.setup()
+    return agent
+
+
+def alternatives(agent: Agent) -> list[dict]:
+    from mnemarket.agents.decision import decision_for
+    schema = decision_for(150, agent.world_view(step="recall")).reply_json_schema()
+    return schema["anyOf"]
+
+
+def test_menu_narrows_the_reply_schema_to_the_step_and_names_ids_as_enums():
+    agent = agent_with(["read_artifact", "genesis_memory.search", "genesis_bounty"])
+    options = alternatives(agent)
+    kinds = {(a["properties"]["action_type"]["const"], a["properties"].get("target", {}).get("const"),
+              a["properties"].get("method", {}).get("const")) for a in options}
+    assert kinds == {("read_artifact", None, None), ("invoke_artifact", "genesis_memory", "search"),
+                     ("invoke_artifact", "genesis_bounty", "list"), ("invoke_artifact", "genesis_bounty", "claim")}
+    search = next(a for a in options if a["properties"].get("method", {}).get("const") == "search")
+    assert search["properties"]["args"]["properties"]["store_id"] == {"enum": ["beta_episodic", "beta_longterm"]}
+    claim = next(a for a in options if a["properties"].get("method", {}).get("const") == "claim")
+    assert claim["properties"]["args"]["properties"]["bounty_id"] == {"enum": ["poem", "vault_code"]}
+    assert "x-names" not in json.dumps(options)  # the tag never reaches a provider
+
+
+def test_menu_narrows_the_prompt_and_never_cuts_the_services_it_allows():
+    agent = agent_with(["read_artifact", "genesis_memory.search"])
+    plan = agent.prepare(1, 1)
+    system = plan.context.system
+    assert "genesis_memory.search(store_id" in system
+    assert "genesis_escrow" not in system and "write_artifact(" not in system and '"transfer"' not in system
+    everything = agent_with([]).prepare(1, 1)
+    assert plan.context.tokens < everything.context.tokens  # a short menu is a short prompt
+
+
+def test_a_step_without_a_menu_offers_every_action_and_method():
+    agent = agent_with([])
+    options = alternatives(agent)
+    methods = {(a["properties"]["target"]["const"], a["properties"]["method"]["const"]) for a in options
+               if a["properties"]["action_type"].get("const") == "invoke_artifact"}
+    assert ("genesis_escrow", "deposit") in methods and ("genesis_memory", "buy_licence") in methods
+    assert {"write_artifact", "edit_artifact", "query_kernel"} <= {a["properties"]["action_type"]["const"] for a in options}
+
+
+@pytest.mark.parametrize("entry, says", [("genesis_memroy.search", "Did you mean 'genesis_memory'"),
+                                         ("genesis_memory.serch", "Did you mean 'search'"),
+                                         ("read_artifcat", "Did you mean 'read_artifact'")])
+def test_an_unknown_menu_entry_is_a_config_error_naming_the_field(entry, says):
+    agent = agent_with([entry])
+    with pytest.raises(ConfigError) as info:
+        agent.prepare(1, 1)
+    assert "workflow.steps[0].actions" in str(info.value) and says in str(info.value)
