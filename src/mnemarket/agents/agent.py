@@ -17,10 +17,11 @@ from pydantic import BaseModel
 from mnemarket.agents.config import AgentConfig, Component
 from mnemarket.agents.context import AssembledContext, Section, assemble, estimate_tokens
 from mnemarket.agents.decision import WorldView, args_schema, decision_for, decision_format, to_action_payload
+from mnemarket.agents.lesson_step import lesson_lines, lesson_schema, with_lessons
 from mnemarket.agents.loop_breaker import LoopBreaker, LoopState
 from mnemarket.agents.menu import StepMenu, resolve_menu
 from mnemarket.agents.working_memory import create_working_memory, parse_working_memory, prefixed_entries
-from mnemarket.genesis import MEMORY_ID, STORE_TYPE, Genesis, MigrationRecord, TurnRecord, turn_record
+from mnemarket.genesis import MEMORY_ID, STORE_TYPE, Genesis, LessonRecord, MigrationRecord, TurnRecord, turn_record
 from mnemarket.kernel import AccessPolicy, ActionResult, Artifact, Event, InvokeArtifact, World, describe_actions
 from mnemarket.memory import (
     MemoryHit,
@@ -38,6 +39,10 @@ from mnemarket.memory.importance import TableRater
 from mnemarket.providers import LLM, LLMResult, Message
 
 HISTORY_TURNS = 8
+LESSON_OUTCOMES = 6
+"""Outcomes of the session a lesson step shows the model (the newest)."""
+LESSON_STATE = "lesson_steps"
+"""World-state namespace of the markers that say a lesson step has been written (resume skips it)."""
 LAST_DATA_CHARS = 700
 MAX_VIEW_IDS = 60
 """Ids of one kind a reply schema offers (a long list would swamp the grammar and the model)."""
@@ -403,6 +408,59 @@ class Agent:
             if reflector.enabled:
                 reflector.observe(rating.value, store=store, connection=conn)
         return [write]
+
+    # -- the lesson step ------------------------------------------------------------------------------
+    def lesson_due(self, trigger: str, session: int, after_turn: int) -> bool:
+        """Whether the lesson step runs now: configured for ``trigger``, not yet written, and (for
+        ``failure``) the turn's action failed."""
+        if trigger not in self.config.lesson_step.on or not self.config.working_memory.enabled:
+            return False
+        if self.world.state.get((LESSON_STATE, f"{self.id}:{session}:{after_turn}:{trigger}")) is not None:
+            return False
+        if trigger == "failure":
+            last = next((e for e in reversed(self.history()[-4:]) if (r := turn_record(e)) is not None
+                         and (r.session, r.turn) == (session, after_turn)), None)
+            return last is not None and not last.success
+        return True
+
+    def lesson_messages(self, session: int, trigger: str) -> list[Message]:
+        """The lesson step's prompt: who it is, this session's newest outcomes, its lessons so far."""
+        step = self.config.lesson_step
+        outcomes = [e for e in self.history()[-4 * LESSON_OUTCOMES:]
+                    if (r := turn_record(e)) is not None and r.session == session][-LESSON_OUTCOMES:]
+        known = parse_working_memory(self._working_memory_text()).lessons
+        why = "Your last action failed." if trigger == "failure" else f"Session {session} has ended."
+        user = "\n\n".join(part for part in (
+            f"You are {self.config.display_name()} (principal id {self.id}). {why}",
+            "YOUR OUTCOMES THIS SESSION (newest last):\n" + _history_text(outcomes),
+            ("LESSONS YOU ALREADY HAVE (do not repeat them):\n" + "\n".join(f"- {as_data(k)}" for k in known))
+            if known else "",
+            step.prompt.format(max_lessons=step.max_lessons),
+            'Reply with JSON: {"lessons": [{"kind": "LESSON" or "STRATEGY", "text": "..."}]}') if part)
+        return [Message(role="system", content=self.config.system_prompt.strip()), Message(role="user", content=user)]
+
+    async def ask_lessons(self, session: int, after_turn: int, trigger: str) -> LLMResult:
+        step = self.config.lesson_step
+        return await self.llm.agenerate(self.lesson_messages(session, trigger),
+                                        schema=lesson_schema(step.max_lessons, step.lesson_chars),
+                                        max_tokens=min(self.config.budget.max_output_tokens, 40 * step.max_lessons + 24),
+                                        temperature=self.config.temperature,
+                                        seed=self.seed * 1_000_003 + session * 1_009 + after_turn + 500_000)
+
+    def write_lessons(self, session: int, after_turn: int, trigger: str, reply: LLMResult) -> LessonRecord:
+        """Append the reply's lessons to the working memory and mark the step done, in one commit
+        (a kill before it replays the step; after it, resume skips it)."""
+        lessons = lesson_lines(reply.parsed) if reply.ok and reply.parsed is not None else []
+        error = None if lessons else (reply.error or "the reply held no lessons")
+        record = LessonRecord(session=session, after_turn=after_turn, trigger=trigger,
+                              lessons=lessons, model=reply.model_id, error=error)
+        with self.world.batch():
+            if lessons:
+                content = with_lessons(self._working_memory_text(), lessons, self.config.working_memory.max_chars)
+                self.world.submit(self.id, {"action_type": "write_artifact", "artifact_id": self.config.working_memory_id,
+                                            "content": content, "reasoning": "lesson step"}, meta=record.meta())
+            self.world.set_state(LESSON_STATE, f"{self.id}:{session}:{after_turn}:{trigger}", record.meta())
+        return record
 
     # -- session end ----------------------------------------------------------------------------------
     def end_session(self, session: int) -> SessionReport:

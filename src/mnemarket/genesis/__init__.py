@@ -8,12 +8,20 @@ from mnemarket.genesis.escrow import GenesisEscrow
 from mnemarket.genesis.install import Genesis, install_genesis, render_genesis_docs
 from mnemarket.genesis.ledger_service import GenesisLedger
 from mnemarket.genesis.memory_service import MEMORY_ID, STORE_TYPE, GenesisMemory
-from mnemarket.genesis.run_record import MigrationRecord, TurnRecord, is_lesson, is_migration, turn_record
+from mnemarket.genesis.run_record import (
+    LessonRecord,
+    MigrationRecord,
+    TurnRecord,
+    is_lesson,
+    is_migration,
+    lesson_record,
+    turn_record,
+)
 from mnemarket.genesis.trades import Trade, all_trades
 
 __all__ = [
     "Bounty", "Costs", "Genesis", "GenesisBounty", "GenesisConfig", "GenesisEmbedder", "GenesisEscrow",
-    "GenesisLedger", "GenesisMemory", "GenesisStore", "MEMORY_ID", "MigrationRecord", "STORE_TYPE", "Trade",
-    "TurnRecord", "all_trades", "install_genesis", "is_lesson", "is_migration", "load_genesis_config",
-    "render_genesis_docs", "turn_record",
+    "GenesisLedger", "GenesisMemory", "GenesisStore", "LessonRecord", "MEMORY_ID", "MigrationRecord", "STORE_TYPE", "Trade",
+    "TurnRecord", "all_trades", "install_genesis", "is_lesson", "is_migration", "lesson_record",
+    "load_genesis_config", "render_genesis_docs", "turn_record",
 ]

@@ -75,6 +75,25 @@ class MigrationRecord(BaseModel):
         return self.model_dump()
 
 
+class LessonRecord(BaseModel):
+    """A lesson step: the lessons the model wrote into its working memory when asked (not a turn)."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    session: int
+    after_turn: int
+    """The turn it followed (the session's last turn for a session-end step)."""
+    trigger: Literal["failure", "session_end"]
+    lessons: list[str] = []
+    model: str = ""
+    error: str | None = None
+    """Why the model's reply gave no lessons, when it did not."""
+    lesson_step: Literal[True] = True
+
+    def meta(self) -> dict[str, Any]:
+        return self.model_dump(exclude_none=True)
+
+
 def _part(event: EventLike, name: str) -> Any:
     return getattr(event, name) if isinstance(event, Event) else event.get(name)
 
@@ -106,6 +125,12 @@ def migration_record(event: EventLike) -> MigrationRecord | None:
     return MigrationRecord.model_validate(event_meta(event)) if is_migration(event) else None
 
 
+def lesson_record(event: EventLike) -> LessonRecord | None:
+    """The record of a lesson step's event; None for any other event."""
+    meta = event_meta(event)
+    return LessonRecord.model_validate(meta) if meta.get("lesson_step") else None
+
+
 def is_lesson(event: EventLike) -> bool:
     """A successful `genesis_memory.add`: what an agent chose to keep (its own action or a migration)."""
     action = _part(event, "action") or {}
@@ -113,5 +138,5 @@ def is_lesson(event: EventLike) -> bool:
             and action.get("method") == "add" and succeeded(event))
 
 
-__all__ = ["EventLike", "MigrationRecord", "TurnRecord", "event_meta", "is_lesson", "is_migration",
-           "migration_record", "succeeded", "turn_record"]
+__all__ = ["EventLike", "LessonRecord", "MigrationRecord", "TurnRecord", "event_meta", "is_lesson", "is_migration",
+           "lesson_record", "migration_record", "succeeded", "turn_record"]

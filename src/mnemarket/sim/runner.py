@@ -285,6 +285,7 @@ class Runner:
                     status.turns_done += 1
                     if progress:
                         progress("turn", session, turn)
+                await self._lesson_steps("session_end", session, self.config.turns)
                 status.session_reports.extend(self._end_session(session))
                 if progress:
                     progress("session", session, self.config.turns)
@@ -330,7 +331,15 @@ class Runner:
                 continue
             entry = pending[agent.id]
             agent.apply(PendingTurn.model_validate(entry["plan"]), _load_result(entry["decision"]))
+        await self._lesson_steps("failure", session, turn)
         world.set_state(RUN, key, None)
+
+    async def _lesson_steps(self, trigger: str, session: int, after_turn: int) -> None:
+        """Ask each agent whose lesson step is due what it learned; write the lessons (not turns)."""
+        due = [agent for agent in self.agents if agent.lesson_due(trigger, session, after_turn)]
+        replies = await asyncio.gather(*(agent.ask_lessons(session, after_turn, trigger) for agent in due))
+        for agent, reply in zip(due, replies):
+            agent.write_lessons(session, after_turn, trigger, reply)
 
     async def _decide(self, plans: list) -> list[LLMResult]:
         """Every agent's decision; a call the provider failed to answer is asked again, and after

@@ -1,0 +1,67 @@
+"""The lesson step: a metacognitive call that asks the model what it learned from the outcomes it
+just saw, with a small schema (up to a few short lessons, each `LESSON:` or `STRATEGY:`).
+
+A small model never decides on its own to rewrite its working memory with a lesson line; asked
+directly, with a schema that can only hold lessons, it does. The lessons go into the working-memory
+artifact, from where session end migrates them (charged and de-duplicated) like any other entry.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, create_model
+
+from mnemarket.agents.working_memory import parse_working_memory
+
+LessonKind = Literal["LESSON", "STRATEGY"]
+
+
+class Lesson(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    kind: LessonKind
+    text: str = Field(min_length=3, max_length=140)
+
+
+class LessonReply(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    lessons: list[Lesson] = Field(min_length=1, max_length=2)
+
+
+@lru_cache(maxsize=16)
+def lesson_schema(max_lessons: int, lesson_chars: int) -> type[LessonReply]:
+    """`LessonReply` with the configured count and length (the prefix counts toward the length)."""
+    text_chars = max(8, lesson_chars - len("STRATEGY: "))
+    lesson = create_model(f"Lesson{text_chars}", __base__=Lesson,
+                          text=(str, Field(min_length=3, max_length=text_chars)))
+    return create_model(f"LessonReply{max_lessons}x{text_chars}", __base__=LessonReply,
+                        lessons=(list[lesson], Field(min_length=1, max_length=max_lessons)))
+
+
+def lesson_lines(reply: LessonReply) -> list[str]:
+    """The reply's lessons as working-memory lines, e.g. ``LESSON: escrow needs authorized_writer``."""
+    lines: list[str] = []
+    for lesson in reply.lessons:
+        text = " ".join(lesson.text.split())
+        for prefix in ("LESSON:", "STRATEGY:"):  # a model may repeat the prefix inside the text
+            if text.upper().startswith(prefix):
+                text = text[len(prefix):].strip()
+        line = f"{lesson.kind}: {text}"
+        if text and line not in lines:
+            lines.append(line)
+    return lines
+
+
+def with_lessons(working_memory: str, lessons: list[str], max_chars: int) -> str:
+    """The working memory with ``lessons`` appended to its `lessons` list (repeats skipped), the
+    oldest lessons dropped while the document is longer than ``max_chars``."""
+    memory = parse_working_memory(working_memory)
+    memory.lessons = [*memory.lessons, *(line for line in lessons if line not in memory.lessons)]
+    text = memory.to_yaml()
+    while len(text) > max_chars and memory.lessons:
+        memory.lessons = memory.lessons[1:]
+        text = memory.to_yaml()
+    return text

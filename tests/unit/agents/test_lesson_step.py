@@ -1,0 +1,87 @@
+"""The lesson step: asked after a failure or at session end, the model's lessons reach working memory."""
+
+from __future__ import annotations
+
+import asyncio
+
+from mnemarket.agents.config import LessonStepConfig, WorkingMemoryConfig
+from mnemarket.agents.lesson_step import LessonReply, with_lessons
+from mnemarket.agents.working_memory import parse_working_memory
+from mnemarket.genesis import lesson_record, turn_record
+
+from .helpers import make_agent, run_turn
+
+
+def policy(lessons):
+    """Fails every turn (reads what does not exist); answers a lesson step with ``lessons``."""
+    def reply(messages, schema):
+        if schema is not None and issubclass(schema, LessonReply):
+            return lessons(messages)
+        return {"action_type": "read_artifact", "target": "no_such_artifact"}
+    return reply
+
+
+def lesson_agent(lessons, **config):
+    return make_agent(policy(lessons), lesson_step=LessonStepConfig(on=["failure", "session_end"]), **config)
+
+
+def test_a_failure_triggers_the_lesson_step_and_its_lessons_reach_working_memory():
+    seen = []
+
+    def lessons(messages):
+        seen.append(messages[-1].content)
+        return {"lessons": [{"kind": "LESSON", "text": "no_such_artifact does not exist; list artifacts first"},
+                            {"kind": "STRATEGY", "text": "STRATEGY: query_kernel before reading"}]}
+    agent, world = lesson_agent(lessons)
+    assert not agent.lesson_due("failure", 1, 1)  # nothing has failed yet
+    run_turn(agent, 1, 1)
+    assert agent.lesson_due("failure", 1, 1)
+    reply = asyncio.run(agent.ask_lessons(1, 1, "failure"))
+    record = agent.write_lessons(1, 1, "failure", reply)
+    assert record.lessons == ["LESSON: no_such_artifact does not exist; list artifacts first",
+                              "STRATEGY: query_kernel before reading"]  # a repeated prefix is not doubled
+    assert "Your last action failed" in seen[0] and "no_such_artifact" in seen[0] and "FIX" in seen[0]
+    memory = parse_working_memory(world.get(agent.config.working_memory_id).content)
+    assert memory.lessons == record.lessons
+    assert not agent.lesson_due("failure", 1, 1)  # written once: a resumed run skips it
+    event = world.events(principal=agent.id)[-1]
+    assert lesson_record(event) == record and turn_record(event) is None  # a lesson step is not a turn
+    # The next turn's history and the next lesson prompt both know the lessons.
+    run_turn(agent, 1, 2)
+    asyncio.run(agent.ask_lessons(1, 2, "failure"))
+    assert "LESSONS YOU ALREADY HAVE" in seen[1] and "query_kernel before reading" in seen[1]
+
+
+def test_a_garbled_lesson_reply_is_recorded_and_writes_nothing():
+    agent, world = lesson_agent(lambda messages: {"lessons": "none"})
+    run_turn(agent, 1, 1)
+    before = world.get(agent.config.working_memory_id).content
+    record = agent.write_lessons(1, 1, "failure", asyncio.run(agent.ask_lessons(1, 1, "failure")))
+    assert record.lessons == [] and record.error
+    assert world.get(agent.config.working_memory_id).content == before
+    assert not agent.lesson_due("failure", 1, 1)
+
+
+def test_the_lesson_step_is_off_unless_configured():
+    agent, _ = make_agent(policy(lambda m: {"lessons": []}))
+    run_turn(agent, 1, 1)
+    assert not agent.lesson_due("failure", 1, 1) and not agent.lesson_due("session_end", 1, 1)
+
+
+def test_session_end_lessons_migrate_to_long_term_memory():
+    agent, _ = lesson_agent(lambda m: {"lessons": [{"kind": "LESSON", "text": "reading unknown ids wastes turns"}]},
+                            working_memory=WorkingMemoryConfig(enabled=True, max_chars=1500))
+    run_turn(agent, 1, 1)
+    agent.write_lessons(1, 1, "session_end", asyncio.run(agent.ask_lessons(1, 1, "session_end")))
+    report = agent.end_session(1)
+    assert report.migrated == ["LESSON: reading unknown ids wastes turns"]
+    assert any(r.text == "LESSON: reading unknown ids wastes turns" for r in agent.longterm.records())
+
+
+def test_lessons_past_the_working_memory_limit_push_out_the_oldest():
+    text = ""
+    for i in range(30):
+        text = with_lessons(text, [f"LESSON: number {i} matters a great deal to the market"], max_chars=400)
+    assert len(text) <= 400
+    kept = parse_working_memory(text).lessons
+    assert kept[-1].startswith("LESSON: number 29") and not any(k.startswith("LESSON: number 0 ") for k in kept)
