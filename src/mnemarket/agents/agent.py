@@ -44,6 +44,7 @@ LESSON_OUTCOMES = 6
 LESSON_STATE = "lesson_steps"
 """World-state namespace of the markers that say a lesson step has been written (resume skips it)."""
 LAST_DATA_CHARS = 700
+MAX_BOUNTY_LINES = 5
 MAX_VIEW_IDS = 60
 """Ids of one kind a reply schema offers (a long list would swamp the grammar and the model)."""
 
@@ -64,6 +65,8 @@ class TurnPlan:
     baseline_tokens: int
     avoid: tuple[str, str, str] | None = None
     """The repeated action a forced loop breaker takes out of the reply schema."""
+    history: str = ""
+    """Recent actions as rendered for the prompt (before any budget cut), for scripted policies."""
 
     def pending(self) -> PendingTurn:
         return PendingTurn(session=self.session, turn=self.turn, step=self.step,
@@ -214,6 +217,20 @@ class Agent:
                                              where=f"agent {self.id}: workflow.steps[{index}].actions")
         return self._menus[step]
 
+    def _menu_order(self, step: str | None) -> tuple[str, ...]:
+        spec = next((s for s in self.config.workflow.steps if s.name == step), None)
+        return tuple(spec.actions) if spec is not None else ()
+
+    def bounties_text(self) -> str:
+        """Open bounties, one line each: what the step's claims and memory searches are about."""
+        lines = []
+        for bounty in self.genesis.bounty.open_for(self.world, self.id)[:MAX_BOUNTY_LINES]:
+            how = "an artifact you wrote" if bounty.kind == "artifact" else "the answer"
+            who = (f" Only {', '.join(bounty.claimants)} may claim it: sell them what you know."
+                   if bounty.claimants and self.id not in bounty.claimants else "")
+            lines.append(f"- {bounty.id} pays {bounty.reward} scrip for {how}: {bounty.description}{who}")
+        return "OPEN BOUNTIES\n" + "\n".join(lines) if lines else ""
+
     def services_text(self, menu: StepMenu) -> str:
         """The services section: every method in one compact line per service, or, when the step
         has a menu, one line per method it allows with arguments, cost and purpose."""
@@ -294,6 +311,7 @@ class Agent:
                                   f"Your long-term memory store: {self.config.store_id}. "
                                   f"Current goal: {variables['current_goal']}."), 0, required=True),
             Section("artifacts", f"Your artifacts: {variables['artifacts']}.", 4),
+            Section("bounties", self.bounties_text(), 0, required=True),
             Section("working_memory", f"YOUR WORKING MEMORY ({self.config.working_memory_id}; update it with "
                     f"write_artifact, max {self.config.working_memory.max_chars} chars):\n"
                     f"{self._working_memory_text()}" if self.config.working_memory.enabled else "", 2),
@@ -310,7 +328,8 @@ class Agent:
         messages = [Message(role="system", content=context.system), Message(role="user", content=context.user)]
         return TurnPlan(agent_id=self.id, session=session, turn=turn, step=step, messages=messages, context=context,
                         rag_query=query, rag_hits=hits, loop=loop,
-                        baseline_tokens=self.baseline_tokens(history, context), avoid=_repeated(history, loop))
+                        baseline_tokens=self.baseline_tokens(history, context), avoid=_repeated(history, loop),
+                        history=variables["action_history"])
 
     def _count_tokens(self, text: str) -> int:
         """The model's own token count where its provider has a tokenizer (the local model), else an estimate."""
@@ -342,11 +361,15 @@ class Agent:
         services = tuple((inv.artifact_id, name, args_schema(spec.args))
                          for inv in world.invokables.values() for name, spec in inv.methods.items()
                          if menu.allows_method(inv.artifact_id, name))
-        stores = sorted(a.id for a in live if a.type == STORE_TYPE)[:MAX_VIEW_IDS]
-        bounties = sorted(self.genesis.bounty.bounties)[:MAX_VIEW_IDS]
+        # Its own long-term store first, then stores it may search, then the rest (to preview or
+        # license): a small model tends to take the first choice it is offered.
+        stores = [a.id for a in sorted((a for a in live if a.type == STORE_TYPE), key=lambda a: (
+            a.id != self.config.store_id, not a.access.allows("read", me, a.owner), a.id))][:MAX_VIEW_IDS]
+        bounties = sorted(self.genesis.bounty.claimable_by(me))[:MAX_VIEW_IDS]
         return WorldView(readable=tuple(readable), own=tuple(own), principals=tuple(principals), services=services,
                          avoid=avoid, stores=tuple(stores), bounties=tuple(bounties),
-                         action_types=None if menu.action_types is None else tuple(sorted(menu.action_types)))
+                         action_types=None if menu.action_types is None else tuple(sorted(menu.action_types)),
+                         order=self._menu_order(step))
 
     async def decide(self, plan: TurnPlan) -> LLMResult:
         schema = decision_for(self.config.budget.decision_text_chars, self.world_view(plan.avoid, plan.step))
@@ -413,7 +436,7 @@ class Agent:
     def lesson_due(self, trigger: str, session: int, after_turn: int) -> bool:
         """Whether the lesson step runs now: configured for ``trigger``, not yet written, and (for
         ``failure``) the turn's action failed."""
-        if trigger not in self.config.lesson_step.on or not self.config.working_memory.enabled:
+        if trigger not in self.config.lesson_step.after or not self.config.working_memory.enabled:
             return False
         if self.world.state.get((LESSON_STATE, f"{self.id}:{session}:{after_turn}:{trigger}")) is not None:
             return False
@@ -423,11 +446,14 @@ class Agent:
             return last is not None and not last.success
         return True
 
+    def _session_outcomes(self, session: int) -> list[Event]:
+        return [e for e in self.history()[-4 * LESSON_OUTCOMES:]
+                if (r := turn_record(e)) is not None and r.session == session][-LESSON_OUTCOMES:]
+
     def lesson_messages(self, session: int, trigger: str) -> list[Message]:
         """The lesson step's prompt: who it is, this session's newest outcomes, its lessons so far."""
         step = self.config.lesson_step
-        outcomes = [e for e in self.history()[-4 * LESSON_OUTCOMES:]
-                    if (r := turn_record(e)) is not None and r.session == session][-LESSON_OUTCOMES:]
+        outcomes = self._session_outcomes(session)
         known = parse_working_memory(self._working_memory_text()).lessons
         why = "Your last action failed." if trigger == "failure" else f"Session {session} has ended."
         user = "\n\n".join(part for part in (
@@ -436,13 +462,15 @@ class Agent:
             ("LESSONS YOU ALREADY HAVE (do not repeat them):\n" + "\n".join(f"- {as_data(k)}" for k in known))
             if known else "",
             step.prompt.format(max_lessons=step.max_lessons),
-            'Reply with JSON: {"lessons": [{"kind": "LESSON" or "STRATEGY", "text": "..."}]}') if part)
+            'Reply as JSON: "lessons", a list of objects with "kind" (LESSON or STRATEGY), "about" (the action '
+            'it is about) and "text" (what happened and what to do next time, in your own words).') if part)
         return [Message(role="system", content=self.config.system_prompt.strip()), Message(role="user", content=user)]
 
     async def ask_lessons(self, session: int, after_turn: int, trigger: str) -> LLMResult:
         step = self.config.lesson_step
+        subjects = tuple(dict.fromkeys(_subject(e) for e in self._session_outcomes(session)))
         return await self.llm.agenerate(self.lesson_messages(session, trigger),
-                                        schema=lesson_schema(step.max_lessons, step.lesson_chars),
+                                        schema=lesson_schema(step.max_lessons, step.lesson_chars, subjects),
                                         max_tokens=min(self.config.budget.max_output_tokens, 40 * step.max_lessons + 24),
                                         temperature=self.config.temperature,
                                         seed=self.seed * 1_000_003 + session * 1_009 + after_turn + 500_000)
@@ -530,6 +558,15 @@ def _repeated(history: list[Event], loop: LoopState) -> tuple[str, str, str] | N
         return None
     action = last.action
     return (last.action_type, str(action.get("artifact_id") or action.get("to") or ""), str(action.get("method") or ""))
+
+
+def _subject(event: Event) -> str:
+    """What an action was about, as a lesson names it: ``genesis_memory.search``, ``read_artifact x``."""
+    action = event.action
+    if event.action_type == "invoke_artifact":
+        return f"{action.get('artifact_id')}.{action.get('method')}"[:80]
+    target = action.get("artifact_id") or action.get("to") or ""
+    return f"{event.action_type} {target}".strip()[:80]
 
 
 def _history_text(events: list[Event]) -> str:

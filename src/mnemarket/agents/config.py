@@ -165,7 +165,7 @@ class LessonStepConfig(_Strict):
     """A metacognitive call that asks the model what it learned and writes the answer, as `LESSON:`/
     `STRATEGY:` lines, into the working-memory artifact (from where session end migrates it)."""
 
-    on: list[LessonTrigger] = Field(default_factory=list,
+    after: list[LessonTrigger] = Field(default_factory=list,
                                     description="when to ask: after a failed action, at session end (empty: never)")
     max_lessons: int = Field(2, ge=1, le=5)
     lesson_chars: int = Field(140, ge=40, le=400, description="longest lesson, prefix included")

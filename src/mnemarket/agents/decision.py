@@ -15,7 +15,7 @@ from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from mnemarket.kernel import ACTION_TYPES, NAMES_KEY, QueryKernel, WriteArtifact
+from mnemarket.kernel import ACTION_TYPES, ADVANCED_KEY, NAMES_KEY, QueryKernel, WriteArtifact
 from mnemarket.providers.structured import flat_json_schema, map_schema
 
 # Extra union fields a decision may pass through `args` (everything but what the flat fields carry).
@@ -76,6 +76,9 @@ class WorldView(BaseModel):
     """(action type, target, method) the loop breaker forbids this turn: the repeated action."""
     action_types: tuple[str, ...] | None = None
     """The action types the step's menu allows (None: all)."""
+    order: tuple[str, ...] = ()
+    """The step's menu entries as written: alternatives come in this order (a small model leans
+    toward the first), the rest after them."""
     stores: tuple[str, ...] = ()
     """Memory stores it can name (method arguments tagged ``x-names: store``)."""
     bounties: tuple[str, ...] = ()
@@ -108,6 +111,10 @@ def _bounded(schema: Any) -> Any:
 
 
 def _cap(out: dict[str, Any]) -> dict[str, Any]:
+    properties = out.get("properties")
+    if isinstance(properties, dict):  # advanced arguments are left to their defaults
+        out["properties"] = {k: v for k, v in properties.items() if not (isinstance(v, dict) and v.get(ADVANCED_KEY))}
+        out["required"] = [k for k in out.get("required", []) if k in out["properties"]]
     if out.get("type") == "string" and "enum" not in out and "const" not in out:
         out["maxLength"] = min(int(out.get("maxLength", MAX_DECODED_CHARS)), MAX_DECODED_CHARS)
     if out.get("type") == "array":
@@ -157,10 +164,35 @@ def _reply_json_schema(cls: type[Decision]) -> dict[str, Any]:
             continue  # nothing this agent can name for it
         props: dict[str, Any] = {name: properties[name] for name in ("action_type", *fields, "reasoning")}
         props["action_type"] = {"const": action}
+        if "args" in props and view is not None:  # only the union's own extra fields, each optional
+            props["args"] = json.loads(_extra_args_schema(action))
         if ids.get(action):
             props["target"] = {"enum": list(ids[action])}
         alternatives.append(_alternative(props))
+    if view is not None and view.order:
+        alternatives.sort(key=lambda alt: _menu_rank(alt, view.order))
     return {"$defs": flat, "anyOf": alternatives}
+
+
+def _menu_rank(alternative: dict[str, Any], order: tuple[str, ...]) -> int:
+    props = alternative["properties"]
+    action = props["action_type"]["const"]
+    service, method = props.get("target", {}).get("const"), props.get("method", {}).get("const")
+    keys = [f"{service}.{method}", str(service), action] if action == "invoke_artifact" else [action]
+    return min((order.index(k) for k in keys if k in order), default=len(order))
+
+
+@lru_cache(maxsize=8)
+def _extra_args_schema(action: str) -> str:
+    """The decoding schema of the extra union fields a decision passes through `args` for
+    ``action`` (generated from the union model): bounded, closed, every field optional, so a
+    model cannot fill `args` with invented keys until the output cap cuts the reply."""
+    model = ACTION_TYPES[action]
+    extra = create_model(f"{action}_args", **{  # type: ignore[call-overload]
+        name: (model.model_fields[name].annotation, model.model_fields[name]) for name in sorted(_PASS_THROUGH[action])})
+    schema = _bounded(flat_json_schema(extra))
+    schema["required"] = []
+    return json.dumps(schema)
 
 
 @lru_cache(maxsize=512)

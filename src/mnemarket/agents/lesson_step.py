@@ -9,7 +9,7 @@ artifact, from where session end migrates them (charged and de-duplicated) like 
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
@@ -22,6 +22,7 @@ class Lesson(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     kind: LessonKind
+    about: str = Field("", max_length=80, description="the action it is about, one of those shown")
     text: str = Field(min_length=3, max_length=140)
 
 
@@ -31,13 +32,18 @@ class LessonReply(BaseModel):
     lessons: list[Lesson] = Field(min_length=1, max_length=2)
 
 
-@lru_cache(maxsize=16)
-def lesson_schema(max_lessons: int, lesson_chars: int) -> type[LessonReply]:
-    """`LessonReply` with the configured count and length (the prefix counts toward the length)."""
+@lru_cache(maxsize=64)
+def lesson_schema(max_lessons: int, lesson_chars: int, subjects: tuple[str, ...] = ()) -> type[LessonReply]:
+    """`LessonReply` with the configured count and length (the prefix counts toward the length).
+    With ``subjects`` (the actions of the outcomes shown), each lesson names one of them: a small
+    model asked for a free sentence writes "LESSON: 1"; made to pick what it is about first, it
+    writes a lesson that names the artifact or method (what the specificity metric rewards)."""
     text_chars = max(8, lesson_chars - len("STRATEGY: "))
-    lesson = create_model(f"Lesson{text_chars}", __base__=Lesson,
-                          text=(str, Field(min_length=3, max_length=text_chars)))
-    return create_model(f"LessonReply{max_lessons}x{text_chars}", __base__=LessonReply,
+    fields: dict[str, Any] = {"text": (str, Field(min_length=3, max_length=text_chars))}
+    if subjects:
+        fields = {"about": (Literal[subjects], ...), **fields}
+    lesson = create_model(f"Lesson{text_chars}x{len(subjects)}", __base__=Lesson, **fields)
+    return create_model(f"LessonReply{max_lessons}x{text_chars}x{len(subjects)}", __base__=LessonReply,
                         lessons=(list[lesson], Field(min_length=1, max_length=max_lessons)))
 
 
@@ -49,7 +55,7 @@ def lesson_lines(reply: LessonReply) -> list[str]:
         for prefix in ("LESSON:", "STRATEGY:"):  # a model may repeat the prefix inside the text
             if text.upper().startswith(prefix):
                 text = text[len(prefix):].strip()
-        line = f"{lesson.kind}: {text}"
+        line = f"{lesson.kind}: {lesson.about}: {text}" if lesson.about else f"{lesson.kind}: {text}"
         if text and line not in lines:
             lines.append(line)
     return lines

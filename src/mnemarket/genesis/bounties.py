@@ -68,6 +68,20 @@ class GenesisBounty(Invokable):
     def on_register(self, world: World) -> None:
         world.register_rule(MINT_RULE, "mint", "a verified bounty claim mints the bounty's reward")
 
+    def claimable_by(self, principal: str) -> list[str]:
+        """Ids of the bounties ``principal`` may claim (open or not: claims are counted at claim time)."""
+        return [b.id for b in self.bounties.values() if not b.claimants or principal in b.claimants]
+
+    def open_for(self, world: World, principal: str) -> list[Bounty]:
+        """Bounties with claims left that ``principal`` has not claimed (whether it may claim them
+        or only sell what they need to a claimant: see `Bounty.claimants`)."""
+        found = []
+        for bounty in self.bounties.values():
+            claims = world.state.get((self.artifact_id, bounty.id)) or []
+            if len(claims) < bounty.max_claims and principal not in claims:
+                found.append(bounty)
+        return found
+
     def _claims(self, ctx: InvokeContext, bounty_id: str) -> list[str]:
         return ctx.state(bounty_id) or []
 
@@ -78,8 +92,11 @@ class GenesisBounty(Invokable):
             if left > 0:
                 how = ("claim with artifact_id of an artifact you created" if bounty.kind == "artifact"
                        else "claim with answer")
-                rows.append({"bounty_id": bounty.id, "description": bounty.description,
-                             "reward": bounty.reward, "claims_left": left, "how": how})
+                row = {"bounty_id": bounty.id, "description": bounty.description,
+                       "reward": bounty.reward, "claims_left": left, "how": how}
+                if bounty.claimants:
+                    row["who_may_claim"] = bounty.claimants
+                rows.append(row)
         return MethodOutcome(f"{len(rows)} open bounties", rows)
 
     def _claim(self, ctx: InvokeContext, args: ClaimArgs) -> MethodOutcome:
@@ -87,6 +104,11 @@ class GenesisBounty(Invokable):
         if bounty is None:
             raise ActionFailure(ErrorCode.INVALID_ARGUMENTS, f"no bounty {args.bounty_id!r}",
                                 f"open bounties: {', '.join(self.bounties) or '(none)'}")
+        if bounty.claimants and ctx.caller not in bounty.claimants:
+            raise ActionFailure(ErrorCode.PERMISSION_DENIED,
+                                f"only {', '.join(bounty.claimants)} may claim {bounty.id!r}",
+                                "sell what you know to one of them instead, e.g. a licence to your memory store "
+                                "(genesis_memory.offer_licence)")
         claims = self._claims(ctx, bounty.id)
         if ctx.caller in claims:
             raise ActionFailure(ErrorCode.INVALID_ARGUMENTS, f"you already claimed {bounty.id!r}",

@@ -87,6 +87,9 @@ class Bounty(_Strict):
     must_contain: list[str] = Field(default_factory=list)
     pattern: str | None = None
     answer: str | None = None
+    claimants: list[str] = Field(default_factory=list,
+                                 description="principal ids who may claim it (empty: anyone); the others can "
+                                             "only earn from it by selling what they know to a claimant")
 
     @model_validator(mode="after")
     def _checker_present(self) -> Bounty:

@@ -25,6 +25,7 @@ from mnemarket.kernel import (
     MethodOutcome,
     MethodSpec,
     NoArgs,
+    advanced,
     names,
 )
 from mnemarket.kernel.artifact import ARTIFACT_ID_PATTERN
@@ -62,22 +63,22 @@ class StoreArgs(_Args):
 class AddArgs(_Args):
     store_id: str = Field(json_schema_extra=names("store"))
     text: str = Field(min_length=1, max_length=MAX_ENTRY_CHARS)
-    kind: str = Field("lesson", pattern=r"^[a-z][a-z_]{0,31}$")
-    importance: float | None = Field(None, ge=0, le=1)
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    kind: str = Field("lesson", pattern=r"^[a-z][a-z_]{0,31}$", json_schema_extra=advanced())
+    importance: float | None = Field(None, ge=0, le=1, json_schema_extra=advanced())
+    metadata: dict[str, Any] = Field(default_factory=dict, json_schema_extra=advanced())
 
 
 class SearchArgs(_Args):
     store_id: str = Field(json_schema_extra=names("store"))
     query: str = Field(min_length=1, max_length=500)
-    k: int = Field(5, ge=1, le=20)
-    kind: str | None = None
+    k: int = Field(5, ge=1, le=20, json_schema_extra=advanced())
+    kind: str | None = Field(None, json_schema_extra=advanced())
 
 
 class ListArgs(_Args):
     store_id: str = Field(json_schema_extra=names("store"))
-    limit: int = Field(20, ge=1, le=100)
-    kind: str | None = None
+    limit: int = Field(20, ge=1, le=100, json_schema_extra=advanced())
+    kind: str | None = Field(None, json_schema_extra=advanced())
 
 
 class EntryArgs(_Args):

@@ -19,7 +19,17 @@ from mnemarket.kernel.actions import (
 from mnemarket.kernel.artifact import AccessPolicy, Artifact
 from mnemarket.kernel.changes import ChangeSet
 from mnemarket.kernel.events import Event
-from mnemarket.kernel.invokable import NAMES_KEY, Invokable, InvokeContext, MethodOutcome, MethodSpec, NoArgs, names
+from mnemarket.kernel.invokable import (
+    ADVANCED_KEY,
+    NAMES_KEY,
+    Invokable,
+    InvokeContext,
+    MethodOutcome,
+    MethodSpec,
+    NoArgs,
+    advanced,
+    names,
+)
 from mnemarket.kernel.ledger import SYSTEM_PRINCIPAL, LedgerEntry, Supply, SupplyReport, SupplyRule
 from mnemarket.kernel.persistence import InMemoryPersistence, Persistence, WorldSnapshot
 from mnemarket.kernel.results import ActionFailure, ActionResult, ErrorCode
@@ -27,10 +37,10 @@ from mnemarket.kernel.transaction import Transaction
 from mnemarket.kernel.world import World
 
 __all__ = [
-    "ACTION_TYPES", "AccessPolicy", "Action", "ActionFailure", "ActionResult", "Artifact", "ChangeSet",
+    "ACTION_TYPES", "ADVANCED_KEY", "AccessPolicy", "Action", "ActionFailure", "ActionResult", "Artifact", "ChangeSet",
     "DeleteArtifact", "EditArtifact", "ErrorCode", "Event", "InMemoryPersistence", "InvokeArtifact",
     "InvokeContext", "Invokable", "LedgerEntry", "MethodOutcome", "MethodSpec", "NAMES_KEY", "NoArgs", "Noop",
     "Persistence", "QueryKernel", "ReadArtifact", "SYSTEM_PRINCIPAL", "Supply", "SupplyReport",
     "SupplyRule", "Transaction", "Transfer", "World", "WorldSnapshot", "WriteArtifact", "action_adapter",
-    "action_json_schema", "describe_actions", "names", "parse_action",
+    "action_json_schema", "advanced", "describe_actions", "names", "parse_action",
 ]

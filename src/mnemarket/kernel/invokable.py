@@ -142,6 +142,15 @@ schema can offer exactly those as an enum (agents/decision.py). Set it with `nam
 NameKind = Literal["store", "bounty", "own", "artifact", "principal"]
 
 
+ADVANCED_KEY = "x-advanced"
+
+
+def advanced() -> dict[str, Any]:
+    """``Field(json_schema_extra=advanced())``: an optional argument reply schemas leave out (its
+    default applies), so a small model cannot fill it with noise; a caller may still pass it."""
+    return {ADVANCED_KEY: True}
+
+
 def names(kind: NameKind) -> dict[str, Any]:
     """``Field(json_schema_extra=names("store"))``: the argument takes a memory store's id (``bounty``:
     an open bounty's; ``own``: an artifact the caller owns; ``artifact``: one it may read)."""

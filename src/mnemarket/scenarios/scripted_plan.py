@@ -31,6 +31,12 @@ class PlanTurn(BaseModel):
     step: str
     memories: list[str] = []
     """Texts of the long-term memories the turn's prompt retrieved."""
+    history: str = ""
+    """The agent's recent actions as its prompt renders them, the newest with its RESULT DATA."""
+
+    def seen(self) -> str:
+        """What `{re:...}` patterns search: what the agent was shown, whatever the budget cut."""
+        return "\n".join([*self.memories, self.history])
 
 
 class ScriptedPlanPolicy:
@@ -50,7 +56,7 @@ class ScriptedPlanPolicy:
     def __call__(self, messages: list[Message], schema: type[BaseModel] | None) -> dict[str, Any]:
         if self.current is None:
             return {"action_type": "noop", "reasoning": "scripted plan: cannot tell who or when"}
-        text = "\n".join(m.content for m in messages)
+        text = self.current.seen()
         agent, turn, session = self.current.agent, self.current.turn, self.current.session
         sessions = self.plan.get(agent, [])
         if session > len(sessions) or turn > len(sessions[session - 1]):

@@ -314,7 +314,7 @@ class Runner:
                 if plan.agent_id in self._scripted:
                     self._scripted[plan.agent_id].current = PlanTurn(
                         agent=plan.agent_id, session=plan.session, turn=plan.turn, step=plan.step,
-                        memories=[h.text for h in plan.rag_hits])
+                        memories=[h.text for h in plan.rag_hits], history=plan.history)
             try:
                 decisions = await self._decide(plans)
             finally:

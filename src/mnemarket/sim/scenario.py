@@ -8,7 +8,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from mnemarket.agents.config import AgentConfig, LLMSpec
-from mnemarket.errors import ConfigError
+from mnemarket.errors import ConfigError, did_you_mean
 from mnemarket.genesis.config import Bounty, GenesisConfig
 from mnemarket.kernel.artifact import AccessPolicy
 from mnemarket.yaml_config import format_validation_error, resolve_yaml
@@ -156,6 +156,11 @@ def load_scenario(path: str | Path) -> ResolvedScenario:
         if seed.agent not in ids:
             raise ConfigError(f"memory seed for unknown agent {seed.agent!r}; agents: {ids}", path=str(path),
                               field="memories")
+    for index, bounty in enumerate(scenario.bounties):
+        unknown = [c for c in bounty.claimants if c not in ids]
+        if unknown:
+            raise ConfigError(f"bounty {bounty.id!r} names unknown claimant {unknown[0]!r}; agents: {ids}"
+                              + did_you_mean(unknown[0], ids), path=str(path), field=f"bounties.{index}.claimants")
     genesis = load_genesis_config(path.parent / scenario.genesis) if scenario.genesis else GenesisConfig()
     genesis = genesis.model_copy(update={"bounties": [*genesis.bounties, *scenario.bounties]})
     resolved = ResolvedScenario(scenario=scenario, agents=agents, genesis=genesis, base_dir=str(path.parent.resolve()))

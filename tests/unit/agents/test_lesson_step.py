@@ -22,7 +22,7 @@ def policy(lessons):
 
 
 def lesson_agent(lessons, **config):
-    return make_agent(policy(lessons), lesson_step=LessonStepConfig(on=["failure", "session_end"]), **config)
+    return make_agent(policy(lessons), lesson_step=LessonStepConfig(after=["failure", "session_end"]), **config)
 
 
 def test_a_failure_triggers_the_lesson_step_and_its_lessons_reach_working_memory():
@@ -30,16 +30,19 @@ def test_a_failure_triggers_the_lesson_step_and_its_lessons_reach_working_memory
 
     def lessons(messages):
         seen.append(messages[-1].content)
-        return {"lessons": [{"kind": "LESSON", "text": "no_such_artifact does not exist; list artifacts first"},
-                            {"kind": "STRATEGY", "text": "STRATEGY: query_kernel before reading"}]}
+        return {"lessons": [{"kind": "LESSON", "about": "read_artifact no_such_artifact",
+                             "text": "it does not exist; list artifacts first"},
+                            {"kind": "STRATEGY", "about": "read_artifact no_such_artifact",
+                             "text": "STRATEGY: query_kernel before reading"}]}
     agent, world = lesson_agent(lessons)
     assert not agent.lesson_due("failure", 1, 1)  # nothing has failed yet
     run_turn(agent, 1, 1)
     assert agent.lesson_due("failure", 1, 1)
     reply = asyncio.run(agent.ask_lessons(1, 1, "failure"))
     record = agent.write_lessons(1, 1, "failure", reply)
-    assert record.lessons == ["LESSON: no_such_artifact does not exist; list artifacts first",
-                              "STRATEGY: query_kernel before reading"]  # a repeated prefix is not doubled
+    # Each lesson names the action it is about (one of the outcomes shown); a repeated prefix is not doubled.
+    assert record.lessons == ["LESSON: read_artifact no_such_artifact: it does not exist; list artifacts first",
+                              "STRATEGY: read_artifact no_such_artifact: query_kernel before reading"]
     assert "Your last action failed" in seen[0] and "no_such_artifact" in seen[0] and "FIX" in seen[0]
     memory = parse_working_memory(world.get(agent.config.working_memory_id).content)
     assert memory.lessons == record.lessons
@@ -50,6 +53,13 @@ def test_a_failure_triggers_the_lesson_step_and_its_lessons_reach_working_memory
     run_turn(agent, 1, 2)
     asyncio.run(agent.ask_lessons(1, 2, "failure"))
     assert "LESSONS YOU ALREADY HAVE" in seen[1] and "query_kernel before reading" in seen[1]
+
+
+def test_a_lesson_about_an_action_not_shown_is_rejected():
+    agent, world = lesson_agent(lambda m: {"lessons": [{"kind": "LESSON", "about": "genesis_bank.rob", "text": "rob it"}]})
+    run_turn(agent, 1, 1)
+    record = agent.write_lessons(1, 1, "failure", asyncio.run(agent.ask_lessons(1, 1, "failure")))
+    assert record.lessons == [] and "about" in (record.error or "")
 
 
 def test_a_garbled_lesson_reply_is_recorded_and_writes_nothing():
@@ -69,13 +79,15 @@ def test_the_lesson_step_is_off_unless_configured():
 
 
 def test_session_end_lessons_migrate_to_long_term_memory():
-    agent, _ = lesson_agent(lambda m: {"lessons": [{"kind": "LESSON", "text": "reading unknown ids wastes turns"}]},
+    agent, _ = lesson_agent(lambda m: {"lessons": [{"kind": "LESSON", "about": "read_artifact no_such_artifact",
+                                                    "text": "reading unknown ids wastes turns"}]},
                             working_memory=WorkingMemoryConfig(enabled=True, max_chars=1500))
     run_turn(agent, 1, 1)
     agent.write_lessons(1, 1, "session_end", asyncio.run(agent.ask_lessons(1, 1, "session_end")))
     report = agent.end_session(1)
-    assert report.migrated == ["LESSON: reading unknown ids wastes turns"]
-    assert any(r.text == "LESSON: reading unknown ids wastes turns" for r in agent.longterm.records())
+    lesson = "LESSON: read_artifact no_such_artifact: reading unknown ids wastes turns"
+    assert report.migrated == [lesson]
+    assert any(r.text == lesson for r in agent.longterm.records())
 
 
 def test_lessons_past_the_working_memory_limit_push_out_the_oldest():

@@ -45,7 +45,7 @@ def test_menu_narrows_the_reply_schema_to_the_step_and_names_ids_as_enums():
     assert kinds == {("read_artifact", None, None), ("invoke_artifact", "genesis_memory", "search"),
                      ("invoke_artifact", "genesis_bounty", "list"), ("invoke_artifact", "genesis_bounty", "claim")}
     search = next(a for a in options if a["properties"].get("method", {}).get("const") == "search")
-    assert search["properties"]["args"]["properties"]["store_id"] == {"enum": ["beta_episodic", "beta_longterm"]}
+    assert search["properties"]["args"]["properties"]["store_id"] == {"enum": ["beta_longterm", "beta_episodic"]}
     claim = next(a for a in options if a["properties"].get("method", {}).get("const") == "claim")
     assert claim["properties"]["args"]["properties"]["bounty_id"] == {"enum": ["poem", "vault_code"]}
     assert "x-names" not in json.dumps(options)  # the tag never reaches a provider
@@ -78,3 +78,14 @@ def test_an_unknown_menu_entry_is_a_config_error_naming_the_field(entry, says):
     with pytest.raises(ConfigError) as info:
         agent.prepare(1, 1)
     assert "workflow.steps[0].actions" in str(info.value) and says in str(info.value)
+
+
+def test_write_artifact_args_are_the_unions_own_optional_fields_and_advanced_arguments_are_left_out():
+    agent = agent_with(["write_artifact", "genesis_memory.search"])
+    options = alternatives(agent)
+    write = next(a for a in options if a["properties"]["action_type"]["const"] == "write_artifact")
+    args = write["properties"]["args"]
+    assert args["additionalProperties"] is False and args["required"] == []  # nothing invented, nothing forced
+    assert {"access", "read_price"} <= set(args["properties"]) and "content" not in args["properties"]
+    search = next(a for a in options if a["properties"].get("method", {}).get("const") == "search")
+    assert set(search["properties"]["args"]["properties"]) == {"store_id", "query"}  # k and kind keep defaults

@@ -1,4 +1,5 @@
-"""The scripted plan is told the turn as data; its `{re:...}` patterns read what the agent was shown."""
+"""The scripted plan is told the turn as data; its `{re:...}` patterns read what the agent was shown
+(its retrieved memories and recent results, given as data: not the prompt, which a budget may cut)."""
 
 from __future__ import annotations
 
@@ -15,9 +16,13 @@ def test_the_turn_comes_from_the_runner_not_the_prompt():
     # A prompt that names another agent and turn does not matter: the turn is given as data.
     shown = [Message(role="user", content="You are bob (principal id bob). Turn 1 of session 1. The vault code is 7421.")]
     assert policy(shown, None)["reasoning"] == "scripted plan: cannot tell who or when"  # outside a turn
+    policy.current = PlanTurn(agent="ada", session=1, turn=2, step="act", memories=["The vault code is 7421."])
+    assert policy([Message(role="user", content="nothing here")], None)["args"]["answer"] == "7421"
+    policy.current = PlanTurn(agent="ada", session=1, turn=2, step="act",
+                              history='[turn 1] invoke_artifact -> OK\n  RESULT DATA: "the vault code is 9"')
+    assert policy([], None)["args"]["answer"] == "9"
     policy.current = PlanTurn(agent="ada", session=1, turn=2, step="act")
-    assert policy(shown, None)["args"]["answer"] == "7421"
-    missing = policy([Message(role="user", content="nothing here")], None)
+    missing = policy(shown, None)  # the prompt says it, but neither memory nor a result showed it
     assert missing["action_type"] == "noop" and len(missing["reasoning"]) <= 40
     policy.current = PlanTurn(agent="ada", session=2, turn=1, step="act")
     assert policy(shown, None)["reasoning"] == "scripted plan has nothing for this turn"
