@@ -102,14 +102,14 @@ def _print_summary(run_dir: Path, summary: dict | None = None) -> None:
     if summary is None:
         summary = json.loads((run_dir / "summary.json").read_text())
     table = Table(title=f"{run_dir}: {summary.get('status', '?')}")
-    for column in ("agent", "balance", "turns", "invalid", "lessons stored", "lessons migrated", "loop warnings",
-                   "tokens/turn", "baseline tokens/turn"):
-        table.add_column(column, justify="right" if column != "agent" else "left")
+    columns = {"balance": "balance", "turns": "turns", "invalid": "invalid_actions", "failed": "failed_actions",
+               "lessons": "lessons_written", "migrated": "lessons_migrated", "memory calls": "memory_invokes",
+               "bounties": "bounties_paid", "loops": "loop_breaker_triggers", "tokens/turn": "mean_context_tokens"}
+    table.add_column("agent")
+    for column in columns:
+        table.add_column(column, justify="right")
     for agent, figures in summary["agents"].items():
-        table.add_row(agent, str(figures["balance"]), str(figures["turns"]), str(figures["invalid_actions"]),
-                      str(figures["lessons_stored_by_action"]), str(figures["lessons_migrated"]),
-                      str(figures["loop_breaker_triggers"]), str(figures["mean_context_tokens"]),
-                      str(figures["mean_baseline_tokens"]))
+        table.add_row(agent, *(str(figures.get(key, "")) for key in columns.values()))
     console.print(table)
     trades = ", ".join(f"{t['kind']} {t['artifact_id']} {t['seller']}->{t['buyer']} @{t['price']}"
                        for t in summary["trades"]) or "none"

@@ -14,7 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, field_validator
 
 from mnemarket.genesis.memory_service import MEMORY_ID
-from mnemarket.kernel import Event
+from mnemarket.kernel import BAD_ARGS, ErrorCode, Event
 
 EventLike = Event | Mapping[str, Any]
 """A kernel event, or its JSON form (a line of events.jsonl)."""
@@ -131,6 +131,22 @@ def lesson_record(event: EventLike) -> LessonRecord | None:
     return LessonRecord.model_validate(meta) if meta.get("lesson_step") else None
 
 
+INVALID_DECISION_CODES = frozenset({ErrorCode.INVALID_ACTION, ErrorCode.UNKNOWN_ARTIFACT, ErrorCode.UNKNOWN_PRINCIPAL,
+                                    ErrorCode.UNKNOWN_METHOD, ErrorCode.NOT_INVOKABLE})
+
+
+def is_invalid_decision(event: EventLike) -> bool:
+    """A decision that could not be parsed or failed validation: unknown action, target, method
+    or arguments. World-rule failures (too little scrip, a wrong answer, no permission) are not."""
+    if _part(event, "action_type") == "invalid":
+        return True
+    if succeeded(event):
+        return False
+    result = _part(event, "result") or {}
+    code, message = result.get("error_code"), str(result.get("message") or "")
+    return code in INVALID_DECISION_CODES or (code == ErrorCode.INVALID_ARGUMENTS and message.startswith(BAD_ARGS))
+
+
 def is_lesson(event: EventLike) -> bool:
     """A successful `genesis_memory.add`: what an agent chose to keep (its own action or a migration)."""
     action = _part(event, "action") or {}
@@ -138,5 +154,5 @@ def is_lesson(event: EventLike) -> bool:
             and action.get("method") == "add" and succeeded(event))
 
 
-__all__ = ["EventLike", "LessonRecord", "MigrationRecord", "TurnRecord", "event_meta", "is_lesson", "is_migration",
-           "lesson_record", "migration_record", "succeeded", "turn_record"]
+__all__ = ["EventLike", "LessonRecord", "MigrationRecord", "TurnRecord", "event_meta", "is_invalid_decision",
+           "is_lesson", "is_migration", "lesson_record", "migration_record", "succeeded", "turn_record"]

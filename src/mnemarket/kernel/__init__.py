@@ -21,6 +21,7 @@ from mnemarket.kernel.changes import ChangeSet
 from mnemarket.kernel.events import Event
 from mnemarket.kernel.invokable import (
     ADVANCED_KEY,
+    BAD_ARGS,
     NAMES_KEY,
     Invokable,
     InvokeContext,
@@ -37,7 +38,8 @@ from mnemarket.kernel.transaction import Transaction
 from mnemarket.kernel.world import World
 
 __all__ = [
-    "ACTION_TYPES", "ADVANCED_KEY", "AccessPolicy", "Action", "ActionFailure", "ActionResult", "Artifact", "ChangeSet",
+    "ACTION_TYPES", "ADVANCED_KEY", "BAD_ARGS", "AccessPolicy", "Action", "ActionFailure", "ActionResult",
+    "Artifact", "ChangeSet",
     "DeleteArtifact", "EditArtifact", "ErrorCode", "Event", "InMemoryPersistence", "InvokeArtifact",
     "InvokeContext", "Invokable", "LedgerEntry", "MethodOutcome", "MethodSpec", "NAMES_KEY", "NoArgs", "Noop",
     "Persistence", "QueryKernel", "ReadArtifact", "SYSTEM_PRINCIPAL", "Supply", "SupplyReport",

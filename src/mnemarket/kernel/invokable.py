@@ -132,7 +132,7 @@ class MethodSpec:
     def _args_failure(self, problem: str) -> ActionFailure:
         example = {name: "..." for name, info in self.args.model_fields.items() if info.is_required()}
         return ActionFailure(
-            ErrorCode.INVALID_ARGUMENTS, f"bad args for {self.name}: {problem}",
+            ErrorCode.INVALID_ARGUMENTS, f"{BAD_ARGS}{self.name}: {problem}",
             f"{self.name} takes ({self.signature()}); pass args as an object, e.g. {json.dumps(example)}")
 
 
@@ -142,6 +142,9 @@ schema can offer exactly those as an enum (agents/decision.py). Set it with `nam
 NameKind = Literal["store", "bounty", "own", "artifact", "principal"]
 
 
+BAD_ARGS = "bad args for "
+"""How a failure of a method's argument validation begins (other INVALID_ARGUMENTS failures are
+world rules: a claim already made, an offer that does not exist)."""
 ADVANCED_KEY = "x-advanced"
 
 

@@ -11,9 +11,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from mnemarket.agents.config import DEFAULT_PREFIXES
+from mnemarket.agents.working_memory import prefixed_entries
 from mnemarket.errors import ConfigError
-from mnemarket.genesis import STORE_TYPE, Genesis, all_trades, is_lesson, is_migration, turn_record
-from mnemarket.kernel import Artifact, World
+from mnemarket.genesis import MEMORY_ID, STORE_TYPE, Genesis, all_trades, is_lesson, is_migration, turn_record
+from mnemarket.genesis.bounties import BOUNTY_ID
+from mnemarket.genesis.run_record import is_invalid_decision
+from mnemarket.kernel import Artifact, Event, World
 from mnemarket.memory import MemoryStore
 from mnemarket.providers import make_embedder
 from mnemarket.store import SqlWorldStore, make_engine
@@ -75,6 +79,27 @@ class RunView:
         self.close()
 
 
+def _invokes(event: Event, service: str, method: str | None = None) -> bool:
+    action = event.action
+    return (event.action_type == "invoke_artifact" and action.get("artifact_id") == service
+            and (method is None or action.get("method") == method))
+
+
+def lessons_written(world: World, events: list[Event], agent: str) -> int:
+    """Distinct `LESSON:`/`STRATEGY:`/`INSIGHT:` entries that reached ``agent``'s working-memory
+    artifact, by its own writes and edits or by its lesson step."""
+    found: set[str] = set()
+    for event in events:
+        if event.principal != agent or not event.success or event.action_type not in ("write_artifact", "edit_artifact"):
+            continue
+        target = world.artifacts.get(str(event.action.get("artifact_id")))
+        if target is None or target.type != "working_memory" or target.owner != agent:
+            continue
+        text = event.action.get("content") or event.action.get("new_text") or ""
+        found.update(prefixed_entries(str(text), DEFAULT_PREFIXES))
+    return len(found)
+
+
 def summarize(world: World, genesis: Genesis | None = None, *, open_store: OpenStore | None = None) -> dict[str, Any]:
     """The `inspect --json` document (entry counts need a way to open stores: `genesis` or `open_store`)."""
     if open_store is None and genesis is not None:
@@ -92,7 +117,11 @@ def summarize(world: World, genesis: Genesis | None = None, *, open_store: OpenS
         n = len(mine)
         per_agent[agent] = {
             "turns": n,
-            "invalid_actions": sum(1 for e, _ in mine if not e.success),
+            "invalid_actions": sum(1 for e, _ in mine if is_invalid_decision(e)),
+            "failed_actions": sum(1 for e, _ in mine if not e.success),
+            "lessons_written": lessons_written(world, events, agent),
+            "memory_invokes": sum(1 for e, _ in mine if _invokes(e, MEMORY_ID)),
+            "bounties_paid": sum(1 for e, _ in mine if _invokes(e, BOUNTY_ID, "claim") and e.success),
             "lessons_stored_by_action": sum(1 for e, _ in mine if is_lesson(e)),
             "lessons_migrated": sum(1 for e in migrated if e.principal == agent),
             "loop_breaker_triggers": sum(1 for _, r in mine if r.loop > 0),
@@ -115,6 +144,8 @@ def summarize(world: World, genesis: Genesis | None = None, *, open_store: OpenS
         "lessons_migrated": len(migrated),
         "events": world.event_count,
         "turns": len(turns),
+        **{key: sum(a[key] for a in per_agent.values())
+           for key in ("invalid_actions", "failed_actions", "lessons_written", "memory_invokes", "bounties_paid")},
         "tick": world.tick,
         "agents": per_agent,
     }
