@@ -20,7 +20,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from mnemarket.errors import BudgetExceeded
-from mnemarket.providers.embedding import Embedder
+from mnemarket.providers.embedding import Embedder, EmbeddingFailed
 from mnemarket.providers.llm import DEFAULT_MAX_TOKENS, LLM, LLMResult, MessagesLike
 
 DEFAULT_PRINCIPAL = "anonymous"
@@ -239,6 +239,15 @@ class AccountedEmbedder(Embedder):
         started = time.perf_counter()
         try:
             vectors, tokens, cost = self.inner.embed_billed(texts)
+        except EmbeddingFailed as exc:  # no answer; what earlier batches cost is still billed
+            failed = exc.result
+            self.log.append(CallRecord(time=self._clock(), principal=self.principal, kind="embed",
+                                       model_id=self.model_id, latency=time.perf_counter() - started,
+                                       ok=False, error=failed.error, items=len(texts), failure="provider",
+                                       prompt_tokens=failed.tokens, cost=failed.cost))
+            if self.budget is not None:
+                self.budget.charge(failed.cost, failed.tokens)
+            raise
         except Exception as exc:
             self.log.append(CallRecord(time=self._clock(), principal=self.principal, kind="embed",
                                        model_id=self.model_id, latency=time.perf_counter() - started,

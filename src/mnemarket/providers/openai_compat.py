@@ -20,7 +20,7 @@ import httpx
 import numpy as np
 
 from mnemarket.errors import ProviderError
-from mnemarket.providers.embedding import Embedder, l2_normalise
+from mnemarket.providers.embedding import Embedder, EmbeddingFailed, EmbedResult, l2_normalise
 from mnemarket.providers.llm import Completion, CompletionLLM, CompletionRequest, Message, ModelCallFailed, Usage
 from mnemarket.providers.pricing import PriceTable
 
@@ -269,8 +269,9 @@ class OpenAICompatEmbedder(Embedder):
             return np.zeros((0, self.dim), dtype=np.float32)
         try:
             matrix = self._request(texts)
-        except ModelCallFailed as exc:
-            raise ProviderError(f"embedding call to {self.model_id!r} failed: {exc}") from exc
+        except ModelCallFailed as exc:  # no answer: the failure value embed_result() returns
+            raise EmbeddingFailed(EmbedResult(model_id=self.model_id,
+                                              error=f"embedding call to {self.model_id!r} failed: {exc}")) from exc
         if matrix.shape[1] != self.dim:
             raise ProviderError(f"server returned dim {matrix.shape[1]}, expected {self.dim}")
         return l2_normalise(matrix)

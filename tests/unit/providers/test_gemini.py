@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from pydantic import BaseModel, Field
 
-from mnemarket.errors import BudgetExceeded, ConfigError, ProviderError
-from mnemarket.providers import AccountedEmbedder, Budget, CallLog, ModelPrice, PriceTable
+from mnemarket.errors import BudgetExceeded, ConfigError, ProviderError, ProviderUnavailable
+from mnemarket.providers import AccountedEmbedder, Budget, CallLog, EmbeddingFailed, ModelPrice, PriceTable
 from mnemarket.providers.gemini_client import call_with_retries
 from mnemarket.providers.gemini_embedder import GeminiEmbedder
 from mnemarket.providers.gemini_llm import DEFAULT_GEMINI_MODEL, GeminiLLM
@@ -156,23 +156,33 @@ def test_retired_model_is_named_with_its_replacement(gemini_key):
             GeminiLLM("gemini-2.0-flash", prices=OLD, base_url=server.url, **FAST).generate(HI)
 
 
-def test_timeout_is_a_failure_value_from_generate_and_agenerate(gemini_key):
+@pytest.mark.parametrize("cause", ["timeout", "refused"])
+def test_no_answer_is_a_failure_value_from_generate_agenerate_and_embed(gemini_key, cause, tmp_path):
+    """Acceptance: a server that never answers within the timeout, or a port where nothing listens,
+    gives failed results; no transport exception escapes (SDK 3.x raises httpx2 classes)."""
     slow = FakeResponse(body=gemini_generate_body("late"), delay_s=2.0)
+    expected = "Timeout" if cause == "timeout" else "ConnectError"
+    options = {"attempts": 2, "initial_delay_s": 0.01, "timeout_s": 0.3 if cause == "timeout" else 2}
     with serve(slow) as server:
-        llm = GeminiLLM(base_url=server.url, attempts=2, initial_delay_s=0.01, timeout_s=0.3)
-        result = llm.generate(HI)
-        async_result = asyncio.run(llm.agenerate(HI))
-    for outcome in (result, async_result):
-        assert not outcome.ok and outcome.failure == "provider"
-        assert "Timeout" in outcome.error and "after 2 attempts" in outcome.error
-
-
-def test_refused_connection_is_a_failure_value_and_embed_names_it(gemini_key):
-    url = closed_port_url()
-    result = GeminiLLM(base_url=url, attempts=2, initial_delay_s=0.01, timeout_s=2).generate(HI)
-    assert not result.ok and result.failure == "provider" and "ConnectError" in result.error
-    with pytest.raises(ProviderError, match="ConnectError"):
-        GeminiEmbedder(base_url=url, attempts=2, initial_delay_s=0.01, timeout_s=2)
+        url = server.url if cause == "timeout" else closed_port_url()
+        llm = GeminiLLM(base_url=url, **options)
+        results = [llm.generate(HI), asyncio.run(llm.agenerate(HI))]
+        log = CallLog(tmp_path / "calls.jsonl")
+        embedder = AccountedEmbedder(GeminiEmbedder(dim=4, base_url=url, check=False, **options), log)
+        embedded = embedder.embed_result(["a", "b"])
+        with pytest.raises(EmbeddingFailed) as raised:
+            embedder.embed(["a"])
+    for outcome in results:
+        assert not outcome.ok and outcome.failure == "provider" and outcome.provider_failed
+        assert expected in outcome.error and "after 2 attempts" in outcome.error
+    assert not embedded.ok and embedded.vectors is None and expected in embedded.error
+    assert "after 2 attempts" in embedded.error and embedded.model_id == "gemini:gemini-embedding-001:4"
+    # embed() must return vectors, so its one error is EmbeddingFailed carrying the same value; it is
+    # a ProviderUnavailable, which stops a run resumable instead of failing an agent's action.
+    assert isinstance(raised.value, ProviderUnavailable) and expected in raised.value.result.error
+    assert [(r.kind, r.ok, r.failure) for r in CallLog.read(log.path)] == [("embed", False, "provider")] * 2
+    if cause == "timeout":
+        assert len(server.requests) == 2 * 2 + 2 * 2  # two attempts per call, none after giving up
 
 
 def test_output_cap_spent_on_thinking_is_a_reply_failure(gemini_key):
