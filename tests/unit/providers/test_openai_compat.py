@@ -7,7 +7,7 @@ import pytest
 from pydantic import BaseModel
 
 from mnemarket.errors import ProviderError
-from mnemarket.providers import ModelPrice, PriceTable, make_embedder, make_llm
+from mnemarket.providers import EmbeddingFailed, ModelPrice, PriceTable, make_embedder, make_llm
 from mnemarket.providers.openai_compat import OpenAICompatLLM
 
 from .fake_servers import FakeResponse, FakeServer, closed_port_url, openai_chat_body
@@ -74,6 +74,15 @@ def test_embeddings_learn_dim_restore_order_and_normalise():
     expected = np.array([[1, 1, 0], [3, 1, 0]], dtype=np.float32)
     np.testing.assert_allclose(vectors, expected / np.linalg.norm(expected, axis=1, keepdims=True), atol=1e-6)
     assert server.requests[-1].path == "/v1/embeddings"
+
+
+def test_embedding_server_that_went_away_is_a_failure_value():
+    with FakeServer(lambda r: FakeResponse(body={"data": [{"index": 0, "embedding": [1.0, 0.0]}]})) as server:
+        embedder = make_embedder(f"openai:{server.url}/v1:e", attempts=2, initial_delay_s=0.01, timeout_s=2)
+    result = embedder.embed_result(["a"])
+    assert not result.ok and result.vectors is None and "ConnectError" in result.error and "2 attempts" in result.error
+    with pytest.raises(EmbeddingFailed, match="ConnectError"):
+        embedder.embed(["a"])
 
 
 def llama_cpp_like(request):

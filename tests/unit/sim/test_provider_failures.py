@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from mnemarket.cli.app import app
 from mnemarket.errors import ProviderUnavailable
 from mnemarket.providers import LLMResult
-from mnemarket.sim.runner import MAX_PROVIDER_FAILURES, Runner
+from mnemarket.sim.runner import MAX_PROVIDER_FAILURES, Runner, RunOptions
 
 ROOT = Path(__file__).resolve().parents[3]
 DEMO = ROOT / "config" / "demo.yaml"
@@ -79,3 +79,50 @@ def test_run_against_a_closed_port_stops_with_one_line_and_exit_2(tmp_path, monk
     summary = json.loads((out / "summary.json").read_text())
     assert summary["status"] == "stopped_provider"
     assert all(figures["invalid_actions"] == 0 and figures["turns"] == 0 for figures in summary["agents"].values())
+
+
+def test_an_embedding_outage_mid_run_stops_it_resumable(tmp_path, monkeypatch):
+    """A remote embedder that stops answering (503 after retries) stops the run like a silent LLM:
+    stopped_provider, nothing of the turn committed, and a resume finishes it once it answers."""
+    import types
+
+    import yaml
+
+    from mnemarket.providers import openai_compat
+    from tests.unit.providers.fake_servers import FakeResponse, FakeServer
+
+    monkeypatch.setattr(openai_compat, "time", types.SimpleNamespace(sleep=lambda seconds: None))  # no backoff waits
+    down = []
+
+    def embeddings(request):
+        if down:
+            return FakeResponse(503, {"error": "overloaded"})
+        rows = [{"index": i, "embedding": [1.0, float(len(text) % 5), 0.5, 0.0]}
+                for i, text in enumerate(request.body["input"])]
+        return FakeResponse(body={"data": rows})
+
+    with FakeServer(embeddings) as server:
+        scenario = yaml.safe_load(DEMO.read_text())
+        scenario["agents"] = [str((DEMO.parent / entry).resolve()) for entry in scenario["agents"]]
+        scenario["components_dir"] = str((DEMO.parent / scenario["components_dir"]).resolve())
+        scenario["genesis"] = str((DEMO.parent / scenario["genesis"]).resolve())
+        scenario["embedder"] = f"openai:{server.url}/v1:embed"
+        path = tmp_path / "remote_embedder.yaml"
+        path.write_text(yaml.safe_dump(scenario))
+        out = tmp_path / "run"
+        runner = Runner.create(path, out, RunOptions(model="scripted", sessions=1, turns=2))
+        try:  # the embedder goes down once the first turn is done
+            status = runner.run(lambda kind, session, turn: down.append(1) if kind == "turn" else None)
+        finally:
+            runner.close()
+        assert status.state == "stopped_provider" and status.turns_done == 1
+        assert "embedding call" in status.message and "503" in status.message and "mnemarket resume" in status.message
+        down.clear()
+        resumed = Runner.open(out)
+        try:
+            final = resumed.run()
+        finally:
+            resumed.close()
+    assert final.state == "finished"
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["status"] == "finished" and all(a["turns"] == 2 for a in summary["agents"].values())
