@@ -10,6 +10,7 @@ count against ``maxOutputTokens``, so the budget is added to it.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from mnemarket.errors import ConfigError
@@ -21,6 +22,7 @@ from mnemarket.providers.gemini_client import (
     RETIRED_MODELS,
     call_with_retries,
     gemini_client,
+    transport_errors,
 )
 from mnemarket.providers.llm import Completion, CompletionLLM, CompletionRequest, ModelCallFailed, ReplyFailed, Usage
 from mnemarket.providers.pricing import DEFAULT_PRICE_TABLE, PRICES_CHECKED, PriceTable
@@ -200,23 +202,50 @@ class GeminiLLM(CompletionLLM):
                               model_version=response.model_version)
         return Completion(text=text, usage=usage, model_version=response.model_version, finish_reason=finish)
 
-    def stream_text(self, messages, *, max_tokens: int = 256, temperature: float = 0.0):
+    def stream_text(self, messages: Any, *, max_tokens: int = 256, temperature: float = 0.0) -> Iterator[str]:
         """Yield text chunks as Gemini streams them (``:streamGenerateContent?alt=sse``).
+
+        The request is retried like :meth:`generate`'s (408/429/5xx and transport failures, a 429's
+        ``retryDelay`` honoured) until its first chunk arrives; after that a retry would repeat
+        text already yielded, so a stream that breaks off is reported, not retried.
 
         Yields:
             Text fragments in order; usage is not accounted here (use :meth:`generate` for that).
+
+        Raises:
+            ModelCallFailed: no answer after the retries, or the stream broke off (the message says
+                after how many chunks).
+            ProviderError: the API rejected the request (4xx): it will not change.
         """
+        from google.genai import errors
+
         from mnemarket.providers.llm import as_messages
 
         request = CompletionRequest(
             messages=as_messages(messages), schema=None, json_schema=None,
             max_tokens=max_tokens, temperature=temperature, seed=None,
         )
-        for chunk in self._client.models.generate_content_stream(
-            model=self.model, contents=self._contents(request), config=self._config(request)
-        ):
-            if chunk.text:
-                yield chunk.text
+
+        def opened() -> tuple[Any, Iterator[Any]]:  # the request goes out when the first chunk is read
+            stream = iter(self._client.models.generate_content_stream(
+                model=self.model, contents=self._contents(request), config=self._config(request)))
+            return next(stream, None), stream
+
+        first, stream = call_with_retries(opened, model=self.model, attempts=self.attempts,
+                                          initial_delay_s=self.initial_delay_s)
+        if first is None:
+            return
+        if first.text:
+            yield first.text
+        received = 1
+        try:
+            for chunk in stream:
+                received += 1
+                if chunk.text:
+                    yield chunk.text
+        except (errors.APIError, *transport_errors()) as exc:
+            raise ModelCallFailed(f"the stream from {self.model!r} broke off after {received} chunk(s): "
+                                  f"{type(exc).__name__}: {exc}") from exc
 
 
 def _thinking(model: str, budget: int | None, level: str | None) -> tuple[int | None, str | None]:

@@ -14,9 +14,17 @@ from mnemarket.providers import AccountedEmbedder, Budget, CallLog, EmbeddingFai
 from mnemarket.providers.gemini_client import call_with_retries
 from mnemarket.providers.gemini_embedder import GeminiEmbedder
 from mnemarket.providers.gemini_llm import DEFAULT_GEMINI_MODEL, GeminiLLM
+from mnemarket.providers.llm import ModelCallFailed
 
 from .fake_servers import (
-    FakeResponse, FakeServer, camel_keys, closed_port_url, gemini_api, gemini_blocked_body, gemini_error_body, gemini_generate_body,
+    FakeResponse,
+    FakeServer,
+    camel_keys,
+    closed_port_url,
+    gemini_api,
+    gemini_blocked_body,
+    gemini_error_body,
+    gemini_generate_body,
 )
 
 
@@ -233,6 +241,30 @@ def test_streaming_yields_chunks(gemini_key):
     assert text == ["Hel", "lo!"]
     assert server.requests[0].path == "/v1beta/models/gemini-3.5-flash-lite:streamGenerateContent"
     assert "alt=sse" in server.requests[0].query
+
+
+def test_streaming_is_retried_like_generate(gemini_key):
+    rate = gemini_error_body(429, "RESOURCE_EXHAUSTED", "slow down")
+    rate["error"]["details"] = [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "0.05s"}]
+    chunks = [gemini_generate_body("Hel"), gemini_generate_body("lo!")]
+    with serve(FakeResponse(503, gemini_error_body(503, "UNAVAILABLE", "busy")), FakeResponse(429, rate),
+               FakeResponse(sse=chunks)) as server:
+        text = list(GeminiLLM(base_url=server.url, **FAST).stream_text(HI))
+    assert text == ["Hel", "lo!"] and len(server.requests) == 3
+
+
+def test_streaming_failures_are_named_and_rejections_not_retried(gemini_key):
+    with serve(FakeResponse(500, gemini_error_body(500, "INTERNAL", "boom"))) as server:
+        with pytest.raises(ModelCallFailed, match="500.*after 3 attempts"):
+            list(GeminiLLM(base_url=server.url, **FAST).stream_text(HI))
+    assert len(server.requests) == 3
+    with serve(FakeResponse(sse=[gemini_generate_body("x")], delay_s=2.0)) as server:
+        with pytest.raises(ModelCallFailed, match="Timeout.*after 2 attempts"):
+            list(GeminiLLM(base_url=server.url, attempts=2, initial_delay_s=0.01, timeout_s=0.3).stream_text(HI))
+    with serve(FakeResponse(400, gemini_error_body(400, "INVALID_ARGUMENT", "bad"))) as server:
+        with pytest.raises(ProviderError, match="HTTP 400"):
+            list(GeminiLLM(base_url=server.url, **FAST).stream_text(HI))
+    assert len(server.requests) == 1
 
 
 def test_missing_key_says_what_to_set(no_api_keys):
