@@ -8,6 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from mnemarket.errors import ProviderError
 from mnemarket.genesis.config import EmbedderCosts
 from mnemarket.kernel import ActionFailure, ErrorCode, Invokable, InvokeContext, MethodOutcome, MethodSpec
 from mnemarket.providers.embedding import Embedder, EmbeddingFailed
@@ -16,8 +17,9 @@ VECTOR_DECIMALS = 5
 
 
 def embedding_failure_as_action(handler: Callable[[InvokeContext, Any], MethodOutcome]):
-    """``handler`` with an embedding model's failure to answer recorded as the action's failure
-    (nothing changes, nothing is charged) instead of an internal error."""
+    """``handler`` with the embedding model's failure recorded as the action's failure (nothing
+    changes, nothing is charged) instead of an internal error: no answer (:class:`EmbeddingFailed`),
+    the run's spend cap reached, or a request the provider rejected."""
 
     @functools.wraps(handler)
     def wrapped(ctx: InvokeContext, args: Any) -> MethodOutcome:
@@ -26,6 +28,9 @@ def embedding_failure_as_action(handler: Callable[[InvokeContext, Any], MethodOu
         except EmbeddingFailed as exc:
             raise ActionFailure(ErrorCode.METHOD_FAILED, f"the embedding model did not answer: {exc}",
                                 "nothing changed and nothing was charged; try again in a later turn") from exc
+        except ProviderError as exc:  # a budget cap or a rejected request: not the caller's doing
+            raise ActionFailure(ErrorCode.METHOD_FAILED, f"the embedding model refused the call: {exc}",
+                                "nothing changed and nothing was charged; use a method that needs no embedding") from exc
 
     return wrapped
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mnemarket.errors import ProviderUnavailable
+from mnemarket.providers.llm import Billing
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,8 @@ class Embedder(ABC):
 
     model_id: str
     dim: int
+    billing: Billing = "free"
+    """As :attr:`mnemarket.providers.llm.LLM.billing`; paid embedders are accounted by runs."""
 
     @abstractmethod
     def embed(self, texts: Sequence[str]) -> np.ndarray:

@@ -69,6 +69,7 @@ class GeminiEmbedder(Embedder):
         self.attempts = attempts
         self.initial_delay_s = initial_delay_s
         self.model_id = f"gemini:{model}:{dim}"
+        self.billing = "priced"
         self._client = gemini_client(api_key=api_key, base_url=base_url, timeout_s=timeout_s,
                                      api_version=api_version, vertexai=vertexai)
         if check:

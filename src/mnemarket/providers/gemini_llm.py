@@ -46,6 +46,14 @@ BLOCKED_FINISH = frozenset({"SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CON
 _VERSION = re.compile(r"^gemini-(\d+)(?:\.(\d+))?")
 
 
+def takes_minimal_thinking(model: str) -> bool:
+    """Whether a 3.x ``model`` accepts ``thinkingLevel=MINIMAL``: Pro models never did, and the
+    non-Lite Flash models from 3.7 on start at ``LOW`` (Vertex AI thinking docs; launch notes)."""
+    match = _VERSION.match(model)
+    version = (int(match.group(1)), int(match.group(2) or 0)) if match else (0, 0)
+    return not ("pro" in model or ("flash" in model and "lite" not in model and version >= (3, 7)))
+
+
 def thinking_family(model: str) -> str | None:
     """``"level"`` for Gemini 3.x and later, ``"budget"`` for 2.5, ``None`` for models without thinking."""
     match = _VERSION.match(model)
@@ -95,8 +103,8 @@ class GeminiLLM(CompletionLLM):
         attempts: attempts per request; 408/429/5xx and transport failures are retried.
         thinking_budget: 2.5 models only: thinking tokens allowed (0 turns thinking off on Flash);
             default 0 on Flash, 128 (the minimum) on Pro. Added to ``max_output_tokens``.
-        thinking_level: 3.x models only: one of :data:`THINKING_LEVELS`; default ``minimal``
-            (``low`` on Pro models, which have no minimal).
+        thinking_level: 3.x models only: one of :data:`THINKING_LEVELS`; default the lowest the
+            model takes: ``minimal``, or ``low`` on Pro and on non-Lite Flash from 3.7 on.
         api_version: the API version in every URL (default ``v1beta``).
         vertexai: call Vertex AI instead (never switched on by the environment).
         repair: allow one repair round on invalid structured output.
@@ -129,6 +137,7 @@ class GeminiLLM(CompletionLLM):
         prices.price(model)  # fail at construction, not on the first bill
         self.model = model
         self.model_id = f"gemini:{model}"
+        self.billing = "priced"
         self.prices = prices
         self.attempts = attempts
         self.initial_delay_s = initial_delay_s
@@ -238,12 +247,13 @@ class GeminiLLM(CompletionLLM):
         if first.text:
             yield first.text
         received = 1
+        broken: tuple[type[BaseException], ...] = (errors.APIError, *transport_errors())
         try:
             for chunk in stream:
                 received += 1
                 if chunk.text:
                     yield chunk.text
-        except (errors.APIError, *transport_errors()) as exc:
+        except broken as exc:
             raise ModelCallFailed(f"the stream from {self.model!r} broke off after {received} chunk(s): "
                                   f"{type(exc).__name__}: {exc}") from exc
 
@@ -262,7 +272,10 @@ def _thinking(model: str, budget: int | None, level: str | None) -> tuple[int | 
             raise ConfigError(f"{model!r} takes thinking_level ({', '.join(THINKING_LEVELS)}), not thinking_budget")
         if level is not None and level not in THINKING_LEVELS:
             raise ConfigError(f"thinking_level={level!r}; expected one of {', '.join(THINKING_LEVELS)}")
-        return None, level or ("low" if "pro" in model else "minimal")
+        lowest = "minimal" if takes_minimal_thinking(model) else "low"
+        if level == "minimal" and lowest != "minimal":
+            raise ConfigError(f"{model!r} does not take thinking_level='minimal'; its lowest is 'low'")
+        return None, level or lowest
     if budget is not None or level is not None:
         raise ConfigError(f"{model!r} has no thinking options")
     return None, None

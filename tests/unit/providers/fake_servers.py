@@ -6,7 +6,8 @@ through a handler: ``handler(request) -> FakeResponse``. Tests script the handle
 
 :func:`gemini_api` wraps a handler with the checks the real Gemini API makes before answering:
 the full URL path with the API version, the key header, a known (not retired) model, the schema
-keywords ``responseJsonSchema`` accepts, and one thinking option per model family.
+keywords ``responseJsonSchema`` accepts, one thinking option per model family, and no MINIMAL
+thinking level where the model's lowest is LOW.
 """
 
 from __future__ import annotations
@@ -148,6 +149,8 @@ GEMINI_ACCEPTED_SCHEMA_KEYWORDS = {
     "required", "propertyOrdering",
 }
 GEMINI_RETIRED = {"gemini-2.0-flash", "gemini-2.0-flash-lite", "gemini-2.5-flash", "gemini-2.5-pro"}
+#: Models whose lowest thinking level is LOW (Pro, and non-Lite Flash from 3.7 on).
+GEMINI_NO_MINIMAL_THINKING = {"gemini-3.1-pro-preview", "gemini-3.7-flash", "gemini-3.8-flash"}
 _GEMINI_PATH = re.compile(r"^/(v1|v1beta)/models/([^/:]+):(generateContent|streamGenerateContent|batchEmbedContents)$")
 
 
@@ -199,6 +202,9 @@ def gemini_api(reply: Handler) -> Handler:
                 400, "INVALID_ARGUMENT", "You can only set only one of thinking budget and thinking level."))
         if "thinkingLevel" in thinking and model.startswith("gemini-2"):
             return FakeResponse(400, gemini_error_body(400, "INVALID_ARGUMENT", "Thinking level is not supported"))
+        if str(thinking.get("thinkingLevel", "")).upper() == "MINIMAL" and model in GEMINI_NO_MINIMAL_THINKING:
+            return FakeResponse(400, gemini_error_body(400, "INVALID_ARGUMENT",
+                                                       f"thinking level MINIMAL is not supported for {model}"))
         return reply(request)
 
     return handler

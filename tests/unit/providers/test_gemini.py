@@ -14,7 +14,7 @@ from mnemarket.providers import AccountedEmbedder, Budget, CallLog, EmbeddingFai
 from mnemarket.providers.gemini_client import call_with_retries
 from mnemarket.providers.gemini_embedder import GeminiEmbedder
 from mnemarket.providers.gemini_llm import DEFAULT_GEMINI_MODEL, GeminiLLM
-from mnemarket.providers.llm import ModelCallFailed
+from mnemarket.providers.llm import ModelCallFailed, Usage
 
 from .fake_servers import (
     FakeResponse,
@@ -109,6 +109,38 @@ def test_thinking_options_are_checked_per_family(gemini_key):
     with pytest.raises(ConfigError, match="expected one of"):
         GeminiLLM(thinking_level="extreme")
     assert GeminiLLM("gemini-3.1-pro-preview").thinking_level == "low"  # Pro has no "minimal"
+
+
+def test_flash_from_37_and_pro_start_thinking_at_low(gemini_key):
+    with serve(gemini_generate_body("hi", version="gemini-3.8-flash-001")) as server:
+        llm = GeminiLLM("gemini-3.8-flash", base_url=server.url, **FAST)
+        assert llm.generate(HI).ok and llm.thinking_level == "low"
+    assert camel_keys(server.requests[0].body["generationConfig"]["thinkingConfig"]) == {"thinkingLevel": "LOW"}
+    with pytest.raises(ConfigError, match="lowest is 'low'"):
+        GeminiLLM("gemini-3.8-flash", thinking_level="minimal")
+    assert GeminiLLM("gemini-3.5-flash").thinking_level == "minimal"
+    # The fake API refuses MINIMAL there as the real one does, so the check above is not vacuous.
+    with serve(gemini_generate_body("hi")) as server:
+        llm = GeminiLLM("gemini-3.8-flash", base_url=server.url, **FAST)
+        llm.thinking_level = "minimal"
+        with pytest.raises(ProviderError, match="MINIMAL is not supported"):
+            llm.generate(HI)
+
+
+def test_prices_are_dated_and_a_launch_price_ends(gemini_key):
+    import datetime as dt
+
+    from mnemarket.providers.pricing import DEFAULT_PRICE_TABLE, PRICES_CHECKED, PRICES_SOURCE
+
+    assert PRICES_SOURCE == "https://ai.google.dev/gemini-api/docs/pricing" and PRICES_CHECKED == "2026-11-24"
+    usage = Usage(prompt_tokens=1_000_000, completion_tokens=1_000_000)
+    assert DEFAULT_PRICE_TABLE.cost("gemini-3.8-flash", usage, on=dt.date(2026, 12, 31)) == pytest.approx(0.75 + 3.75)
+    assert DEFAULT_PRICE_TABLE.cost("gemini-3.8-flash", usage, on=dt.date(2027, 1, 1)) == pytest.approx(1.50 + 7.50)
+    ended = PriceTable(prices={"m": ModelPrice(input_per_million=1.0, until=dt.date(2026, 1, 1))})
+    with pytest.raises(ConfigError, match="held until 2026-01-01"):
+        ended.price("m", on=dt.date(2026, 1, 2))
+    with pytest.raises(ConfigError, match="gemini-3.7-flash.*ai.google.dev/gemini-api/docs/pricing"):
+        GeminiLLM("gemini-3.7-flash")  # current, but no price we could check: refused, never billed $0
 
 
 def test_429_with_retry_delay_then_503_then_success(gemini_key):

@@ -86,8 +86,6 @@ def test_an_embedding_outage_mid_run_stops_it_resumable(tmp_path, monkeypatch):
     stopped_provider, nothing of the turn committed, and a resume finishes it once it answers."""
     import types
 
-    import yaml
-
     from mnemarket.providers import openai_compat
     from tests.unit.providers.fake_servers import FakeResponse, FakeServer
 
@@ -102,13 +100,7 @@ def test_an_embedding_outage_mid_run_stops_it_resumable(tmp_path, monkeypatch):
         return FakeResponse(body={"data": rows})
 
     with FakeServer(embeddings) as server:
-        scenario = yaml.safe_load(DEMO.read_text())
-        scenario["agents"] = [str((DEMO.parent / entry).resolve()) for entry in scenario["agents"]]
-        scenario["components_dir"] = str((DEMO.parent / scenario["components_dir"]).resolve())
-        scenario["genesis"] = str((DEMO.parent / scenario["genesis"]).resolve())
-        scenario["embedder"] = f"openai:{server.url}/v1:embed"
-        path = tmp_path / "remote_embedder.yaml"
-        path.write_text(yaml.safe_dump(scenario))
+        path = _demo_with_embedder(tmp_path, f"openai:{server.url}/v1:embed")
         out = tmp_path / "run"
         runner = Runner.create(path, out, RunOptions(model="scripted", sessions=1, turns=2))
         try:  # the embedder goes down once the first turn is done
@@ -126,3 +118,47 @@ def test_an_embedding_outage_mid_run_stops_it_resumable(tmp_path, monkeypatch):
     assert final.state == "finished"
     summary = json.loads((out / "summary.json").read_text())
     assert summary["status"] == "finished" and all(a["turns"] == 2 for a in summary["agents"].values())
+
+
+def _demo_with_embedder(tmp_path: Path, embedder: str) -> Path:
+    """config/demo.yaml with another embedder, written to tmp_path (its relative paths made absolute)."""
+    import yaml
+
+    scenario = yaml.safe_load(DEMO.read_text())
+    scenario["agents"] = [str((DEMO.parent / entry).resolve()) for entry in scenario["agents"]]
+    scenario["components_dir"] = str((DEMO.parent / scenario["components_dir"]).resolve())
+    scenario["genesis"] = str((DEMO.parent / scenario["genesis"]).resolve())
+    scenario["embedder"] = embedder
+    path = tmp_path / "scenario.yaml"
+    path.write_text(yaml.safe_dump(scenario))
+    return path
+
+
+def test_a_paid_embedders_spend_is_logged_and_capped_in_a_run(tmp_path, monkeypatch):
+    from mnemarket.providers import CallLog
+    from mnemarket.providers.gemini_embedder import GeminiEmbedder
+    from mnemarket.sim import runner as runner_module
+    from tests.unit.providers.fake_servers import FakeResponse, FakeServer, gemini_api
+
+    monkeypatch.setenv("GEMINI_API_KEY", "test-key-not-real")  # good only for the fake server
+    monkeypatch.delenv("GOOGLE_GENAI_USE_VERTEXAI", raising=False)
+    tokens = [10]  # per call; raised once the first turn is done
+
+    def embeddings(request):
+        rows = [{"values": [1.0, float(i % 3), 0.5, 0.0]} for i, _ in enumerate(request.body["requests"])]
+        return FakeResponse(body={"embeddings": rows, "usageMetadata": {"promptTokenCount": tokens[0]}})
+
+    with FakeServer(gemini_api(embeddings)) as server:
+        monkeypatch.setattr(runner_module, "make_embedder", lambda spec: GeminiEmbedder(
+            dim=4, base_url=server.url, check=False, attempts=1, timeout_s=10))
+        path = _demo_with_embedder(tmp_path, "gemini:gemini-embedding-001:4")
+        runner = Runner.create(path, tmp_path / "run", RunOptions(model="scripted", sessions=1, turns=3,
+                                                                 spend_cap_usd=0.10))
+        try:
+            status = runner.run(lambda kind, session, turn: tokens.__setitem__(0, 1_000_000) if kind == "turn" else None)
+        finally:
+            runner.close()
+    records = [r for r in CallLog.read(tmp_path / "run" / "llm_calls.jsonl") if r.kind == "embed"]
+    assert records and all(r.principal == "embedder" and r.model_id == "gemini:gemini-embedding-001:4" for r in records)
+    assert records[0].cost == pytest.approx(10 * 0.15 / 1e6) and records[-1].cost == pytest.approx(0.15)
+    assert status.state == "stopped_budget" and status.turns_done == 1
