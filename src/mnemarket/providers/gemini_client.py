@@ -87,7 +87,7 @@ def gemini_client(
         from google import genai
         from google.genai import types
     except ImportError:
-        raise ProviderError("google-genai is not installed; pip install 'google-genai>=1.56,<4'") from None
+        raise ProviderError("google-genai is not installed; pip install 'google-genai>=3.4,<4'") from None
     options = types.HttpOptions(base_url=base_url, api_version=api_version, timeout=int(timeout_s * 1000))  # ms
     if vertexai:
         return genai.Client(vertexai=True, http_options=options)

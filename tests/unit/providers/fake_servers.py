@@ -132,6 +132,21 @@ def openai_chat_body(text: str, prompt_tokens: int = 9, completion_tokens: int =
     }
 
 
+OPENAI_PATHS = ("/v1/chat/completions", "/v1/embeddings")
+
+
+def openai_api(reply: Handler) -> Handler:
+    """``reply`` behind the route check an OpenAI-compatible server makes: the full path with ``/v1``
+    (llama-cpp-python's server answers 404 ``{"detail": "Not Found"}`` elsewhere)."""
+
+    def handler(request: FakeRequest) -> FakeResponse:
+        if request.path not in OPENAI_PATHS:
+            return FakeResponse(404, {"detail": "Not Found"})
+        return reply(request)
+
+    return handler
+
+
 def closed_port_url() -> str:
     """``http://127.0.0.1:PORT`` where nothing listens (the port was bound, then released)."""
     with socket.socket() as sock:

@@ -79,6 +79,16 @@ def test_structured_generation_sends_schema_thinking_level_and_accounts_usage(ge
     assert config["maxOutputTokens"] == 64 and config["seed"] == 5 and config["temperature"] == 0.2
 
 
+def test_model_version_is_in_the_call_log(gemini_key, tmp_path):
+    from mnemarket.providers import AccountedLLM
+
+    with serve(gemini_generate_body("hi", version="gemini-3.5-flash-lite-002")) as server:
+        log = CallLog(tmp_path / "calls.jsonl")
+        AccountedLLM(GeminiLLM(base_url=server.url, **FAST), log, principal="alpha").generate(HI)
+    [record] = CallLog.read(log.path)
+    assert record.model_version == "gemini-3.5-flash-lite-002" and record.model_id == "gemini:gemini-3.5-flash-lite"
+
+
 def test_length_limits_become_descriptions_and_long_strings_are_trimmed_not_rejected(gemini_key):
     with serve(gemini_generate_body('{"action": "note", "text": "far too long for ten"}')) as server:
         result = GeminiLLM(base_url=server.url, **FAST).generate(HI, schema=Note)
