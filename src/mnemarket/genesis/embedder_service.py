@@ -2,13 +2,37 @@
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+from typing import Any
+
 from pydantic import BaseModel, ConfigDict, Field
 
+from mnemarket.errors import ProviderError
 from mnemarket.genesis.config import EmbedderCosts
-from mnemarket.kernel import Invokable, InvokeContext, MethodOutcome, MethodSpec
-from mnemarket.providers.embedding import Embedder
+from mnemarket.kernel import ActionFailure, ErrorCode, Invokable, InvokeContext, MethodOutcome, MethodSpec
+from mnemarket.providers.embedding import Embedder, EmbeddingFailed
 
 VECTOR_DECIMALS = 5
+
+
+def embedding_failure_as_action(handler: Callable[[InvokeContext, Any], MethodOutcome]):
+    """``handler`` with the embedding model's failure recorded as the action's failure (nothing
+    changes, nothing is charged) instead of an internal error: no answer (:class:`EmbeddingFailed`),
+    the run's spend cap reached, or a request the provider rejected."""
+
+    @functools.wraps(handler)
+    def wrapped(ctx: InvokeContext, args: Any) -> MethodOutcome:
+        try:
+            return handler(ctx, args)
+        except EmbeddingFailed as exc:
+            raise ActionFailure(ErrorCode.METHOD_FAILED, f"the embedding model did not answer: {exc}",
+                                "nothing changed and nothing was charged; try again in a later turn") from exc
+        except ProviderError as exc:  # a budget cap or a rejected request: not the caller's doing
+            raise ActionFailure(ErrorCode.METHOD_FAILED, f"the embedding model refused the call: {exc}",
+                                "nothing changed and nothing was charged; use a method that needs no embedding") from exc
+
+    return wrapped
 
 
 class EmbedArgs(BaseModel):
@@ -29,9 +53,10 @@ class GenesisEmbedder(Invokable):
         super().__init__("genesis_embedder", f"Text embeddings ({embedder.model_id}, {embedder.dim} dims).")
         self.embedder = embedder
         per = costs.per_text
-        self.add(MethodSpec("embed", EmbedArgs, self._embed, "embed one text", cost=per,
+        self.add(MethodSpec("embed", EmbedArgs, embedding_failure_as_action(self._embed), "embed one text", cost=per,
                             cost_text=f"{per} scrip"))
-        self.add(MethodSpec("embed_batch", EmbedBatchArgs, self._embed_batch, "embed up to 64 texts",
+        self.add(MethodSpec("embed_batch", EmbedBatchArgs, embedding_failure_as_action(self._embed_batch),
+                            "embed up to 64 texts",
                             cost=lambda args: per * len(args.texts), cost_text=f"{per} scrip per text"))
 
     def _payload(self, texts: list[str]) -> dict:

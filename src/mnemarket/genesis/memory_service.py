@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy.engine import Engine
 
 from mnemarket.genesis.config import GenesisConfig, MemoryCosts
+from mnemarket.genesis.embedder_service import embedding_failure_as_action
 from mnemarket.genesis.trades import Trade, record_trade
 from mnemarket.kernel import (
     AccessPolicy,
@@ -170,7 +171,8 @@ class GenesisMemory(Invokable):
              "anyone"),
         ]
         for name, args, handler, description, cost, who in specs:
-            self.add(MethodSpec(name, args, handler, description, cost=cost, permission_text=who))
+            self.add(MethodSpec(name, args, embedding_failure_as_action(handler), description, cost=cost,
+                                permission_text=who))
 
     # -- stores ------------------------------------------------------------------------------
     def store(self, store_id: str) -> MemoryStore:

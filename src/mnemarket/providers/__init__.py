@@ -4,7 +4,7 @@ Heavy SDKs (onnxruntime, llama_cpp, google.genai) load only when a provider that
 """
 
 from mnemarket.providers.accounting import AccountedEmbedder, AccountedLLM, Budget, CallLog, CallRecord, Totals
-from mnemarket.providers.embedding import Embedder, l2_normalise
+from mnemarket.providers.embedding import Embedder, EmbeddingFailed, EmbedResult, l2_normalise
 from mnemarket.providers.embedding_cache import CachedEmbedder, MemoEmbedder
 from mnemarket.providers.hashing_embedder import HashingEmbedder
 from mnemarket.providers.llm import LLM, CompletionLLM, LLMResult, Message, ModelCallFailed, ReplyFailed, Usage
@@ -38,6 +38,8 @@ __all__ = [
     "CallRecord",
     "CompletionLLM",
     "Embedder",
+    "EmbeddingFailed",
+    "EmbedResult",
     "HashingEmbedder",
     "LLMResult",
     "Message",

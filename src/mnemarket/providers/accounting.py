@@ -19,8 +19,8 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
-from mnemarket.errors import BudgetExceeded
-from mnemarket.providers.embedding import Embedder
+from mnemarket.errors import BudgetExceeded, ConfigError
+from mnemarket.providers.embedding import Embedder, EmbeddingFailed
 from mnemarket.providers.llm import DEFAULT_MAX_TOKENS, LLM, LLMResult, MessagesLike
 
 DEFAULT_PRINCIPAL = "anonymous"
@@ -170,6 +170,18 @@ class Budget(BaseModel):
             self.within.charge(cost, tokens)
 
 
+def _refuse_unpriced_under_money_cap(model_id: str, billing: str, budget: Budget | None) -> None:
+    """A money cap over a model whose calls are logged as $0 but may cost money would be a false promise."""
+    capped = budget
+    while capped is not None and capped.max_cost is None:
+        capped = capped.within
+    if billing == "unpriced" and capped is not None:
+        raise ConfigError(
+            f"{model_id} is a remote service without a price table: its calls would be counted as $0, so "
+            f"{capped.label} (max_cost=${capped.max_cost:g}) cannot bound them. Pass prices=PriceTable(...) "
+            "for it, or cap tokens instead (--token-cap, Budget.max_tokens)")
+
+
 class AccountedLLM(LLM):
     """Wraps an LLM: budget check before, log and charge after, for one principal.
 
@@ -188,7 +200,9 @@ class AccountedLLM(LLM):
         self.principal = principal
         self.budget = budget
         self.model_id = inner.model_id
+        self.billing = inner.billing
         self._clock = clock
+        _refuse_unpriced_under_money_cap(inner.model_id, inner.billing, budget)
 
     def for_principal(self, principal: str) -> AccountedLLM:
         """The same model, log and budget, accounted to another principal."""
@@ -228,7 +242,9 @@ class AccountedEmbedder(Embedder):
         self.budget = budget
         self.model_id = inner.model_id
         self.dim = inner.dim
+        self.billing = inner.billing
         self._clock = clock
+        _refuse_unpriced_under_money_cap(inner.model_id, inner.billing, budget)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         return self.embed_billed(texts)[0]
@@ -239,6 +255,15 @@ class AccountedEmbedder(Embedder):
         started = time.perf_counter()
         try:
             vectors, tokens, cost = self.inner.embed_billed(texts)
+        except EmbeddingFailed as exc:  # no answer; what earlier batches cost is still billed
+            failed = exc.result
+            self.log.append(CallRecord(time=self._clock(), principal=self.principal, kind="embed",
+                                       model_id=self.model_id, latency=time.perf_counter() - started,
+                                       ok=False, error=failed.error, items=len(texts), failure="provider",
+                                       prompt_tokens=failed.tokens, cost=failed.cost))
+            if self.budget is not None:
+                self.budget.charge(failed.cost, failed.tokens)
+            raise
         except Exception as exc:
             self.log.append(CallRecord(time=self._clock(), principal=self.principal, kind="embed",
                                        model_id=self.model_id, latency=time.perf_counter() - started,

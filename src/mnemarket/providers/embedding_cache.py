@@ -45,6 +45,7 @@ class CachedEmbedder(Embedder):
         self.inner = inner
         self.model_id = inner.model_id
         self.dim = inner.dim
+        self.billing = inner.billing
         if str(path) != ":memory:":
             Path(path).parent.mkdir(parents=True, exist_ok=True)
         self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
@@ -117,6 +118,7 @@ class MemoEmbedder(Embedder):
         self.inner = inner
         self.model_id = inner.model_id
         self.dim = inner.dim
+        self.billing = inner.billing
         self.capacity = capacity
         self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()

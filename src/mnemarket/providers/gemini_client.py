@@ -87,14 +87,14 @@ def gemini_client(
         from google import genai
         from google.genai import types
     except ImportError:
-        raise ProviderError("google-genai is not installed; pip install 'google-genai>=1.56,<4'") from None
+        raise ProviderError("google-genai is not installed; pip install 'google-genai>=3.4,<4'") from None
     options = types.HttpOptions(base_url=base_url, api_version=api_version, timeout=int(timeout_s * 1000))  # ms
     if vertexai:
         return genai.Client(vertexai=True, http_options=options)
     return genai.Client(vertexai=False, api_key=gemini_api_key(api_key), http_options=options)
 
 
-def _transport_errors() -> tuple[type[BaseException], ...]:
+def transport_errors() -> tuple[type[BaseException], ...]:
     """Timeout/connection error classes of whichever HTTP stacks the SDK may use (httpx2, httpx, aiohttp)."""
     classes: list[type[BaseException]] = []
     # RequestError covers transport errors (timeouts, refused connections) and garbled responses.
@@ -147,7 +147,7 @@ def call_with_retries(call: Callable[[], T], *, model: str, attempts: int = DEFA
     """
     from google.genai import errors
 
-    transport = _transport_errors()
+    transport = transport_errors()
     delay = initial_delay_s
     for attempt in range(1, max(1, attempts) + 1):
         try:

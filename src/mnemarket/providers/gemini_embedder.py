@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from mnemarket.errors import ProviderError
-from mnemarket.providers.embedding import Embedder, l2_normalise
+from mnemarket.providers.embedding import Embedder, EmbeddingFailed, EmbedResult, l2_normalise
 from mnemarket.providers.gemini_client import (
     DEFAULT_ATTEMPTS,
     DEFAULT_INITIAL_DELAY_S,
@@ -69,6 +69,7 @@ class GeminiEmbedder(Embedder):
         self.attempts = attempts
         self.initial_delay_s = initial_delay_s
         self.model_id = f"gemini:{model}:{dim}"
+        self.billing = "priced"
         self._client = gemini_client(api_key=api_key, base_url=base_url, timeout_s=timeout_s,
                                      api_version=api_version, vertexai=vertexai)
         if check:
@@ -83,10 +84,11 @@ class GeminiEmbedder(Embedder):
         """Embed and bill ``texts``.
 
         Raises:
-            ProviderError: the call failed (timeout, refused connection, persistent 429/5xx, a
-                rejected request) or returned the wrong number or size of vectors; the message
-                names the cause. The embedder contract has no failure value, so this is the one
-                error an embed call raises.
+            EmbeddingFailed: no answer (timeout, refused connection, persistent 429/5xx, a body
+                that is not the API's); carries the failure value that :meth:`embed_result`
+                returns instead, with what earlier batches of the call were billed.
+            ProviderError: the API rejected the request (4xx) or returned the wrong number or size
+                of vectors: wiring that a retry will not change.
         """
         from google.genai import types
 
@@ -104,7 +106,10 @@ class GeminiEmbedder(Embedder):
                     model=self.model, attempts=self.attempts, initial_delay_s=self.initial_delay_s,
                 )
             except ModelCallFailed as exc:
-                raise ProviderError(f"Gemini embedding call to {self.model!r} failed: {exc}") from exc
+                spent = self.prices.cost(self.model, Usage(prompt_tokens=tokens))
+                raise EmbeddingFailed(EmbedResult(
+                    model_id=self.model_id, tokens=tokens, cost=spent,
+                    error=f"Gemini embedding call to {self.model!r} failed: {exc}")) from exc
             values = [e.values or [] for e in response.embeddings or []]
             if len(values) != len(batch) or any(len(v) != self.dim for v in values):
                 raise ProviderError(

@@ -10,6 +10,7 @@ count against ``maxOutputTokens``, so the budget is added to it.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from mnemarket.errors import ConfigError
@@ -21,6 +22,7 @@ from mnemarket.providers.gemini_client import (
     RETIRED_MODELS,
     call_with_retries,
     gemini_client,
+    transport_errors,
 )
 from mnemarket.providers.llm import Completion, CompletionLLM, CompletionRequest, ModelCallFailed, ReplyFailed, Usage
 from mnemarket.providers.pricing import DEFAULT_PRICE_TABLE, PRICES_CHECKED, PriceTable
@@ -42,6 +44,14 @@ GEMINI_SCHEMA_KEYWORDS = frozenset({
 BLOCKED_FINISH = frozenset({"SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "LANGUAGE",
                             "IMAGE_SAFETY", "OTHER"})
 _VERSION = re.compile(r"^gemini-(\d+)(?:\.(\d+))?")
+
+
+def takes_minimal_thinking(model: str) -> bool:
+    """Whether a 3.x ``model`` accepts ``thinkingLevel=MINIMAL``: Pro models never did, and the
+    non-Lite Flash models from 3.7 on start at ``LOW`` (Vertex AI thinking docs; launch notes)."""
+    match = _VERSION.match(model)
+    version = (int(match.group(1)), int(match.group(2) or 0)) if match else (0, 0)
+    return not ("pro" in model or ("flash" in model and "lite" not in model and version >= (3, 7)))
 
 
 def thinking_family(model: str) -> str | None:
@@ -93,8 +103,8 @@ class GeminiLLM(CompletionLLM):
         attempts: attempts per request; 408/429/5xx and transport failures are retried.
         thinking_budget: 2.5 models only: thinking tokens allowed (0 turns thinking off on Flash);
             default 0 on Flash, 128 (the minimum) on Pro. Added to ``max_output_tokens``.
-        thinking_level: 3.x models only: one of :data:`THINKING_LEVELS`; default ``minimal``
-            (``low`` on Pro models, which have no minimal).
+        thinking_level: 3.x models only: one of :data:`THINKING_LEVELS`; default the lowest the
+            model takes: ``minimal``, or ``low`` on Pro and on non-Lite Flash from 3.7 on.
         api_version: the API version in every URL (default ``v1beta``).
         vertexai: call Vertex AI instead (never switched on by the environment).
         repair: allow one repair round on invalid structured output.
@@ -127,6 +137,7 @@ class GeminiLLM(CompletionLLM):
         prices.price(model)  # fail at construction, not on the first bill
         self.model = model
         self.model_id = f"gemini:{model}"
+        self.billing = "priced"
         self.prices = prices
         self.attempts = attempts
         self.initial_delay_s = initial_delay_s
@@ -200,23 +211,51 @@ class GeminiLLM(CompletionLLM):
                               model_version=response.model_version)
         return Completion(text=text, usage=usage, model_version=response.model_version, finish_reason=finish)
 
-    def stream_text(self, messages, *, max_tokens: int = 256, temperature: float = 0.0):
+    def stream_text(self, messages: Any, *, max_tokens: int = 256, temperature: float = 0.0) -> Iterator[str]:
         """Yield text chunks as Gemini streams them (``:streamGenerateContent?alt=sse``).
+
+        The request is retried like :meth:`generate`'s (408/429/5xx and transport failures, a 429's
+        ``retryDelay`` honoured) until its first chunk arrives; after that a retry would repeat
+        text already yielded, so a stream that breaks off is reported, not retried.
 
         Yields:
             Text fragments in order; usage is not accounted here (use :meth:`generate` for that).
+
+        Raises:
+            ModelCallFailed: no answer after the retries, or the stream broke off (the message says
+                after how many chunks).
+            ProviderError: the API rejected the request (4xx): it will not change.
         """
+        from google.genai import errors
+
         from mnemarket.providers.llm import as_messages
 
         request = CompletionRequest(
             messages=as_messages(messages), schema=None, json_schema=None,
             max_tokens=max_tokens, temperature=temperature, seed=None,
         )
-        for chunk in self._client.models.generate_content_stream(
-            model=self.model, contents=self._contents(request), config=self._config(request)
-        ):
-            if chunk.text:
-                yield chunk.text
+
+        def opened() -> tuple[Any, Iterator[Any]]:  # the request goes out when the first chunk is read
+            stream = iter(self._client.models.generate_content_stream(
+                model=self.model, contents=self._contents(request), config=self._config(request)))
+            return next(stream, None), stream
+
+        first, stream = call_with_retries(opened, model=self.model, attempts=self.attempts,
+                                          initial_delay_s=self.initial_delay_s)
+        if first is None:
+            return
+        if first.text:
+            yield first.text
+        received = 1
+        broken: tuple[type[BaseException], ...] = (errors.APIError, *transport_errors())
+        try:
+            for chunk in stream:
+                received += 1
+                if chunk.text:
+                    yield chunk.text
+        except broken as exc:
+            raise ModelCallFailed(f"the stream from {self.model!r} broke off after {received} chunk(s): "
+                                  f"{type(exc).__name__}: {exc}") from exc
 
 
 def _thinking(model: str, budget: int | None, level: str | None) -> tuple[int | None, str | None]:
@@ -233,7 +272,10 @@ def _thinking(model: str, budget: int | None, level: str | None) -> tuple[int | 
             raise ConfigError(f"{model!r} takes thinking_level ({', '.join(THINKING_LEVELS)}), not thinking_budget")
         if level is not None and level not in THINKING_LEVELS:
             raise ConfigError(f"thinking_level={level!r}; expected one of {', '.join(THINKING_LEVELS)}")
-        return None, level or ("low" if "pro" in model else "minimal")
+        lowest = "minimal" if takes_minimal_thinking(model) else "low"
+        if level == "minimal" and lowest != "minimal":
+            raise ConfigError(f"{model!r} does not take thinking_level='minimal'; its lowest is 'low'")
+        return None, level or lowest
     if budget is not None or level is not None:
         raise ConfigError(f"{model!r} has no thinking options")
     return None, None

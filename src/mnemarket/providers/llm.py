@@ -65,6 +65,10 @@ class Usage(BaseModel):
         )
 
 
+Billing = Literal["free", "priced", "unpriced"]
+"""Whether a model's calls cost money, and whether we know how much (see ``LLM.billing``)."""
+
+
 class LLMResult(BaseModel):
     """What one :meth:`LLM.generate` call produced; a failure is a value too (``ok=False``)."""
 
@@ -153,9 +157,13 @@ class LLM(ABC):
     Attributes:
         model_id: names the model, prefixed by its provider (``local:``, ``gemini:``, ``openai:``,
             ``scripted:``, ``replay:``), so every output says what produced it.
+        billing: ``"free"`` (local, scripted, a server on this machine), ``"priced"`` (costs from a
+            price table) or ``"unpriced"`` (a paid service without a price table: its results say
+            $0, so a money cap cannot bound it and accounting refuses one).
     """
 
     model_id: str
+    billing: Billing = "free"
 
     @abstractmethod
     def generate(

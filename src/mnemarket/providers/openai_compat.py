@@ -20,7 +20,7 @@ import httpx
 import numpy as np
 
 from mnemarket.errors import ProviderError
-from mnemarket.providers.embedding import Embedder, l2_normalise
+from mnemarket.providers.embedding import Embedder, EmbeddingFailed, EmbedResult, l2_normalise
 from mnemarket.providers.llm import Completion, CompletionLLM, CompletionRequest, Message, ModelCallFailed, Usage
 from mnemarket.providers.pricing import PriceTable
 
@@ -118,6 +118,10 @@ class OpenAICompatClient:
         raise ModelCallFailed(f"{failure} (after {self.attempts} attempts)")
 
 
+def _is_loopback(base_url: str) -> bool:
+    return httpx.URL(base_url).host in ("127.0.0.1", "localhost", "::1")
+
+
 def _response_format(mode: StructuredMode, request: CompletionRequest) -> dict[str, Any] | None:
     if mode == "json_schema":
         return {"type": "json_schema",
@@ -171,9 +175,10 @@ class OpenAICompatLLM(CompletionLLM):
         self._client = OpenAICompatClient(base_url, api_key=api_key, timeout_s=timeout_s, attempts=attempts,
                                           initial_delay_s=initial_delay_s)
         self._negotiation = threading.Lock()
-        host = httpx.URL(base_url).host
-        limit = max_concurrency or (LOOPBACK_CONCURRENCY if host in ("127.0.0.1", "localhost", "::1")
-                                    else REMOTE_CONCURRENCY)
+        loopback = _is_loopback(base_url)
+        # A server on this machine is free; a remote one without a price table may bill unseen.
+        self.billing = "priced" if prices is not None else "free" if loopback else "unpriced"
+        limit = max_concurrency or (LOOPBACK_CONCURRENCY if loopback else REMOTE_CONCURRENCY)
         self._slots = threading.BoundedSemaphore(limit)
 
     def _cost(self, usage: Usage) -> float:
@@ -246,6 +251,7 @@ class OpenAICompatEmbedder(Embedder):
         self._client = OpenAICompatClient(base_url, api_key=api_key, timeout_s=timeout_s, attempts=attempts,
                                           initial_delay_s=initial_delay_s)
         self.model_id = f"openai:{self._client.base_url}:{model}"
+        self.billing = "free" if _is_loopback(base_url) else "unpriced"  # no price table for embeddings
         try:
             probe = self._request(["start-up check"])
         except ModelCallFailed as exc:
@@ -269,8 +275,9 @@ class OpenAICompatEmbedder(Embedder):
             return np.zeros((0, self.dim), dtype=np.float32)
         try:
             matrix = self._request(texts)
-        except ModelCallFailed as exc:
-            raise ProviderError(f"embedding call to {self.model_id!r} failed: {exc}") from exc
+        except ModelCallFailed as exc:  # no answer: the failure value embed_result() returns
+            raise EmbeddingFailed(EmbedResult(model_id=self.model_id,
+                                              error=f"embedding call to {self.model_id!r} failed: {exc}")) from exc
         if matrix.shape[1] != self.dim:
             raise ProviderError(f"server returned dim {matrix.shape[1]}, expected {self.dim}")
         return l2_normalise(matrix)

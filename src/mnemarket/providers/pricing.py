@@ -1,6 +1,13 @@
-"""Price tables: USD per million input/output tokens, per model id."""
+"""Price tables: USD per million input/output tokens, per model id.
+
+A model without a price is never billed $0 by guess: Gemini models refuse to start without one,
+and an OpenAI-compatible model on a remote host without a price table is marked ``unpriced``, which
+an accounted wrapper refuses under a money cap (see ``accounting``).
+"""
 
 from __future__ import annotations
+
+import datetime as dt
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -17,6 +24,10 @@ class ModelPrice(BaseModel):
     """USD per million prompt tokens."""
     output_per_million: float = Field(default=0.0, ge=0)
     """USD per million output tokens (thinking tokens included)."""
+    until: dt.date | None = None
+    """Last day this price holds (a launch price), or ``None``."""
+    then: ModelPrice | None = None
+    """The price from the day after ``until``."""
 
 
 class PriceTable(BaseModel):
@@ -27,39 +38,57 @@ class PriceTable(BaseModel):
     prices: dict[str, ModelPrice] = Field(default_factory=dict)
     """Model id -> price."""
 
-    def price(self, model: str) -> ModelPrice:
-        """The price of ``model``.
+    def price(self, model: str, on: dt.date | None = None) -> ModelPrice:
+        """The price of ``model`` on day ``on`` (default today, UTC).
 
         Raises:
-            ConfigError: the model is not in the table (an unknown price is never guessed).
+            ConfigError: the model is not in the table (an unknown price is never guessed), or its
+                dated price has run out with no later price known.
         """
         try:
-            return self.prices[model]
+            price = self.prices[model]
         except KeyError:
             known = ", ".join(sorted(self.prices)) or "(none)"
             raise ConfigError(
-                f"no price for model {model!r}; known: {known}. Pass a PriceTable that includes it"
+                f"no price for model {model!r}; known: {known}. Pass a PriceTable that includes it "
+                f"(list prices: {PRICES_SOURCE})"
             ) from None
+        day = on or dt.datetime.now(dt.UTC).date()
+        while price.until is not None and day > price.until:
+            if price.then is None:
+                raise ConfigError(f"the price of {model!r} held until {price.until} and no later price is known; "
+                                  f"pass a PriceTable with the current one ({PRICES_SOURCE})")
+            price = price.then
+        return price
 
-    def cost(self, model: str, usage: Usage) -> float:
-        """USD for ``usage`` on ``model``."""
-        price = self.price(model)
+    def cost(self, model: str, usage: Usage, on: dt.date | None = None) -> float:
+        """USD for ``usage`` on ``model`` at the price of day ``on`` (default today)."""
+        price = self.price(model, on)
         return (usage.prompt_tokens * price.input_per_million + usage.completion_tokens * price.output_per_million) / 1e6
 
 
-#: Paid-tier (Standard) list prices for the Gemini Developer API, USD per million tokens, text input,
-#: prompts up to 200k tokens; output includes thinking tokens. Checked 2026-11-23 against Google's
-#: published model list, pricing and deprecation pages (``mnemarket`` README, "Remote models").
-#: Retired models (2.0, 2.5 Flash/Pro) are left out: a call to them is answered 404. Pass your own
-#: table for other models or tiers.
-PRICES_CHECKED = "2026-11-23"
+#: Where the prices below are published: Google's Gemini Developer API pricing page (Standard paid
+#: tier, text input, prompts up to 200k tokens; output includes thinking tokens).
+PRICES_SOURCE = "https://ai.google.dev/gemini-api/docs/pricing"
+#: When the table was last checked. That page could not be fetched from the build machine; its figures
+#: were read from verbatim transcriptions of it dated 2026-09-20 and 2026-10-07 (every Gemini 3.x and
+#: embedding price below appears there, except 3.1 Flash-Lite and 3 Flash Preview, taken from
+#: third-party copies quoting the page), and the model names from Google's deprecations page
+#: (https://ai.google.dev/gemini-api/docs/deprecations). Retired models (2.0, 2.5) are left out: a call
+#: to them is answered 404. gemini-3.6-flash and gemini-3.7-flash are current but have no price we could
+#: check, so they refuse to start without a PriceTable naming one.
+PRICES_CHECKED = "2026-11-24"
 DEFAULT_PRICE_TABLE = PriceTable(
     prices={
         "gemini-3.5-flash-lite": ModelPrice(input_per_million=0.30, output_per_million=2.50),
         "gemini-3.1-flash-lite": ModelPrice(input_per_million=0.25, output_per_million=1.50),
         "gemini-3.5-flash": ModelPrice(input_per_million=1.50, output_per_million=9.00),
+        # A launch price until the end of 2026, then the standard one (both on the pricing page).
+        "gemini-3.8-flash": ModelPrice(input_per_million=0.75, output_per_million=3.75, until=dt.date(2026, 12, 31),
+                                       then=ModelPrice(input_per_million=1.50, output_per_million=7.50)),
         "gemini-3-flash-preview": ModelPrice(input_per_million=0.50, output_per_million=3.00),
         "gemini-3.1-pro-preview": ModelPrice(input_per_million=2.00, output_per_million=12.00),
         "gemini-embedding-001": ModelPrice(input_per_million=0.15),
+        "gemini-embedding-2": ModelPrice(input_per_million=0.20),
     }
 )

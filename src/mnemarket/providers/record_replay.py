@@ -109,6 +109,7 @@ class RecordingLLM(LLM):
         self.inner = inner
         self.recording = recording
         self.model_id = inner.model_id
+        self.billing = inner.billing
 
     def count_tokens(self, text: str) -> int | None:
         return self.inner.count_tokens(text)
@@ -191,6 +192,7 @@ class RecordingEmbedder(Embedder):
         self.recording = recording
         self.model_id = inner.model_id
         self.dim = inner.dim
+        self.billing = inner.billing
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         vectors = self.inner.embed(texts)

@@ -27,6 +27,7 @@ from mnemarket.genesis.run_record import migration_record
 from mnemarket.kernel import Artifact, Invokable, World
 from mnemarket.providers import (
     LLM,
+    AccountedEmbedder,
     AccountedLLM,
     Budget,
     CallLog,
@@ -54,6 +55,8 @@ CONFIG_FILE = "config.json"
 #: Model calls in a row that got no reply at all (provider down, refusing, timing out) before the run
 #: stops, resumable. Such a call is asked again, never applied as the agent's invalid action.
 MAX_PROVIDER_FAILURES = 3
+#: Whom a paid embedder's calls are accounted to in llm_calls.jsonl (they count towards the run's caps).
+EMBEDDER_PRINCIPAL = "embedder"
 REASONING_CHARS: int = Decision.model_fields["reasoning"].metadata[0].max_length
 
 
@@ -216,16 +219,20 @@ class Runner:
         resolved = self.config.resolved
         self._check_database()
         self.world = World(SqlWorldStore(self.db_url))
+        spent = self._spent()
+        self.budget = self._budget(spent)
+        self.call_log = CallLog(self.run_dir / "llm_calls.jsonl")
+        base_embedder = make_embedder(resolved.scenario.embedder)
+        if base_embedder.billing != "free":  # a paid embedder is logged and capped like the agents' models
+            base_embedder = AccountedEmbedder(base_embedder, self.call_log, principal=EMBEDDER_PRINCIPAL,
+                                              budget=self.budget)
         # RAG queries are templated and repeat turn after turn: a bounded LRU embeds each once.
-        embedder = MemoEmbedder(make_embedder(resolved.scenario.embedder))
+        embedder = MemoEmbedder(base_embedder)
         self.genesis = install_genesis(self.world, embedder, resolved.genesis)
         self.services = [build_service(spec) for spec in resolved.scenario.services]
         for service in self.services:
             self.world.register(service)
         components = load_components(resolved.components_path)
-        spent = self._spent()
-        self.budget = self._budget(spent)
-        self.call_log = CallLog(self.run_dir / "llm_calls.jsonl")
         llms: dict[str, LLM] = {}
         first_open = self.world.state.get((RUN, "seeded")) is None
         plan = resolved.scenario.scripted_plan

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import re
 
-from mnemarket.genesis import GenesisConfig, render_genesis_docs
+from mnemarket.genesis import GenesisConfig, install_genesis, render_genesis_docs
 from mnemarket.genesis.config import Costs, MemoryCosts
-from mnemarket.kernel import ErrorCode
+from mnemarket.kernel import ErrorCode, World
+from mnemarket.providers import EmbeddingFailed, EmbedResult, HashingEmbedder
 
 from .helpers import BOUNTIES, call, genesis_world, write
 
@@ -122,3 +123,35 @@ def test_shipped_genesis_yaml_states_the_defaults(tmp_path):
         load_genesis_config(bad)
     with pytest.raises(ConfigError, match="file not found"):
         load_genesis_config(tmp_path / "missing.yaml")
+
+
+class FlakyEmbedder(HashingEmbedder):
+    """A hashing embedder whose provider can be switched off (answers with EmbeddingFailed)."""
+
+    down = False
+
+    def embed(self, texts):
+        if self.down:
+            raise EmbeddingFailed(EmbedResult(model_id=self.model_id, error="httpx2.ConnectError: refused"))
+        return super().embed(texts)
+
+
+def test_an_embedding_model_that_does_not_answer_is_a_failed_action_and_costs_nothing():
+    world = World()
+    embedder = FlakyEmbedder()
+    install_genesis(world, embedder, GenesisConfig())
+    world.create_principal("carol", 30)
+    assert call(world, "carol", "genesis_memory", "create_store", store_id="carol_lt").success
+    assert call(world, "carol", "genesis_memory", "add", store_id="carol_lt", text="the well is dry").success
+    before = dict(world.balances)
+    embedder.down = True
+    results = [call(world, "carol", "genesis_embedder", "embed", text="hello"),
+               call(world, "carol", "genesis_memory", "add", store_id="carol_lt", text="water at the mill"),
+               call(world, "carol", "genesis_memory", "search", store_id="carol_lt", query="water")]
+    for result in results:
+        assert not result.success and result.error_code == ErrorCode.METHOD_FAILED, result
+        assert "embedding model did not answer" in result.message and "ConnectError" in result.message
+        assert result.scrip_charged == 0
+    assert world.balances == before
+    embedder.down = False
+    assert call(world, "carol", "genesis_memory", "search", store_id="carol_lt", query="water").success

@@ -6,7 +6,8 @@ through a handler: ``handler(request) -> FakeResponse``. Tests script the handle
 
 :func:`gemini_api` wraps a handler with the checks the real Gemini API makes before answering:
 the full URL path with the API version, the key header, a known (not retired) model, the schema
-keywords ``responseJsonSchema`` accepts, and one thinking option per model family.
+keywords ``responseJsonSchema`` accepts, one thinking option per model family, and no MINIMAL
+thinking level where the model's lowest is LOW.
 """
 
 from __future__ import annotations
@@ -131,6 +132,21 @@ def openai_chat_body(text: str, prompt_tokens: int = 9, completion_tokens: int =
     }
 
 
+OPENAI_PATHS = ("/v1/chat/completions", "/v1/embeddings")
+
+
+def openai_api(reply: Handler) -> Handler:
+    """``reply`` behind the route check an OpenAI-compatible server makes: the full path with ``/v1``
+    (llama-cpp-python's server answers 404 ``{"detail": "Not Found"}`` elsewhere)."""
+
+    def handler(request: FakeRequest) -> FakeResponse:
+        if request.path not in OPENAI_PATHS:
+            return FakeResponse(404, {"detail": "Not Found"})
+        return reply(request)
+
+    return handler
+
+
 def closed_port_url() -> str:
     """``http://127.0.0.1:PORT`` where nothing listens (the port was bound, then released)."""
     with socket.socket() as sock:
@@ -148,6 +164,8 @@ GEMINI_ACCEPTED_SCHEMA_KEYWORDS = {
     "required", "propertyOrdering",
 }
 GEMINI_RETIRED = {"gemini-2.0-flash", "gemini-2.0-flash-lite", "gemini-2.5-flash", "gemini-2.5-pro"}
+#: Models whose lowest thinking level is LOW (Pro, and non-Lite Flash from 3.7 on).
+GEMINI_NO_MINIMAL_THINKING = {"gemini-3.1-pro-preview", "gemini-3.7-flash", "gemini-3.8-flash"}
 _GEMINI_PATH = re.compile(r"^/(v1|v1beta)/models/([^/:]+):(generateContent|streamGenerateContent|batchEmbedContents)$")
 
 
@@ -199,6 +217,9 @@ def gemini_api(reply: Handler) -> Handler:
                 400, "INVALID_ARGUMENT", "You can only set only one of thinking budget and thinking level."))
         if "thinkingLevel" in thinking and model.startswith("gemini-2"):
             return FakeResponse(400, gemini_error_body(400, "INVALID_ARGUMENT", "Thinking level is not supported"))
+        if str(thinking.get("thinkingLevel", "")).upper() == "MINIMAL" and model in GEMINI_NO_MINIMAL_THINKING:
+            return FakeResponse(400, gemini_error_body(400, "INVALID_ARGUMENT",
+                                                       f"thinking level MINIMAL is not supported for {model}"))
         return reply(request)
 
     return handler

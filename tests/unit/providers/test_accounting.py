@@ -80,3 +80,24 @@ def test_embedding_calls_are_logged_and_refused_over_budget(tmp_path):
     assert record.kind == "embed" and record.items == 3 and record.principal == "memory" and record.model_id == "hashing-16"
     with pytest.raises(BudgetExceeded):
         AccountedEmbedder(HashingEmbedder(16), log, budget=budget).embed(["a"])
+
+
+def test_a_money_cap_over_an_unpriced_remote_model_is_refused(tmp_path):
+    from mnemarket.errors import ConfigError
+    from mnemarket.providers import ModelPrice, PriceTable, Recording, RecordingLLM
+    from mnemarket.providers.openai_compat import OpenAICompatLLM
+
+    remote = OpenAICompatLLM("https://llm.example.com/v1", "big-model")  # no request is sent here
+    assert remote.billing == "unpriced"
+    with pytest.raises(ConfigError, match="without a price table.*max_cost=\\$0.5.*--token-cap"):
+        AccountedLLM(remote, CallLog(), budget=Budget(max_cost=0.5))
+    with pytest.raises(ConfigError, match="agent cap"):  # a cap further out counts too
+        AccountedLLM(RecordingLLM(remote, Recording(tmp_path / "rec.jsonl")), CallLog(),
+                     budget=Budget(max_tokens=10, within=Budget(max_cost=1.0, label="agent cap")))
+    AccountedLLM(remote, CallLog(), budget=Budget(max_tokens=1000))  # tokens can still be capped
+    priced = OpenAICompatLLM("https://llm.example.com/v1", "big-model",
+                             prices=PriceTable(prices={"big-model": ModelPrice(input_per_million=1.0)}))
+    local = OpenAICompatLLM("http://127.0.0.1:8000/v1", "gemma")
+    assert (priced.billing, local.billing) == ("priced", "free")
+    for model in (priced, local, ScriptedLLM(lambda messages: "ok")):
+        AccountedLLM(model, CallLog(), budget=Budget(max_cost=0.5))

@@ -9,14 +9,22 @@ import numpy as np
 import pytest
 from pydantic import BaseModel, Field
 
-from mnemarket.errors import BudgetExceeded, ConfigError, ProviderError
-from mnemarket.providers import AccountedEmbedder, Budget, CallLog, ModelPrice, PriceTable
+from mnemarket.errors import BudgetExceeded, ConfigError, ProviderError, ProviderUnavailable
+from mnemarket.providers import AccountedEmbedder, Budget, CallLog, EmbeddingFailed, ModelPrice, PriceTable
 from mnemarket.providers.gemini_client import call_with_retries
 from mnemarket.providers.gemini_embedder import GeminiEmbedder
 from mnemarket.providers.gemini_llm import DEFAULT_GEMINI_MODEL, GeminiLLM
+from mnemarket.providers.llm import ModelCallFailed, Usage
 
 from .fake_servers import (
-    FakeResponse, FakeServer, camel_keys, closed_port_url, gemini_api, gemini_blocked_body, gemini_error_body, gemini_generate_body,
+    FakeResponse,
+    FakeServer,
+    camel_keys,
+    closed_port_url,
+    gemini_api,
+    gemini_blocked_body,
+    gemini_error_body,
+    gemini_generate_body,
 )
 
 
@@ -71,6 +79,16 @@ def test_structured_generation_sends_schema_thinking_level_and_accounts_usage(ge
     assert config["maxOutputTokens"] == 64 and config["seed"] == 5 and config["temperature"] == 0.2
 
 
+def test_model_version_is_in_the_call_log(gemini_key, tmp_path):
+    from mnemarket.providers import AccountedLLM
+
+    with serve(gemini_generate_body("hi", version="gemini-3.5-flash-lite-002")) as server:
+        log = CallLog(tmp_path / "calls.jsonl")
+        AccountedLLM(GeminiLLM(base_url=server.url, **FAST), log, principal="alpha").generate(HI)
+    [record] = CallLog.read(log.path)
+    assert record.model_version == "gemini-3.5-flash-lite-002" and record.model_id == "gemini:gemini-3.5-flash-lite"
+
+
 def test_length_limits_become_descriptions_and_long_strings_are_trimmed_not_rejected(gemini_key):
     with serve(gemini_generate_body('{"action": "note", "text": "far too long for ten"}')) as server:
         result = GeminiLLM(base_url=server.url, **FAST).generate(HI, schema=Note)
@@ -101,6 +119,38 @@ def test_thinking_options_are_checked_per_family(gemini_key):
     with pytest.raises(ConfigError, match="expected one of"):
         GeminiLLM(thinking_level="extreme")
     assert GeminiLLM("gemini-3.1-pro-preview").thinking_level == "low"  # Pro has no "minimal"
+
+
+def test_flash_from_37_and_pro_start_thinking_at_low(gemini_key):
+    with serve(gemini_generate_body("hi", version="gemini-3.8-flash-001")) as server:
+        llm = GeminiLLM("gemini-3.8-flash", base_url=server.url, **FAST)
+        assert llm.generate(HI).ok and llm.thinking_level == "low"
+    assert camel_keys(server.requests[0].body["generationConfig"]["thinkingConfig"]) == {"thinkingLevel": "LOW"}
+    with pytest.raises(ConfigError, match="lowest is 'low'"):
+        GeminiLLM("gemini-3.8-flash", thinking_level="minimal")
+    assert GeminiLLM("gemini-3.5-flash").thinking_level == "minimal"
+    # The fake API refuses MINIMAL there as the real one does, so the check above is not vacuous.
+    with serve(gemini_generate_body("hi")) as server:
+        llm = GeminiLLM("gemini-3.8-flash", base_url=server.url, **FAST)
+        llm.thinking_level = "minimal"
+        with pytest.raises(ProviderError, match="MINIMAL is not supported"):
+            llm.generate(HI)
+
+
+def test_prices_are_dated_and_a_launch_price_ends(gemini_key):
+    import datetime as dt
+
+    from mnemarket.providers.pricing import DEFAULT_PRICE_TABLE, PRICES_CHECKED, PRICES_SOURCE
+
+    assert PRICES_SOURCE == "https://ai.google.dev/gemini-api/docs/pricing" and PRICES_CHECKED == "2026-11-24"
+    usage = Usage(prompt_tokens=1_000_000, completion_tokens=1_000_000)
+    assert DEFAULT_PRICE_TABLE.cost("gemini-3.8-flash", usage, on=dt.date(2026, 12, 31)) == pytest.approx(0.75 + 3.75)
+    assert DEFAULT_PRICE_TABLE.cost("gemini-3.8-flash", usage, on=dt.date(2027, 1, 1)) == pytest.approx(1.50 + 7.50)
+    ended = PriceTable(prices={"m": ModelPrice(input_per_million=1.0, until=dt.date(2026, 1, 1))})
+    with pytest.raises(ConfigError, match="held until 2026-01-01"):
+        ended.price("m", on=dt.date(2026, 1, 2))
+    with pytest.raises(ConfigError, match="gemini-3.7-flash.*ai.google.dev/gemini-api/docs/pricing"):
+        GeminiLLM("gemini-3.7-flash")  # current, but no price we could check: refused, never billed $0
 
 
 def test_429_with_retry_delay_then_503_then_success(gemini_key):
@@ -156,23 +206,33 @@ def test_retired_model_is_named_with_its_replacement(gemini_key):
             GeminiLLM("gemini-2.0-flash", prices=OLD, base_url=server.url, **FAST).generate(HI)
 
 
-def test_timeout_is_a_failure_value_from_generate_and_agenerate(gemini_key):
+@pytest.mark.parametrize("cause", ["timeout", "refused"])
+def test_no_answer_is_a_failure_value_from_generate_agenerate_and_embed(gemini_key, cause, tmp_path):
+    """Acceptance: a server that never answers within the timeout, or a port where nothing listens,
+    gives failed results; no transport exception escapes (SDK 3.x raises httpx2 classes)."""
     slow = FakeResponse(body=gemini_generate_body("late"), delay_s=2.0)
+    expected = "Timeout" if cause == "timeout" else "ConnectError"
+    options = {"attempts": 2, "initial_delay_s": 0.01, "timeout_s": 0.3 if cause == "timeout" else 2}
     with serve(slow) as server:
-        llm = GeminiLLM(base_url=server.url, attempts=2, initial_delay_s=0.01, timeout_s=0.3)
-        result = llm.generate(HI)
-        async_result = asyncio.run(llm.agenerate(HI))
-    for outcome in (result, async_result):
-        assert not outcome.ok and outcome.failure == "provider"
-        assert "Timeout" in outcome.error and "after 2 attempts" in outcome.error
-
-
-def test_refused_connection_is_a_failure_value_and_embed_names_it(gemini_key):
-    url = closed_port_url()
-    result = GeminiLLM(base_url=url, attempts=2, initial_delay_s=0.01, timeout_s=2).generate(HI)
-    assert not result.ok and result.failure == "provider" and "ConnectError" in result.error
-    with pytest.raises(ProviderError, match="ConnectError"):
-        GeminiEmbedder(base_url=url, attempts=2, initial_delay_s=0.01, timeout_s=2)
+        url = server.url if cause == "timeout" else closed_port_url()
+        llm = GeminiLLM(base_url=url, **options)
+        results = [llm.generate(HI), asyncio.run(llm.agenerate(HI))]
+        log = CallLog(tmp_path / "calls.jsonl")
+        embedder = AccountedEmbedder(GeminiEmbedder(dim=4, base_url=url, check=False, **options), log)
+        embedded = embedder.embed_result(["a", "b"])
+        with pytest.raises(EmbeddingFailed) as raised:
+            embedder.embed(["a"])
+    for outcome in results:
+        assert not outcome.ok and outcome.failure == "provider" and outcome.provider_failed
+        assert expected in outcome.error and "after 2 attempts" in outcome.error
+    assert not embedded.ok and embedded.vectors is None and expected in embedded.error
+    assert "after 2 attempts" in embedded.error and embedded.model_id == "gemini:gemini-embedding-001:4"
+    # embed() must return vectors, so its one error is EmbeddingFailed carrying the same value; it is
+    # a ProviderUnavailable, which stops a run resumable instead of failing an agent's action.
+    assert isinstance(raised.value, ProviderUnavailable) and expected in raised.value.result.error
+    assert [(r.kind, r.ok, r.failure) for r in CallLog.read(log.path)] == [("embed", False, "provider")] * 2
+    if cause == "timeout":
+        assert len(server.requests) == 2 * 2 + 2 * 2  # two attempts per call, none after giving up
 
 
 def test_output_cap_spent_on_thinking_is_a_reply_failure(gemini_key):
@@ -223,6 +283,30 @@ def test_streaming_yields_chunks(gemini_key):
     assert text == ["Hel", "lo!"]
     assert server.requests[0].path == "/v1beta/models/gemini-3.5-flash-lite:streamGenerateContent"
     assert "alt=sse" in server.requests[0].query
+
+
+def test_streaming_is_retried_like_generate(gemini_key):
+    rate = gemini_error_body(429, "RESOURCE_EXHAUSTED", "slow down")
+    rate["error"]["details"] = [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "0.05s"}]
+    chunks = [gemini_generate_body("Hel"), gemini_generate_body("lo!")]
+    with serve(FakeResponse(503, gemini_error_body(503, "UNAVAILABLE", "busy")), FakeResponse(429, rate),
+               FakeResponse(sse=chunks)) as server:
+        text = list(GeminiLLM(base_url=server.url, **FAST).stream_text(HI))
+    assert text == ["Hel", "lo!"] and len(server.requests) == 3
+
+
+def test_streaming_failures_are_named_and_rejections_not_retried(gemini_key):
+    with serve(FakeResponse(500, gemini_error_body(500, "INTERNAL", "boom"))) as server:
+        with pytest.raises(ModelCallFailed, match="500.*after 3 attempts"):
+            list(GeminiLLM(base_url=server.url, **FAST).stream_text(HI))
+    assert len(server.requests) == 3
+    with serve(FakeResponse(sse=[gemini_generate_body("x")], delay_s=2.0)) as server:
+        with pytest.raises(ModelCallFailed, match="Timeout.*after 2 attempts"):
+            list(GeminiLLM(base_url=server.url, attempts=2, initial_delay_s=0.01, timeout_s=0.3).stream_text(HI))
+    with serve(FakeResponse(400, gemini_error_body(400, "INVALID_ARGUMENT", "bad"))) as server:
+        with pytest.raises(ProviderError, match="HTTP 400"):
+            list(GeminiLLM(base_url=server.url, **FAST).stream_text(HI))
+    assert len(server.requests) == 1
 
 
 def test_missing_key_says_what_to_set(no_api_keys):

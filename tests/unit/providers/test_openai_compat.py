@@ -7,10 +7,10 @@ import pytest
 from pydantic import BaseModel
 
 from mnemarket.errors import ProviderError
-from mnemarket.providers import ModelPrice, PriceTable, make_embedder, make_llm
+from mnemarket.providers import EmbeddingFailed, ModelPrice, PriceTable, make_embedder, make_llm
 from mnemarket.providers.openai_compat import OpenAICompatLLM
 
-from .fake_servers import FakeResponse, FakeServer, closed_port_url, openai_chat_body
+from .fake_servers import FakeResponse, FakeServer, closed_port_url, openai_api, openai_chat_body
 
 FAST = {"attempts": 3, "initial_delay_s": 0.01, "timeout_s": 10}
 
@@ -21,7 +21,7 @@ class Bid(BaseModel):
 
 
 def test_chat_with_schema_through_the_registry_string():
-    with FakeServer(lambda r: FakeResponse(body=openai_chat_body('{"side": "bid", "amount": 4}', 30, 8))) as server:
+    with FakeServer(openai_api(lambda r: FakeResponse(body=openai_chat_body('{"side": "bid", "amount": 4}', 30, 8)))) as server:
         llm = make_llm(f"openai:{server.url}/v1:llama3.1:8b", **FAST)
         result = llm.generate([{"role": "user", "content": "bid?"}], schema=Bid, max_tokens=32, seed=1)
     assert result.ok and result.parsed == Bid(side="bid", amount=4)
@@ -39,23 +39,30 @@ def test_chat_with_schema_through_the_registry_string():
 def test_retries_on_429_and_prices_when_given():
     replies = [FakeResponse(429, {"error": "rate"}, headers={"Retry-After": "0"}), FakeResponse(body=openai_chat_body("ok", 1000, 1000))]
     prices = PriceTable(prices={"m": ModelPrice(input_per_million=1.0, output_per_million=3.0)})
-    with FakeServer(lambda r: replies.pop(0)) as server:
+    with FakeServer(openai_api(lambda r: replies.pop(0))) as server:
         result = OpenAICompatLLM(f"{server.url}/v1", "m", prices=prices, **FAST).generate([{"role": "user", "content": "x"}])
     assert result.ok and result.text == "ok" and len(server.requests) == 2
     assert result.cost == pytest.approx(0.004)
 
 
 def test_overloaded_server_is_a_failure_value_and_404_raises():
-    with FakeServer(lambda r: FakeResponse(503, {"error": "busy"})) as server:
+    with FakeServer(openai_api(lambda r: FakeResponse(503, {"error": "busy"}))) as server:
         result = OpenAICompatLLM(f"{server.url}/v1", "m", **FAST).generate([{"role": "user", "content": "x"}])
         assert not result.ok and "503" in result.error and "3 attempts" in result.error
-    with FakeServer(lambda r: FakeResponse(404, {"error": "model 'm' not found"})) as server:
+    with FakeServer(openai_api(lambda r: FakeResponse(404, {"error": "model 'm' not found"}))) as server:
         with pytest.raises(ProviderError, match="404.*not found"):
             OpenAICompatLLM(f"{server.url}/v1", "m", **FAST).generate([{"role": "user", "content": "x"}])
 
 
+def test_a_base_url_without_the_api_root_is_rejected_naming_the_url():
+    with FakeServer(openai_api(lambda r: FakeResponse(body=openai_chat_body("ok")))) as server:
+        with pytest.raises(ProviderError, match=r"/chat/completions answered HTTP 404"):
+            OpenAICompatLLM(server.url, "m", **FAST).generate([{"role": "user", "content": "x"}])  # no /v1
+    assert [r.path for r in server.requests] == ["/chat/completions"]  # a 404 is not retried
+
+
 def test_unreachable_server_is_a_failure_value():
-    with FakeServer(lambda r: FakeResponse(body={})) as server:
+    with FakeServer(openai_api(lambda r: FakeResponse(body={}))) as server:
         url = server.url
     result = OpenAICompatLLM(f"{url}/v1", "m", attempts=2, initial_delay_s=0.01).generate([{"role": "user", "content": "x"}])
     assert not result.ok and "Connect" in result.error
@@ -67,13 +74,22 @@ def test_embeddings_learn_dim_restore_order_and_normalise():
         data = [{"index": i, "embedding": [float(len(t)), 1.0, 0.0]} for i, t in enumerate(inputs)]
         return FakeResponse(body={"object": "list", "data": data[::-1]})  # out of order on purpose
 
-    with FakeServer(handler) as server:
+    with FakeServer(openai_api(handler)) as server:
         embedder = make_embedder(f"openai:{server.url}/v1:nomic-embed-text", **FAST)
         vectors = embedder.embed(["a", "abc"])
     assert embedder.dim == 3
     expected = np.array([[1, 1, 0], [3, 1, 0]], dtype=np.float32)
     np.testing.assert_allclose(vectors, expected / np.linalg.norm(expected, axis=1, keepdims=True), atol=1e-6)
     assert server.requests[-1].path == "/v1/embeddings"
+
+
+def test_embedding_server_that_went_away_is_a_failure_value():
+    with FakeServer(openai_api(lambda r: FakeResponse(body={"data": [{"index": 0, "embedding": [1.0, 0.0]}]}))) as server:
+        embedder = make_embedder(f"openai:{server.url}/v1:e", attempts=2, initial_delay_s=0.01, timeout_s=2)
+    result = embedder.embed_result(["a"])
+    assert not result.ok and result.vectors is None and "ConnectError" in result.error and "2 attempts" in result.error
+    with pytest.raises(EmbeddingFailed, match="ConnectError"):
+        embedder.embed(["a"])
 
 
 def llama_cpp_like(request):
@@ -87,7 +103,7 @@ def llama_cpp_like(request):
 
 
 def test_structured_output_falls_back_to_json_object_once_and_remembers_it():
-    with FakeServer(llama_cpp_like) as server:
+    with FakeServer(openai_api(llama_cpp_like)) as server:
         llm = OpenAICompatLLM(f"{server.url}/v1", "gemma", **FAST)
         first = llm.generate([{"role": "user", "content": "x"}], schema=Bid)
         second = llm.generate([{"role": "user", "content": "y"}], schema=Bid)
@@ -104,7 +120,7 @@ def test_server_without_structured_output_gets_the_schema_in_the_prompt():
             return FakeResponse(400, {"error": "response_format is not supported"})
         return FakeResponse(body=openai_chat_body('Sure: {"side": "bid", "amount": 1}'))
 
-    with FakeServer(plain_only) as server:
+    with FakeServer(openai_api(plain_only)) as server:
         llm = OpenAICompatLLM(f"{server.url}/v1", "m", **FAST)
         result = llm.generate([{"role": "system", "content": "Trade."}, {"role": "user", "content": "x"}], schema=Bid)
     assert result.ok and result.parsed == Bid(side="bid", amount=1) and llm.structured_mode == "prompt"
@@ -120,7 +136,7 @@ def test_unreachable_server_is_a_provider_failure():
 
 def test_server_slower_than_the_timeout_is_a_provider_failure():
     slow = FakeResponse(body=openai_chat_body("late"), delay_s=2.0)
-    with FakeServer(lambda r: slow) as server:
+    with FakeServer(openai_api(lambda r: slow)) as server:
         result = OpenAICompatLLM(f"{server.url}/v1", "m", attempts=2, initial_delay_s=0.01, timeout_s=0.3).generate(
             [{"role": "user", "content": "x"}])
     assert not result.ok and result.provider_failed and "Timeout" in result.error and len(server.requests) == 2
@@ -146,7 +162,7 @@ def test_one_request_in_flight_on_loopback():
     async def three(llm):
         return await asyncio.gather(*(llm.agenerate([{"role": "user", "content": str(i)}]) for i in range(3)))
 
-    with FakeServer(handler) as server:
+    with FakeServer(openai_api(handler)) as server:
         results = asyncio.run(three(OpenAICompatLLM(f"{server.url}/v1", "m", **FAST)))
         assert all(r.ok for r in results) and state["most"] == 1
         state["most"] = 0

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from mnemarket.cli.app import app
 from mnemarket.errors import ProviderUnavailable
 from mnemarket.providers import LLMResult
-from mnemarket.sim.runner import MAX_PROVIDER_FAILURES, Runner
+from mnemarket.sim.runner import MAX_PROVIDER_FAILURES, Runner, RunOptions
 
 ROOT = Path(__file__).resolve().parents[3]
 DEMO = ROOT / "config" / "demo.yaml"
@@ -79,3 +79,86 @@ def test_run_against_a_closed_port_stops_with_one_line_and_exit_2(tmp_path, monk
     summary = json.loads((out / "summary.json").read_text())
     assert summary["status"] == "stopped_provider"
     assert all(figures["invalid_actions"] == 0 and figures["turns"] == 0 for figures in summary["agents"].values())
+
+
+def test_an_embedding_outage_mid_run_stops_it_resumable(tmp_path, monkeypatch):
+    """A remote embedder that stops answering (503 after retries) stops the run like a silent LLM:
+    stopped_provider, nothing of the turn committed, and a resume finishes it once it answers."""
+    import types
+
+    from mnemarket.providers import openai_compat
+    from tests.unit.providers.fake_servers import FakeResponse, FakeServer
+
+    monkeypatch.setattr(openai_compat, "time", types.SimpleNamespace(sleep=lambda seconds: None))  # no backoff waits
+    down = []
+
+    def embeddings(request):
+        if down:
+            return FakeResponse(503, {"error": "overloaded"})
+        rows = [{"index": i, "embedding": [1.0, float(len(text) % 5), 0.5, 0.0]}
+                for i, text in enumerate(request.body["input"])]
+        return FakeResponse(body={"data": rows})
+
+    with FakeServer(embeddings) as server:
+        path = _demo_with_embedder(tmp_path, f"openai:{server.url}/v1:embed")
+        out = tmp_path / "run"
+        runner = Runner.create(path, out, RunOptions(model="scripted", sessions=1, turns=2))
+        try:  # the embedder goes down once the first turn is done
+            status = runner.run(lambda kind, session, turn: down.append(1) if kind == "turn" else None)
+        finally:
+            runner.close()
+        assert status.state == "stopped_provider" and status.turns_done == 1
+        assert "embedding call" in status.message and "503" in status.message and "mnemarket resume" in status.message
+        down.clear()
+        resumed = Runner.open(out)
+        try:
+            final = resumed.run()
+        finally:
+            resumed.close()
+    assert final.state == "finished"
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["status"] == "finished" and all(a["turns"] == 2 for a in summary["agents"].values())
+
+
+def _demo_with_embedder(tmp_path: Path, embedder: str) -> Path:
+    """config/demo.yaml with another embedder, written to tmp_path (its relative paths made absolute)."""
+    import yaml
+
+    scenario = yaml.safe_load(DEMO.read_text())
+    scenario["agents"] = [str((DEMO.parent / entry).resolve()) for entry in scenario["agents"]]
+    scenario["components_dir"] = str((DEMO.parent / scenario["components_dir"]).resolve())
+    scenario["genesis"] = str((DEMO.parent / scenario["genesis"]).resolve())
+    scenario["embedder"] = embedder
+    path = tmp_path / "scenario.yaml"
+    path.write_text(yaml.safe_dump(scenario))
+    return path
+
+
+def test_a_paid_embedders_spend_is_logged_and_capped_in_a_run(tmp_path, monkeypatch):
+    from mnemarket.providers import CallLog
+    from mnemarket.providers.gemini_embedder import GeminiEmbedder
+    from mnemarket.sim import runner as runner_module
+    from tests.unit.providers.fake_servers import FakeResponse, FakeServer, gemini_api
+
+    monkeypatch.setenv("GEMINI_API_KEY", "test-key-not-real")  # good only for the fake server
+    monkeypatch.delenv("GOOGLE_GENAI_USE_VERTEXAI", raising=False)
+    tokens = [10]  # per call; raised once the first turn is done
+
+    def embeddings(request):
+        rows = [{"values": [1.0, float(i % 3), 0.5, 0.0]} for i, _ in enumerate(request.body["requests"])]
+        return FakeResponse(body={"embeddings": rows, "usageMetadata": {"promptTokenCount": tokens[0]}})
+
+    with FakeServer(gemini_api(embeddings)) as server:
+        monkeypatch.setattr(runner_module, "make_embedder", lambda spec: GeminiEmbedder(
+            dim=4, base_url=server.url, check=False, attempts=1, timeout_s=10))
+        path = _demo_with_embedder(tmp_path, "gemini:gemini-embedding-001:4")
+        runner = Runner.create(path, tmp_path / "run", RunOptions(model="scripted", sessions=1, turns=3,
+                                                                 spend_cap_usd=0.10))
+        try:
+            status = runner.run(lambda kind, session, turn: tokens.__setitem__(0, 1_000_000) if kind == "turn" else None)
+        finally:
+            runner.close()
+    records = [r for r in CallLog.read(tmp_path / "run" / "llm_calls.jsonl") if r.kind == "embed"]
+    assert records and all(r.principal == "embedder" and r.model_id == "gemini:gemini-embedding-001:4" for r in records)
+    assert records[0].cost == pytest.approx(10 * 0.15 / 1e6) and records[-1].cost == pytest.approx(0.15)
+    assert status.state == "stopped_budget" and status.turns_done == 1
