@@ -103,6 +103,9 @@ MAX_DECODED_CHARS = 300
 (a reply within it also validates), and short enough for GBNF converters: llama.cpp expands a
 bounded repetition into one rule per character and refuses grammars past ~2,000 of them."""
 MAX_DECODED_ITEMS = 20
+MAX_DECODED_INT = 100_000
+"""Largest integer a reply may decode where the argument model sets none: a small model otherwise
+writes a price of a hundred zeros until the output cap cuts the reply."""
 
 
 def _bounded(schema: Any) -> Any:
@@ -119,6 +122,13 @@ def _cap(out: dict[str, Any]) -> dict[str, Any]:
         out["maxLength"] = min(int(out.get("maxLength", MAX_DECODED_CHARS)), MAX_DECODED_CHARS)
     if out.get("type") == "array":
         out["maxItems"] = min(int(out.get("maxItems", MAX_DECODED_ITEMS)), MAX_DECODED_ITEMS)
+    return _cap_integer(out)
+
+
+def _cap_integer(out: dict[str, Any]) -> dict[str, Any]:
+    if out.get("type") == "integer" and "enum" not in out and "const" not in out:
+        out["maximum"] = min(int(out.get("maximum", MAX_DECODED_INT)), MAX_DECODED_INT)
+        out["minimum"] = max(int(out.get("minimum", -MAX_DECODED_INT)), -MAX_DECODED_INT)
     return out
 
 
@@ -135,7 +145,7 @@ def _reply_json_schema(cls: type[Decision]) -> dict[str, Any]:
     `decision_for`), ids come as enums and each (service, method) is an alternative of its own with
     that method's argument schema. Omitted fields take their defaults when the reply is validated
     as a `Decision`, which stays the one validator."""
-    flat = flat_json_schema(cls)["properties"]
+    flat = map_schema(flat_json_schema(cls)["properties"], _cap_integer)
     # Field schemas are shared through $defs, not copied into every alternative: a GBNF converter
     # (llama.cpp's server, the local fallback) then writes each bounded string's rule once instead
     # of once per alternative, which past ~40 alternatives exceeds llama.cpp's grammar limits.

@@ -89,3 +89,10 @@ def test_write_artifact_args_are_the_unions_own_optional_fields_and_advanced_arg
     assert {"access", "read_price"} <= set(args["properties"]) and "content" not in args["properties"]
     search = next(a for a in options if a["properties"].get("method", {}).get("const") == "search")
     assert set(search["properties"]["args"]["properties"]) == {"store_id", "query"}  # k and kind keep defaults
+
+
+def test_integers_decode_bounded_so_a_price_cannot_run_to_the_output_cap():
+    agent = agent_with(["genesis_memory.offer_licence"])
+    offer = next(a for a in alternatives(agent) if a["properties"].get("method", {}).get("const") == "offer_licence")
+    price = offer["properties"]["args"]["properties"]["price"]
+    assert price["minimum"] == 0 and price["maximum"] <= 100_000  # the argument model's floor is kept
