@@ -468,7 +468,9 @@ class Agent:
 
     async def ask_lessons(self, session: int, after_turn: int, trigger: str) -> LLMResult:
         step = self.config.lesson_step
-        subjects = tuple(dict.fromkeys(_subject(e) for e in self._session_outcomes(session)))
+        # Newest first: a small model tends to take the first choice, and the newest outcome
+        # (the failure that called the step) is what the lesson should be about.
+        subjects = tuple(dict.fromkeys(_subject(e) for e in reversed(self._session_outcomes(session))))
         return await self.llm.agenerate(self.lesson_messages(session, trigger),
                                         schema=lesson_schema(step.max_lessons, step.lesson_chars, subjects),
                                         max_tokens=min(self.config.budget.max_output_tokens, 40 * step.max_lessons + 24),
