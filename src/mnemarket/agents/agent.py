@@ -603,8 +603,13 @@ def _describe_event(event: Event) -> str:
         parts = [event.action_type] + [f"{k}={json.dumps(v)[:60]}" for k, v in action.items()
                                        if k not in ("action_type", "reasoning") and v not in (None, "", {}, [])]
         what = " ".join(parts)
-    turn = event.meta.get("turn")
-    prefix = f"[turn {turn}] " if turn is not None else ""
+    turn, session = event.meta.get("turn"), event.meta.get("session")
+    if turn is not None:
+        prefix = f"[session {session} turn {turn}] " if session is not None else f"[turn {turn}] "
+    elif event.meta.get("lesson_step"):
+        prefix = f"[session {session} lesson step] "
+    else:
+        prefix = ""
     if result.get("success"):
         return f"{prefix}{what} -> OK: {result.get('message', '')}"[:400]
     return f"{prefix}{what} -> FAILED: {result.get('message', '')} FIX: {result.get('hint', '')}"[:400]

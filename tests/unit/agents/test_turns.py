@@ -93,3 +93,11 @@ def test_migration_skips_duplicates_and_records_unaffordable_adds():
     assert report.skipped_duplicates == ["LESSON: a"]
     assert report.failed == ["STRATEGY: b"] and report.migrated == []  # no scrip to pay for the add
     assert world.events()[-1].result["error_code"] == "insufficient_scrip"
+
+
+def test_history_lines_name_the_session_and_the_turn():
+    agent, _ = make_agent(lambda messages, schema: {"action_type": "noop"})
+    run_turn(agent, 1, 5)
+    run_turn(agent, 2, 1)
+    history = agent.prepare(2, 2).history
+    assert "[session 1 turn 5] noop" in history and "[session 2 turn 1] noop" in history
