@@ -1,7 +1,7 @@
 """Provider selection by one string, used everywhere (config files, CLI flags, tests).
 
 LLMs: ``local``, ``local:PATH.gguf``, ``gemini:MODEL``, ``openai:http://HOST:PORT/v1:MODEL``,
-``scripted``, ``replay:PATH``. Embedders: ``minilm``, ``hashing[:DIM]``, ``gemini[:MODEL[:DIM]]``,
+``scripted``, ``random``, ``replay:PATH``. Embedders: ``minilm``, ``hashing[:DIM]``, ``gemini[:MODEL[:DIM]]``,
 ``openai:http://HOST:PORT/v1:MODEL``, ``replay:PATH``. Each form is listed once, in the tables
 below; an unknown string gets an error that lists them all.
 """
@@ -68,6 +68,12 @@ def _scripted_llm(rest: str, options: dict[str, Any]) -> LLM:
     return ScriptedLLM(policy, name=rest, **options) if rest else ScriptedLLM(policy, **options)
 
 
+def _random_llm(rest: str, options: dict[str, Any]) -> LLM:
+    from mnemarket.providers.random_policy import RandomLLM
+
+    return RandomLLM(name=rest or "uniform", **options)
+
+
 def _replay_llm(rest: str, options: dict[str, Any]) -> LLM:
     from mnemarket.providers.record_replay import ReplayLLM
 
@@ -121,6 +127,7 @@ LLM_FORMS: tuple[ProviderForm, ...] = (
     ProviderForm("openai", "openai:http://HOST:PORT/v1:MODEL", "an OpenAI-compatible server (Ollama, vLLM, ...)", _openai_llm),
     ProviderForm("scripted", "scripted[:NAME]", "a deterministic rule policy supplied by the caller (tests, baselines)",
                  _scripted_llm),
+    ProviderForm("random", "random", "uniformly random valid replies (a benchmark's floor)", _random_llm),
     ProviderForm("replay", "replay:PATH", "re-serve a recorded run's LLM calls", _replay_llm),
 )
 EMBEDDER_FORMS: tuple[ProviderForm, ...] = (
