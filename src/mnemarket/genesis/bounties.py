@@ -61,6 +61,9 @@ class GenesisBounty(Invokable):
         costs = costs or BountyCosts()
         super().__init__(BOUNTY_ID, "Bounties: verifiable tasks that pay newly minted scrip.")
         self.bounties = {b.id: b for b in bounties}
+        self.session = 1
+        """The session being played (the runner sets it as each session starts): bounties open
+        and close by session, so a fact that pays in session 2 must be remembered from session 1."""
         self.add(MethodSpec("list", NoArgs, self._list, "open bounties with rewards", cost=costs.list))
         self.add(MethodSpec("claim", ClaimArgs, self._claim,
                             "claim a bounty with an artifact you created or an answer", cost=costs.claim))
@@ -68,9 +71,16 @@ class GenesisBounty(Invokable):
     def on_register(self, world: World) -> None:
         world.register_rule(MINT_RULE, "mint", "a verified bounty claim mints the bounty's reward")
 
+    def is_open(self, bounty: Bounty) -> bool:
+        """Whether ``bounty`` may be claimed this session (claims left are counted apart)."""
+        return bounty.opens_session <= self.session and (bounty.closes_session is None
+                                                          or self.session <= bounty.closes_session)
+
     def claimable_by(self, principal: str) -> list[str]:
-        """Ids of the bounties ``principal`` may claim (open or not: claims are counted at claim time)."""
-        return [b.id for b in self.bounties.values() if not b.claimants or principal in b.claimants]
+        """Ids of the bounties open this session that ``principal`` may claim (claims left are
+        counted at claim time)."""
+        return [b.id for b in self.bounties.values()
+                if self.is_open(b) and (not b.claimants or principal in b.claimants)]
 
     def open_for(self, world: World, principal: str) -> list[Bounty]:
         """Bounties with claims left that ``principal`` has not claimed (whether it may claim them
@@ -78,7 +88,7 @@ class GenesisBounty(Invokable):
         found = []
         for bounty in self.bounties.values():
             claims = world.state.get((self.artifact_id, bounty.id)) or []
-            if len(claims) < bounty.max_claims and principal not in claims:
+            if self.is_open(bounty) and len(claims) < bounty.max_claims and principal not in claims:
                 found.append(bounty)
         return found
 
@@ -89,7 +99,7 @@ class GenesisBounty(Invokable):
         rows = []
         for bounty in self.bounties.values():
             left = bounty.max_claims - len(self._claims(ctx, bounty.id))
-            if left > 0:
+            if left > 0 and self.is_open(bounty):
                 how = ("claim with artifact_id of an artifact you created" if bounty.kind == "artifact"
                        else "claim with answer")
                 row = {"bounty_id": bounty.id, "description": bounty.description,
@@ -104,6 +114,11 @@ class GenesisBounty(Invokable):
         if bounty is None:
             raise ActionFailure(ErrorCode.INVALID_ARGUMENTS, f"no bounty {args.bounty_id!r}",
                                 f"open bounties: {', '.join(self.bounties) or '(none)'}")
+        if not self.is_open(bounty):
+            when = (f"opens in session {bounty.opens_session}" if bounty.opens_session > self.session
+                    else f"closed after session {bounty.closes_session}")
+            raise ActionFailure(ErrorCode.INVALID_ARGUMENTS, f"{bounty.id!r} is not open now: it {when}",
+                                "list the open bounties with genesis_bounty.list")
         if bounty.claimants and ctx.caller not in bounty.claimants:
             raise ActionFailure(ErrorCode.PERMISSION_DENIED,
                                 f"only {', '.join(bounty.claimants)} may claim {bounty.id!r}",

@@ -87,6 +87,8 @@ class Bounty(_Strict):
     must_contain: list[str] = Field(default_factory=list)
     pattern: str | None = None
     answer: str | None = None
+    opens_session: int = Field(1, ge=1, description="first session it is listed and may be claimed in")
+    closes_session: int | None = Field(None, ge=1, description="last session it may be claimed in (none: never closes)")
     claimants: list[str] = Field(default_factory=list,
                                  description="principal ids who may claim it (empty: anyone); the others can "
                                              "only earn from it by selling what they know to a claimant")

@@ -20,6 +20,7 @@ from typing import Any
 from mnemarket.sim.report_charts import PALETTE
 
 METRICS: tuple[tuple[str, str], ...] = (
+    ("score", "score (share of the upper bound earned)"),
     ("lessons_stored", "lessons stored"),
     ("duplicate_rate", "duplicate rate"),
     ("generic_rate", "generic rate"),
@@ -46,7 +47,8 @@ METRICS: tuple[tuple[str, str], ...] = (
     ("loop_breaker_triggers", "loop-breaker triggers"),
 )
 BETTER: dict[str, str] = {
-    "lessons_stored": "higher", "duplicate_rate": "lower", "generic_rate": "lower", "specificity_mean": "higher",
+    "score": "higher", "lessons_stored": "higher", "duplicate_rate": "lower", "generic_rate": "lower",
+    "specificity_mean": "higher",
     "uptake_rate": "higher", "lesson_retrievals": "higher", "application_pairs": "higher",
     "failures_per_turn_after": "lower", "relevance_cosine": "higher", "relevance_lexical": "higher",
     "scrip_delta_total": "higher", "bounties_won": "higher", "buyers_scrip_delta_mean": "higher",
@@ -56,13 +58,25 @@ BETTER: dict[str, str] = {
 """Which direction of each metric is better; metrics absent here describe rather than rank."""
 _ARROW = {"higher": " (higher is better)", "lower": " (lower is better)"}
 CSV_COLUMNS = ("experiment", "cell", "model", "config", "seed", "agent", "metric", "value", "better")
-PLOTTED = ("lessons_stored", "duplicate_rate", "generic_rate", "specificity_mean", "uptake_rate",
+PLOTTED = ("score", "lessons_stored", "duplicate_rate", "generic_rate", "specificity_mean", "uptake_rate",
            "relevance_cosine", "scrip_delta_total", "invalid_action_rate", "model_tokens_per_turn")
-CELL_COLUMNS = ("lessons_stored", "duplicate_rate", "generic_rate", "specificity_mean", "uptake_rate",
+CELL_COLUMNS = ("score", "lessons_stored", "duplicate_rate", "generic_rate", "specificity_mean", "uptake_rate",
                 "relevance_cosine", "scrip_delta_total", "bounties_won", "invalid_action_rate")
 AGENT_COLUMNS = ("lessons_stored", "duplicate_rate", "generic_rate", "specificity_mean", "uptake_rate",
                  "application_pairs", "relevance_cosine", "scrip_delta", "bounties_won", "memory_bought",
                  "invalid_action_rate", "loop_breaker_triggers")
+
+
+def _scored(document: dict[str, Any]) -> bool:
+    """Whether the scenario declares an upper bound (then `score` heads the tables; else it is left out)."""
+    return any(isinstance(row.get("metrics", {}).get("cell", {}).get("score"), (int, float))
+               for row in document.get("cells", []))
+
+
+def _without_score(document: dict[str, Any], keys: tuple[Any, ...]) -> tuple[Any, ...]:
+    if _scored(document):
+        return keys
+    return tuple(k for k in keys if (k[0] if isinstance(k, tuple) else k) != "score")
 
 
 def write_reports(out_dir: Path, document: dict[str, Any]) -> Path:
@@ -177,7 +191,8 @@ def render_markdown(document: dict[str, Any]) -> str:
              "## Groups (mean ± sample std [95% bootstrap interval] over seeds)", ""]
     if groups:
         headers = ["metric", *[group_label(g) for g in groups]]
-        rows = [[metric_label(key, label), *[_group_cells(g, key) for g in groups]] for key, label in METRICS]
+        rows = [[metric_label(key, label), *[_group_cells(g, key) for g in groups]]
+                for key, label in _without_score(document, METRICS)]
         rows.insert(0, ["seeds finished", *[g["seeds"] for g in groups]])
         parts.append(_md_table(headers, rows))
     else:
@@ -191,11 +206,12 @@ def render_markdown(document: dict[str, Any]) -> str:
         parts += ["", f"> warning: {warning}"]
     parts += ["", "## Cells", ""]
     cell_rows = []
+    columns = _without_score(document, CELL_COLUMNS)
     for row in document["cells"]:
         cell = row.get("metrics", {}).get("cell", {})
         cell_rows.append([row["id"], row["status"], row.get("seconds") or "–",
-                          *[fmt(cell.get(k)) for k in CELL_COLUMNS]])
-    parts.append(_md_table(["cell", "status", "seconds", *CELL_COLUMNS], cell_rows))
+                          *[fmt(cell.get(k)) for k in columns]])
+    parts.append(_md_table(["cell", "status", "seconds", *columns], cell_rows))
     parts += ["", "Definitions: plans/metrics.md. Per-agent figures: comparison.json or comparison.html.", ""]
     return "\n".join(parts)
 
@@ -272,24 +288,25 @@ def render_html(document: dict[str, Any], out_dir: Path | None = None) -> str:
     groups = document["groups"]
     matrix = document["matrix"]
     labels = {k: v for k, v in METRICS}
+    metrics, plotted, columns = (_without_score(document, keys) for keys in (METRICS, PLOTTED, CELL_COLUMNS))
     seed_values: dict[str, dict[str, list[float]]] = {}
     for row in document["cells"]:
         cell = row.get("metrics", {}).get("cell")
         if not cell:
             continue
         label = f"{row['model']} / {row['config']}"
-        for key in PLOTTED:
+        for key in plotted:
             value = cell.get(key)
             if isinstance(value, (int, float)) and not isinstance(value, bool):
                 seed_values.setdefault(key, {}).setdefault(label, []).append(float(value))
-    charts = "".join(bar_chart(labels[key], groups, key, seed_values.get(key, {})) for key in PLOTTED)
+    charts = "".join(bar_chart(labels[key], groups, key, seed_values.get(key, {})) for key in plotted)
     group_table = _html_table(["metric", *[group_label(g) for g in groups]],
                               [["seeds finished", *[g["seeds"] for g in groups]]]
                               + [[metric_label(key, label), *[_group_cells(g, key) for g in groups]]
-                                 for key, label in METRICS]) if groups else "<p>No finished cells yet.</p>"
-    cell_table = _html_table(["cell", "status", "seconds", *CELL_COLUMNS],
+                                 for key, label in metrics]) if groups else "<p>No finished cells yet.</p>"
+    cell_table = _html_table(["cell", "status", "seconds", *columns],
                              [[row["id"], row["status"], row.get("seconds") or "–",
-                               *[fmt(row.get("metrics", {}).get("cell", {}).get(k)) for k in CELL_COLUMNS]]
+                               *[fmt(row.get("metrics", {}).get("cell", {}).get(k)) for k in columns]]
                               for row in document["cells"]],
                              raw_first={row["id"]: _cell_link(row, out_dir) for row in document["cells"]})
     baseline = document.get("baseline") or {}

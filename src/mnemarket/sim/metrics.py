@@ -426,7 +426,9 @@ def cell_metrics(run: RunData, embedder: Any = None) -> dict[str, Any]:
     app = _pooled_application(rows)
     buyers = [r["scrip_delta"] for r in rows if r["memory_bought"] and r["scrip_delta"] is not None]
     others = [r["scrip_delta"] for r in rows if not r["memory_bought"] and r["scrip_delta"] is not None]
+    upper = run.config["resolved"]["scenario"].get("upper_bound")
     cell = {
+        "score": round(total("bounty_reward") / upper, 3) if upper else None,
         "agents": len(rows),
         "turns": turns,
         "lessons_stored": total("lessons_stored"),

@@ -259,13 +259,26 @@ class Runner:
             if seed.id not in world.artifacts:
                 world.create_artifact(Artifact(id=seed.id, type=seed.type, content=seed.content, creator=seed.owner,
                                                owner=seed.owner, access=seed.access, read_price=seed.read_price))
-        by_id = {a.id: a for a in self.agents}
-        for index, memory in enumerate(scenario.memories):
-            agent = by_id[memory.agent]
-            agent.longterm.add(memory.text, kind=memory.kind, importance=memory.importance, created=0,
-                               metadata={**memory.metadata, "agent": memory.agent, "seeded": True}, tier="long_term",
-                               record_id=f"seed{index}")
+        self._seed_memories(1)
         world.set_state(RUN, "seeded", True)
+
+    def _seed_memories(self, session: int) -> None:
+        """Place the scenario's memories for ``session`` (skipping any a killed run already placed)."""
+        by_id = {a.id: a for a in self.agents}
+        for index, memory in enumerate(self.config.resolved.scenario.memories):
+            store = by_id[memory.agent].longterm
+            if memory.session != session or f"seed{index}" in store:
+                continue
+            store.add(memory.text, kind=memory.kind, importance=memory.importance, created=self.live_world.tick,
+                      metadata={**memory.metadata, "agent": memory.agent, "seeded": True, "session": session},
+                      tier="long_term", record_id=f"seed{index}")
+
+    def _start_session(self, session: int) -> None:
+        """What a session's start changes in the world: open bounties, facts that arrive now."""
+        assert self.genesis is not None
+        self.genesis.bounty.session = session
+        if session > 1:
+            self._seed_memories(session)
 
     # -- the loop ---------------------------------------------------------------------------------
     def order(self, session: int, turn: int) -> list[Agent]:
@@ -282,6 +295,7 @@ class Runner:
         status = RunStatus(run_dir=self.run_dir, state="finished")
         try:
             for session in range(1, self.config.sessions + 1):
+                self._start_session(session)
                 for turn in range(1, self.config.turns + 1):
                     if self._turn_done(session, turn):
                         continue

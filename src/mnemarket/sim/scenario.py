@@ -37,6 +37,8 @@ class SeedMemory(_Strict):
     kind: str = "fact"
     importance: float = Field(0.6, ge=0, le=1)
     metadata: dict[str, Any] = Field(default_factory=dict)
+    session: int = Field(1, ge=1, description="placed as this session starts: a fact that changes mid-run "
+                                              "(what was true before goes stale)")
 
 
 class ServiceSpec(_Strict):
@@ -97,6 +99,9 @@ class ScenarioConfig(_Strict):
         default_factory=dict, description="agent -> sessions -> turns of decisions, for the scripted baseline")
     llm_spend_cap_usd: float | None = Field(None, ge=0)
     services: list[ServiceSpec] = Field(default_factory=list)
+    upper_bound: int | None = Field(None, gt=0, description="bounty reward a perfect-memory policy earns in this "
+                                                            "scenario; `compare` then heads its tables with `score`, "
+                                                            "the share of it a cell earned")
 
     @model_validator(mode="after")
     def _unique(self) -> ScenarioConfig:
