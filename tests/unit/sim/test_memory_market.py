@@ -1,0 +1,72 @@
+"""The memory-market benchmark: its score, its reference policies, and the session mechanics it uses."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from mnemarket.genesis import install_genesis
+from mnemarket.genesis.config import Bounty, GenesisConfig
+from mnemarket.kernel import World
+from mnemarket.providers.hashing_embedder import HashingEmbedder
+from mnemarket.sim.comparison_report import render_markdown
+from mnemarket.sim.experiment import run_experiment
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def test_bounties_open_and_close_by_session():
+    world = World()
+    genesis = install_genesis(world, HashingEmbedder(), GenesisConfig(bounties=[
+        Bounty(id="early", kind="answer", description="q", reward=5, answer="a", closes_session=1),
+        Bounty(id="late", kind="answer", description="q", reward=7, answer="b", opens_session=2)]))
+    world.create_principal("me", 0)
+
+    def claim(bounty_id: str, answer: str):
+        return world.submit("me", {"action_type": "invoke_artifact", "artifact_id": "genesis_bounty", "method": "claim",
+                                   "args": {"bounty_id": bounty_id, "answer": answer}})
+
+    listed = world.submit("me", {"action_type": "invoke_artifact", "artifact_id": "genesis_bounty", "method": "list"})
+    assert [row["bounty_id"] for row in listed.data] == ["early"]
+    refused = claim("late", "b")
+    assert not refused.success and "opens in session 2" in refused.message
+    genesis.bounty.session = 2
+    assert not claim("early", "a").success and claim("late", "b").success
+    assert world.balances["me"] == 7 and world.check_supply().ok
+
+
+@pytest.fixture(scope="module")
+def market(tmp_path_factory):
+    """The scripted optimum and the no-memory reference on the benchmark, one seed each."""
+    tmp = tmp_path_factory.mktemp("market")
+    experiment = yaml.safe_load((ROOT / "config" / "experiments" / "memory_market.yaml").read_text())
+    experiment |= {"scenario": str(ROOT / "config" / "memory_market.yaml"), "models": ["scripted", "random"],
+                   "seeds": [1, 2]}
+    path = tmp / "market.yaml"
+    path.write_text(yaml.safe_dump(experiment))
+    return json.loads(run_experiment(path, tmp / "out").read_text())
+
+
+def _scores(document, model: str, config: str) -> list[float]:
+    return [c["metrics"]["cell"]["score"] for c in document["cells"] if (c["model"], c["config"]) == (model, config)]
+
+
+def test_the_scripted_optimum_earns_the_upper_bound_and_no_memory_earns_less(market):
+    assert _scores(market, "scripted", "memory") == [1.0, 1.0]
+    no_memory = _scores(market, "scripted", "no_memory")
+    assert all(0 < s < 1 for s in no_memory)  # what earlier sessions taught is missing
+    assert all(s < 0.5 for s in _scores(market, "random", "memory"))  # the floor
+
+
+def test_score_heads_the_comparison_of_a_scenario_with_an_upper_bound(market):
+    text = render_markdown(market)
+    rows = [line for line in text.splitlines() if line.startswith("| ")]
+    assert rows[2].startswith("| score (share of the upper bound earned) (higher is better)")
+    assert any(d["metric"] == "score" for d in market["differences"])  # paired against the baseline
+    without = {**market, "differences": [d for d in market["differences"] if d["metric"] != "score"],
+               "cells": [{**c, "metrics": {"cell": {**c["metrics"]["cell"], "score": None},
+                                           "agents": c["metrics"]["agents"]}} for c in market["cells"]]}
+    assert "score (share" not in render_markdown(without)  # scenarios without a bound: no score row
