@@ -55,6 +55,7 @@ from mnemarket.memory.importance import (
 )
 from mnemarket.memory.lexical import BM25Index
 from mnemarket.memory.migration import DEFAULT_PREFIXES, MigrationReport, extract_prefixed, migrate_prefixed
+from mnemarket.memory.persistence import MemoryPersistence, Transaction
 from mnemarket.memory.presets import PRESETS, MemoryPreset, ReflectionSettings, get_preset
 from mnemarket.memory.records import KNOWN_KINDS, TIERS, MemoryHit, MemoryRecord, Tier
 from mnemarket.memory.reflection import ReflectionReport, ThresholdReflector, ThresholdReflectorState, reflect_anchored
@@ -116,6 +117,7 @@ __all__ = [
     "LLMRaterConfig",
     "MemoryHit",
     "MemoryNotFoundError",
+    "MemoryPersistence",
     "MemoryPreset",
     "MemoryRecord",
     "MemoryStore",
@@ -139,6 +141,7 @@ __all__ = [
     "Tier",
     "TierConfig",
     "TierItem",
+    "Transaction",
     "UsearchVectorIndex",
     "WorkingMemoryTier",
     "add_deduplicated",

@@ -47,7 +47,7 @@ from mnemarket.sim.scenario import (
     allowed_service,
     load_scenario,
 )
-from mnemarket.store import SqlWorldStore
+from mnemarket.store import SqlMemoryPersistence, SqlWorldStore
 
 RUN = "run"  # world-state namespace of the runner's own progress markers
 CONFIG_FILE = "config.json"
@@ -215,10 +215,13 @@ class Runner:
         self._lock.acquire()
         resolved = self.config.resolved
         self._check_database()
-        self.world = World(SqlWorldStore(self.db_url))
+        world_store = SqlWorldStore(self.db_url)
+        self.world = World(world_store)
         # RAG queries are templated and repeat turn after turn: a bounded LRU embeds each once.
         embedder = MemoEmbedder(make_embedder(resolved.scenario.embedder))
-        self.genesis = install_genesis(self.world, embedder, resolved.genesis)
+        # Memory stores share the world's database, so a memory write commits with its action.
+        self.genesis = install_genesis(self.world, embedder, resolved.genesis,
+                                       memory=SqlMemoryPersistence(world_store.engine))
         self.services = [build_service(spec) for spec in resolved.scenario.services]
         for service in self.services:
             self.world.register(service)
