@@ -75,12 +75,13 @@ class MigrationRecord(BaseModel):
         return self.model_dump()
 
 
-def _part(event: EventLike, name: str) -> Any:
+def event_part(event: EventLike, name: str) -> Any:
+    """One field of an event (`action`, `result`, `action_type`, ...), whichever form it has."""
     return getattr(event, name) if isinstance(event, Event) else event.get(name)
 
 
 def event_meta(event: EventLike) -> Mapping[str, Any]:
-    return _part(event, "meta") or {}
+    return event_part(event, "meta") or {}
 
 
 def succeeded(event: EventLike) -> bool:
@@ -108,10 +109,10 @@ def migration_record(event: EventLike) -> MigrationRecord | None:
 
 def is_lesson(event: EventLike) -> bool:
     """A successful `genesis_memory.add`: what an agent chose to keep (its own action or a migration)."""
-    action = _part(event, "action") or {}
-    return (_part(event, "action_type") == "invoke_artifact" and action.get("artifact_id") == MEMORY_ID
+    action = event_part(event, "action") or {}
+    return (event_part(event, "action_type") == "invoke_artifact" and action.get("artifact_id") == MEMORY_ID
             and action.get("method") == "add" and succeeded(event))
 
 
-__all__ = ["EventLike", "MigrationRecord", "TurnRecord", "event_meta", "is_lesson", "is_migration",
+__all__ = ["EventLike", "MigrationRecord", "TurnRecord", "event_meta", "event_part", "is_lesson", "is_migration",
            "migration_record", "succeeded", "turn_record"]

@@ -39,7 +39,6 @@ from mnemarket.memory.gifted import (
     seed_scenario,
 )
 from mnemarket.memory.importance import (
-    COGNITIVE_EVENT_TABLE,
     RATER_KINDS,
     BatchLLMRater,
     BatchLLMRaterConfig,
@@ -80,7 +79,6 @@ from mnemarket.memory.weights import (
 
 __all__ = [
     "CHARACTER_QUERIES",
-    "COGNITIVE_EVENT_TABLE",
     "DEFAULT_CHUNK_CHARS",
     "DEFAULT_DEDUP",
     "DEFAULT_IMPORTANCE",
