@@ -463,3 +463,6 @@ def as_data(value: Any) -> str:
 class _Defaulting(dict):
     def __missing__(self, key: str) -> str:
         return "{" + key + "}"
+
+
+__all__ = ["Agent", "PendingTurn", "SessionReport", "TurnOutcome", "TurnPlan", "as_data"]

@@ -261,3 +261,8 @@ def check_components(config: AgentConfig, components: dict[str, Component], path
         if source not in steps or target not in steps:
             raise ConfigError(f"transition {source!r} -> {target!r} names an unknown step; steps: {steps}",
                               path=path, field="workflow.transitions")
+
+
+__all__ = ["QUERY_VARIABLES", "AgentConfig", "BudgetConfig", "CharacterConfig", "Component", "LLMSpec",
+    "MemoryConfig", "RagConfig", "ReflectionConfig", "WorkflowConfig", "WorkflowStep", "WorkingMemoryConfig",
+    "check_components", "load_agent_config", "load_component_file", "load_components"]

@@ -5,7 +5,8 @@ from mnemarket.genesis.bounties import GenesisBounty
 from mnemarket.genesis.config import Bounty, Costs, GenesisConfig, load_genesis_config
 from mnemarket.genesis.embedder_service import GenesisEmbedder
 from mnemarket.genesis.escrow import GenesisEscrow
-from mnemarket.genesis.install import Genesis, install_genesis, render_genesis_docs
+from mnemarket.genesis.event_text import action_signature, describe_event
+from mnemarket.genesis.install import Genesis, install_genesis, render_genesis_docs, world_memory
 from mnemarket.genesis.ledger_service import GenesisLedger
 from mnemarket.genesis.memory_service import MEMORY_ID, STORE_TYPE, GenesisMemory
 from mnemarket.genesis.run_record import MigrationRecord, TurnRecord, is_lesson, is_migration, turn_record
@@ -14,6 +15,6 @@ from mnemarket.genesis.trades import Trade, all_trades
 __all__ = [
     "Bounty", "Costs", "Genesis", "GenesisBounty", "GenesisConfig", "GenesisEmbedder", "GenesisEscrow",
     "GenesisLedger", "GenesisMemory", "GenesisStore", "MEMORY_ID", "MigrationRecord", "STORE_TYPE", "Trade",
-    "TurnRecord", "all_trades", "install_genesis", "is_lesson", "is_migration", "load_genesis_config",
-    "render_genesis_docs", "turn_record",
+    "TurnRecord", "action_signature", "all_trades", "describe_event", "install_genesis", "is_lesson", "is_migration",
+    "load_genesis_config", "render_genesis_docs", "turn_record", "world_memory",
 ]

@@ -69,3 +69,6 @@ def install_genesis(world: World, embedder: Embedder, config: GenesisConfig | No
 def render_genesis_docs(world: World) -> str:
     """What agents read about the services, generated from the registered method tables."""
     return "GENESIS SERVICES (call with invoke_artifact; args by name)\n" + world.invokable_docs()
+
+
+__all__ = ["Genesis", "install_genesis", "render_genesis_docs", "world_memory"]

@@ -419,3 +419,6 @@ class GenesisMemory(Invokable):
         return MethodOutcome(f"{len(trades)} trades involve {args.store_id!r}",
                              {"store_id": artifact.id, "creator": artifact.creator, "owner": artifact.owner,
                               "copied_from": artifact.metadata.get("copied_from"), "trades": trades})
+
+
+__all__ = ["MEMORY_ID", "STORE_TYPE", "GenesisMemory"]

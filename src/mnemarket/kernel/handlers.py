@@ -230,3 +230,6 @@ HANDLERS: dict[str, Callable[[World, Transaction, str, Any], ActionResult]] = {
     "transfer": _transfer,
     "query_kernel": _query,
 }
+
+
+__all__ = ["HANDLERS"]

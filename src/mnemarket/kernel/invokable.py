@@ -165,3 +165,6 @@ class Invokable:
                 f"  - {spec.name}({spec.signature()}) cost {spec.describe_cost()}; "
                 f"who: {spec.permission_text}. {spec.description}")
         return "\n".join(lines)
+
+
+__all__ = ["Handler", "Invokable", "InvokeContext", "MethodOutcome", "MethodSpec", "NoArgs", "Permission"]

@@ -63,3 +63,6 @@ DEFAULT_PRICE_TABLE = PriceTable(
         "gemini-embedding-001": ModelPrice(input_per_million=0.15),
     }
 )
+
+
+__all__ = ["DEFAULT_PRICE_TABLE", "PRICES_CHECKED", "ModelPrice", "PriceTable"]

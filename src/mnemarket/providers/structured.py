@@ -156,3 +156,7 @@ def trim_to_schema(text: str, schema: dict[str, Any]) -> str:
         return text
     trimmed = _trim(value, schema)
     return text if trimmed == value else json.dumps(trimmed, ensure_ascii=False)
+
+
+__all__ = ["flat_json_schema", "map_schema", "parse_structured", "repair_prompt", "tight_json_schema",
+    "trim_to_schema"]

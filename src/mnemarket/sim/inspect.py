@@ -125,3 +125,6 @@ def summarize(world: World, genesis: Genesis | None = None, *, open_store: OpenS
         "tick": world.tick,
         "agents": per_agent,
     }
+
+
+__all__ = ["RunView", "memory_stores", "summarize"]

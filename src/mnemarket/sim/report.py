@@ -386,3 +386,6 @@ def _figures_table(agents: dict[str, dict[str, Any]]) -> str:
     numeric = [c.replace("_", " ") for c in columns if all(isinstance(f.get(c), int | float) for f in agents.values())]
     return _table(["agent", *(c.replace("_", " ") for c in columns)], rows, numeric=numeric,
                   empty="no agent took a turn")
+
+
+__all__ = ["TIMELINE_LIMIT", "render_report", "write_report"]

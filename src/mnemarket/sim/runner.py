@@ -466,3 +466,7 @@ def resume_run(run_dir: str | Path, progress: Progress | None = None, **override
         return runner.run(progress)
     finally:
         runner.close()
+
+
+__all__ = ["CONFIG_FILE", "MAX_PROVIDER_FAILURES", "RUN", "Progress", "RunConfig", "RunOptions", "RunStatus",
+    "Runner", "build_service", "resume_run", "run_scenario"]

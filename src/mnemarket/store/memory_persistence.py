@@ -133,3 +133,6 @@ class SqlMemoryPersistence:
 
     def __repr__(self) -> str:
         return f"SqlMemoryPersistence({self.location!r})"
+
+
+__all__ = ["SqlMemoryPersistence"]
