@@ -17,7 +17,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
-from mnemarket.errors import ConfigError, UserError
+from mnemarket.errors import ConfigError, UserError, validation_problems
 from mnemarket.memory.weights import ImportanceScale, importance_from_scale
 from mnemarket.providers.llm import LLM
 
@@ -372,8 +372,7 @@ def parse_rater_spec(spec: RaterSpec | Mapping[str, Any] | str) -> RaterSpec:
         kind = dict(spec).get("kind")
         if kind not in RATER_KINDS:
             raise ConfigError(f"importance rater kind {kind!r} is unknown; use one of {', '.join(RATER_KINDS)}") from None
-        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'value'}: {e['msg']}" for e in exc.errors())
-        raise ConfigError(f"importance rater config {dict(spec)!r} is invalid: {problems}") from None
+        raise ConfigError(f"importance rater config {dict(spec)!r} is invalid: {validation_problems(exc)}") from None
 
 
 def make_importance_rater(spec: RaterSpec | Mapping[str, Any] | str = "heuristic", llm: LLM | None = None) -> ImportanceRaterLike:

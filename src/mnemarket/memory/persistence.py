@@ -52,8 +52,9 @@ class MemoryPersistence(Protocol):
     def read(self) -> AbstractContextManager[Transaction]:
         """A transaction for reading committed state."""
 
-    def on_rollback(self, transaction: Transaction, callback: Callable[[], None]) -> None:
-        """Call ``callback`` if ``transaction`` rolls back (the engine's state is then ahead)."""
+    def on_rollback(self, transaction: Transaction, callback: Callable[[Transaction], None]) -> None:
+        """Call ``callback(transaction)`` if ``transaction`` rolls back (the engine's state is then
+        ahead of the database). Registering the same callback again is a no-op."""
 
     def close(self) -> None:
         """Release the database connections."""

@@ -23,13 +23,12 @@ ecology     Artifact-economy long-term store: cosine (or hybrid) top-k with RAG 
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from mnemarket.errors import ConfigError
+from mnemarket.errors import ConfigError, did_you_mean
 from mnemarket.memory.dedup import DedupPolicy
 from mnemarket.memory.importance import (
     BatchLLMRaterConfig,
@@ -190,9 +189,8 @@ def get_preset(name: str) -> MemoryPreset:
     try:
         return PRESETS[name]
     except (KeyError, TypeError):
-        close = difflib.get_close_matches(str(name), PRESETS, n=1)
-        hint = f" Did you mean {close[0]!r}?" if close else ""
-        raise ConfigError(f"memory preset {name!r} is unknown; use one of {', '.join(PRESETS)}.{hint}") from None
+        raise ConfigError(f"memory preset {name!r} is unknown; use one of {', '.join(PRESETS)}."
+                          f"{did_you_mean(str(name), PRESETS)}") from None
 
 
 __all__ = ["PRESETS", "MemoryPreset", "ReflectionSettings", "get_preset"]

@@ -21,7 +21,7 @@ from typing import Any, Literal, cast
 import numpy as np
 from pydantic import ValidationError
 
-from mnemarket.errors import UserError
+from mnemarket.errors import UserError, did_you_mean, validation_problems
 from mnemarket.memory.audit import AuditEntry
 from mnemarket.memory.columns import RECORD_NUMBERS, RowColumns, grow
 from mnemarket.memory.dense import DenseMatrix
@@ -73,9 +73,7 @@ def _reject_unknown(given: Iterable[str], allowed: Sequence[str], problem: str, 
     """UserError naming the first field not in `allowed`, the valid ones and the closest."""
     unknown = sorted(set(given) - set(allowed))
     if unknown:
-        close = difflib.get_close_matches(unknown[0], allowed, n=1)
-        hint = f" Did you mean {close[0]!r}?" if close else ""
-        raise UserError(f"{problem} {unknown[0]!r}; {listing}: {', '.join(allowed)}.{hint}")
+        raise UserError(f"{problem} {unknown[0]!r}; {listing}: {', '.join(allowed)}.{did_you_mean(unknown[0], allowed)}")
 
 
 @contextlib.contextmanager
@@ -89,10 +87,6 @@ def _gc_paused():
     finally:
         if enabled:
             gc.enable()
-
-
-def _validation_message(exc: ValidationError) -> str:
-    return "; ".join(f"{'.'.join(map(str, e['loc'])) or 'value'}: {e['msg']}" for e in exc.errors())
 
 
 class MemoryStore:
@@ -261,9 +255,8 @@ class MemoryStore:
     @staticmethod
     def _check_mode(mode: str) -> None:
         if mode not in SEARCH_MODES:
-            close = difflib.get_close_matches(str(mode), SEARCH_MODES, n=1)
-            hint = f" Did you mean {close[0]!r}?" if close else ""
-            raise UserError(f"search mode {mode!r} is unknown; use one of {', '.join(SEARCH_MODES)}.{hint}")
+            raise UserError(f"search mode {mode!r} is unknown; use one of {', '.join(SEARCH_MODES)}."
+                            f"{did_you_mean(str(mode), SEARCH_MODES)}")
 
     def __len__(self) -> int:
         self._refresh_if_stale()
@@ -295,7 +288,7 @@ class MemoryStore:
         with self.persistence.begin() as transaction:
             work(transaction)
 
-    def _mark_stale(self) -> None:
+    def _mark_stale(self, _transaction: Transaction) -> None:
         self._stale = True
 
     def _refresh_if_stale(self) -> None:
@@ -536,7 +529,7 @@ class MemoryStore:
                     reinforced_by=list(item.get("reinforced_by") or []), archived=bool(item.get("archived", False)),
                 )
             except ValidationError as exc:
-                raise UserError(f"memory item {position} ({text[:40]!r}) is invalid: {_validation_message(exc)}") from None
+                raise UserError(f"memory item {position} ({text[:40]!r}) is invalid: {validation_problems(exc)}") from None
             except (TypeError, ValueError) as exc:
                 raise UserError(f"memory item {position} ({text[:40]!r}) is invalid: {exc}") from None
             values = record.model_dump()
@@ -733,7 +726,7 @@ class MemoryStore:
             try:
                 record = MemoryRecord(**current)
             except ValidationError as exc:
-                raise UserError(f"update of {record_id!r} is invalid: {_validation_message(exc)}") from None
+                raise UserError(f"update of {record_id!r} is invalid: {validation_problems(exc)}") from None
             values = record.model_dump()
             entries = [] if audit_operation is None else [self._audit_row(
                 audit_operation, [record_id], actor, reason, {"fields": sorted(fields), **dict(audit_details or {})},

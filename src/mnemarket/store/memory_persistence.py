@@ -59,8 +59,9 @@ class SqlMemoryPersistence:
         with self.engine.connect() as conn:
             yield conn
 
-    def on_rollback(self, transaction: Any, callback: Callable[[], None]) -> None:
-        event.listen(transaction, "rollback", lambda _conn: callback())
+    def on_rollback(self, transaction: Any, callback: Callable[[Any], None]) -> None:
+        # SQLAlchemy keeps one registration per bound method, however often a store writes.
+        event.listen(transaction, "rollback", callback)
 
     def close(self) -> None:
         if self._owns_engine:
