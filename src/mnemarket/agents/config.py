@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from mnemarket.errors import ConfigError, did_you_mean
+from mnemarket.genesis import LONGTERM_STORE_TEMPLATE, episodic_store_id
 from mnemarket.kernel.artifact import valid_artifact_id
 from mnemarket.memory import PRESETS, RetentionPolicy, RetrievalWeights
 from mnemarket.memory.importance import HeuristicRaterConfig, RaterSpec
@@ -139,7 +140,7 @@ def _store_template(value: str) -> str:
 
 class MemoryConfig(_Strict):
     store_id: Annotated[str, AfterValidator(_store_template)] = Field(
-        "{id}_longterm", description="long-term store; {id} is the agent id")
+        LONGTERM_STORE_TEMPLATE, description="long-term store; {id} is the agent id")
     migration_prefixes: list[str] = Field(default_factory=lambda: list(DEFAULT_PREFIXES), min_length=1)
     episodic_capture: list[CaptureKind] = Field(
         default_factory=lambda: list(DEFAULT_CAPTURE),
@@ -187,7 +188,7 @@ class AgentConfig(_Strict):
 
     @property
     def episodic_store_id(self) -> str:
-        return f"{self.id}_episodic"
+        return episodic_store_id(self.id)
 
     @property
     def working_memory_id(self) -> str:

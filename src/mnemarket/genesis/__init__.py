@@ -8,13 +8,20 @@ from mnemarket.genesis.escrow import GenesisEscrow
 from mnemarket.genesis.event_text import action_signature, describe_event
 from mnemarket.genesis.install import Genesis, install_genesis, render_genesis_docs, world_memory
 from mnemarket.genesis.ledger_service import GenesisLedger
-from mnemarket.genesis.memory_service import MEMORY_ID, STORE_TYPE, GenesisMemory
+from mnemarket.genesis.memory_service import (
+    LONGTERM_STORE_TEMPLATE,
+    MEMORY_ID,
+    STORE_TYPE,
+    GenesisMemory,
+    episodic_store_id,
+)
 from mnemarket.genesis.run_record import MigrationRecord, TurnRecord, is_lesson, is_migration, turn_record
 from mnemarket.genesis.trades import Trade, all_trades
 
 __all__ = [
-    "Bounty", "Costs", "Genesis", "GenesisBounty", "GenesisConfig", "GenesisEmbedder", "GenesisEscrow",
-    "GenesisLedger", "GenesisMemory", "GenesisStore", "MEMORY_ID", "MigrationRecord", "STORE_TYPE", "Trade",
-    "TurnRecord", "action_signature", "all_trades", "describe_event", "install_genesis", "is_lesson", "is_migration",
-    "load_genesis_config", "render_genesis_docs", "turn_record", "world_memory",
+    "LONGTERM_STORE_TEMPLATE", "MEMORY_ID", "STORE_TYPE", "Bounty", "Costs", "Genesis", "GenesisBounty",
+    "GenesisConfig", "GenesisEmbedder", "GenesisEscrow", "GenesisLedger", "GenesisMemory", "GenesisStore",
+    "MigrationRecord", "Trade", "TurnRecord", "action_signature", "all_trades", "describe_event",
+    "episodic_store_id", "install_genesis", "is_lesson", "is_migration", "load_genesis_config",
+    "render_genesis_docs", "turn_record", "world_memory",
 ]

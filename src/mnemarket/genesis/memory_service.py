@@ -32,6 +32,14 @@ from mnemarket.providers.embedding import Embedder
 
 MEMORY_ID = "genesis_memory"
 STORE_TYPE = "memory_store"
+LONGTERM_STORE_TEMPLATE = "{id}_longterm"
+"""An agent's long-term store id unless its config names another ({id} is the agent id)."""
+
+
+def episodic_store_id(agent_id: str) -> str:
+    """The id of an agent's episodic store (its observations, and a flood household's tiers)."""
+    return f"{agent_id}_episodic"
+
 MAX_ENTRY_CHARS = 2000
 
 CANONICAL_QUERIES: dict[str, tuple[str, dict[str, Any] | None]] = {
@@ -421,4 +429,4 @@ class GenesisMemory(Invokable):
                               "copied_from": artifact.metadata.get("copied_from"), "trades": trades})
 
 
-__all__ = ["MEMORY_ID", "STORE_TYPE", "GenesisMemory"]
+__all__ = ["LONGTERM_STORE_TEMPLATE", "MEMORY_ID", "STORE_TYPE", "GenesisMemory", "episodic_store_id"]

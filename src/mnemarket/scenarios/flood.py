@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from mnemarket.genesis import turn_record
+from mnemarket.genesis import episodic_store_id, turn_record
 from mnemarket.kernel import ActionFailure, ErrorCode, Invokable, InvokeContext, MethodOutcome, MethodSpec, NoArgs
 from mnemarket.memory import TableRater, TableRaterConfig, TierConfig, WorkingMemoryTier
 from mnemarket.scenarios.hooks import SessionEnd, genesis_memory
@@ -170,7 +170,7 @@ class FloodOffice(Invokable):
 
     def store(self, world: World, household: str) -> MemoryStore:
         """The household's episodic store, where its flood tiers live."""
-        return self._memory_service(world).store(f"{household}_episodic")
+        return self._memory_service(world).store(episodic_store_id(household))
 
     def tiers(self, world: World, household: str) -> WorkingMemoryTier:
         return WorkingMemoryTier(self.store(world, household), self.options.tiers,

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from mnemarket.genesis import TurnRecord, is_lesson, is_migration, turn_record
+from mnemarket.genesis import LONGTERM_STORE_TEMPLATE, TurnRecord, is_lesson, is_migration, turn_record
 from mnemarket.genesis.event_text import action_signature as signature
 from mnemarket.genesis.event_text import describe_event
 from mnemarket.genesis.run_record import succeeded
@@ -64,7 +64,7 @@ class RunData:
 
     def store_id(self, agent_id: str) -> str:
         agent = next(a for a in self.agents if a["id"] == agent_id)
-        return agent.get("memory", {}).get("store_id", "{id}_longterm").format(id=agent_id)
+        return agent.get("memory", {}).get("store_id", LONGTERM_STORE_TEMPLATE).format(id=agent_id)
 
     def starting_scrip(self, agent_id: str) -> int:
         return int(next(a for a in self.agents if a["id"] == agent_id).get("starting_scrip", 0))

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from mnemarket.genesis import MEMORY_ID, STORE_TYPE, Genesis, is_migration, turn_record
+from mnemarket.genesis import MEMORY_ID, STORE_TYPE, Genesis, episodic_store_id, is_migration, turn_record
 from mnemarket.genesis.event_text import clip, describe_event
 from mnemarket.kernel import Event, LedgerEntry, World
 from mnemarket.memory import MemoryRecord
@@ -308,7 +308,7 @@ class _AgentMemory:
             if artifact.type != STORE_TYPE or artifact.deleted or artifact.owner not in longterm:
                 continue
             records = sorted(genesis.memory.store(artifact.id).records(), key=lambda r: r.created)
-            if artifact.id == f"{artifact.owner}_episodic":
+            if artifact.id == episodic_store_id(artifact.owner):
                 episodic[artifact.owner] = records
             else:
                 longterm[artifact.owner][artifact.id] = records
