@@ -21,6 +21,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from mnemarket.errors import StoreError
 from mnemarket.store import memory_repo as repo
+from mnemarket.store.engine import make_engine
 
 
 class SqlMemoryPersistence:
@@ -47,8 +48,6 @@ class SqlMemoryPersistence:
     @classmethod
     def open(cls, path_or_url: str, *, read_only: bool = False) -> SqlMemoryPersistence:
         """A persistence on its own engine (a SQLite file path or a database URL)."""
-        from mnemarket.store.engine import make_engine
-
         return cls(make_engine(path_or_url, read_only=read_only), owns_engine=True)
 
     def begin(self) -> AbstractContextManager[Connection]:
