@@ -9,6 +9,10 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
 
 
 class MnemarketError(Exception):
@@ -55,6 +59,13 @@ class ProviderUnavailable(ProviderError):
 
 class StoreError(MnemarketError):
     """The persistence layer could not read or write state."""
+
+
+def validation_problems(exc: ValidationError, root: str = "value") -> str:
+    """A pydantic error's problems on one line, ``field: message; ...`` (``root`` names a problem of
+    the whole value): for values built in code. Config files get `yaml_config.format_validation_error`,
+    which also lists the allowed fields and suggests the nearest."""
+    return "; ".join(f"{'.'.join(map(str, e['loc'])) or root}: {e['msg']}" for e in exc.errors(include_url=False))
 
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str:

@@ -1,4 +1,9 @@
-"""Agents: YAML configuration, working memory, context assembly and the turn."""
+"""Agents: YAML configuration, working memory, context assembly and the turn.
+
+The package exports what the layers above (sim, the CLI) and users need: the agent, its config
+and the survey answers. Context assembly, the loop breaker and the decision encoding are internals
+of the turn, importable from their modules (`agents.context`, `agents.loop_breaker`, ...).
+"""
 
 from mnemarket.agents.agent import Agent, SessionReport, TurnOutcome, TurnPlan
 from mnemarket.agents.config import (
@@ -8,15 +13,12 @@ from mnemarket.agents.config import (
     load_agent_config,
     load_components,
 )
-from mnemarket.agents.context import AssembledContext, Section, assemble, estimate_tokens
-from mnemarket.agents.decision import Decision, to_action_payload
-from mnemarket.agents.loop_breaker import LoopBreaker, LoopState
+from mnemarket.agents.decision import Decision
 from mnemarket.agents.survey import SurveyAnswer, categorical_resp, numerical_resp, utterance
-from mnemarket.agents.working_memory import WorkingMemory, parse_working_memory, prefixed_entries
+from mnemarket.agents.working_memory import WorkingMemory
 
 __all__ = [
-    "Agent", "AgentConfig", "AssembledContext", "Component", "Decision", "LoopBreaker", "LoopState", "Section",
-    "SessionReport", "SurveyAnswer", "TurnOutcome", "TurnPlan", "WorkingMemory", "assemble", "check_components",
-    "estimate_tokens", "load_agent_config", "load_components", "parse_working_memory", "prefixed_entries",
-    "to_action_payload", "categorical_resp", "numerical_resp", "utterance",
+    "Agent", "AgentConfig", "Component", "Decision", "SessionReport", "SurveyAnswer", "TurnOutcome", "TurnPlan",
+    "WorkingMemory", "categorical_resp", "check_components", "load_agent_config", "load_components",
+    "numerical_resp", "utterance",
 ]

@@ -22,6 +22,7 @@ from mnemarket.agents.loop_breaker import LoopBreaker, LoopState
 from mnemarket.agents.menu import StepMenu, resolve_menu
 from mnemarket.agents.working_memory import create_working_memory, parse_working_memory, prefixed_entries
 from mnemarket.genesis import MEMORY_ID, STORE_TYPE, Genesis, LessonRecord, MigrationRecord, TurnRecord, turn_record
+from mnemarket.genesis.event_text import describe_event
 from mnemarket.kernel import AccessPolicy, ActionResult, Artifact, Event, InvokeArtifact, World, describe_actions
 from mnemarket.memory import (
     MemoryHit,
@@ -254,7 +255,7 @@ class Agent:
                 "step": step, "_current_state": step, "session": session, "turn": turn,
                 "current_goal": wm.current_goal or "(none set)", "store_id": self.config.store_id,
                 "working_memory_id": self.config.working_memory_id,
-                "last_action": _describe_event(last) if last else "(none yet)",
+                "last_action": describe_event(last) if last else "(none yet)",
                 "artifacts": ", ".join(owned) or "(none)",
                 "action_history": _history_text(history[-HISTORY_TURNS:])}
 
@@ -341,7 +342,7 @@ class Agent:
         instead of the budgeted history and RAG sections (nothing cut, nothing retrieved)."""
         sent = {s.name: s.tokens for s in context.sections}
         character = self.config.character.model_dump_json()
-        everything = "\n".join(_describe_event(e) for e in history)
+        everything = "\n".join(describe_event(e) for e in history)
         memories = "\n".join(r.text for r in self.longterm.records()) if len(self.longterm) else ""
         return (context.tokens - sent.get("history", 0) - sent.get("rag", 0) + estimate_tokens(character)
                 + estimate_tokens(everything) + estimate_tokens(memories))
@@ -575,7 +576,7 @@ def _history_text(events: list[Event]) -> str:
     """One line per recent action; the newest also shows its result data, which the agent needs."""
     if not events:
         return "(none yet)"
-    lines = [_describe_event(e) for e in events]
+    lines = [describe_event(e) for e in events]
     data = events[-1].result.get("data")
     if data not in (None, "", [], {}):
         # "RESULT DATA: " opens the line as before (scripted plans' {re:...} patterns read it).
@@ -595,21 +596,4 @@ class _Defaulting(dict):
         return "{" + key + "}"
 
 
-def _describe_event(event: Event) -> str:
-    action, result = event.action, event.result
-    if event.action_type == "invalid":
-        what = "an unparseable reply"
-    else:
-        parts = [event.action_type] + [f"{k}={json.dumps(v)[:60]}" for k, v in action.items()
-                                       if k not in ("action_type", "reasoning") and v not in (None, "", {}, [])]
-        what = " ".join(parts)
-    turn, session = event.meta.get("turn"), event.meta.get("session")
-    if turn is not None:
-        prefix = f"[session {session} turn {turn}] " if session is not None else f"[turn {turn}] "
-    elif event.meta.get("lesson_step"):
-        prefix = f"[session {session} lesson step] "
-    else:
-        prefix = ""
-    if result.get("success"):
-        return f"{prefix}{what} -> OK: {result.get('message', '')}"[:400]
-    return f"{prefix}{what} -> FAILED: {result.get('message', '')} FIX: {result.get('hint', '')}"[:400]
+__all__ = ["Agent", "PendingTurn", "SessionReport", "TurnOutcome", "TurnPlan", "as_data"]

@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from mnemarket.errors import ConfigError, did_you_mean
+from mnemarket.genesis import LONGTERM_STORE_TEMPLATE, episodic_store_id
 from mnemarket.kernel.artifact import valid_artifact_id
 from mnemarket.memory import PRESETS, RetentionPolicy, RetrievalWeights
 from mnemarket.memory.importance import HeuristicRaterConfig, RaterSpec
@@ -145,7 +146,7 @@ def _store_template(value: str) -> str:
 
 class MemoryConfig(_Strict):
     store_id: Annotated[str, AfterValidator(_store_template)] = Field(
-        "{id}_longterm", description="long-term store; {id} is the agent id")
+        LONGTERM_STORE_TEMPLATE, description="long-term store; {id} is the agent id")
     migration_prefixes: list[str] = Field(default_factory=lambda: list(DEFAULT_PREFIXES), min_length=1)
     episodic_capture: list[CaptureKind] = Field(
         default_factory=lambda: list(DEFAULT_CAPTURE),
@@ -210,7 +211,7 @@ class AgentConfig(_Strict):
 
     @property
     def episodic_store_id(self) -> str:
-        return f"{self.id}_episodic"
+        return episodic_store_id(self.id)
 
     @property
     def working_memory_id(self) -> str:
@@ -284,3 +285,8 @@ def check_components(config: AgentConfig, components: dict[str, Component], path
         if source not in steps or target not in steps:
             raise ConfigError(f"transition {source!r} -> {target!r} names an unknown step; steps: {steps}",
                               path=path, field="workflow.transitions")
+
+
+__all__ = ["QUERY_VARIABLES", "AgentConfig", "BudgetConfig", "CharacterConfig", "Component", "LLMSpec",
+    "MemoryConfig", "RagConfig", "ReflectionConfig", "WorkflowConfig", "WorkflowStep", "WorkingMemoryConfig",
+    "check_components", "load_agent_config", "load_component_file", "load_components"]

@@ -100,3 +100,6 @@ def assemble(system: list[Section], user: list[Section], budget: int,
     ordered = [reports[s.name] for s in everything if s.name in reports]
     return AssembledContext(system=render(system), user=render(user), tokens=used, budget=budget,
                             sections=ordered)
+
+
+__all__ = ["AssembledContext", "Section", "assemble", "estimate_tokens"]

@@ -288,3 +288,7 @@ def _decision_format(action_types: tuple[str, ...] | None = None) -> str:
 
 
 DECISION_FORMAT = _decision_format()
+
+
+__all__ = ["DECISION_FORMAT", "FIELDS_BY_ACTION", "MAX_DECODED_CHARS", "Decision", "WorldView",
+    "args_schema", "decision_for", "decision_schema", "to_action_payload"]

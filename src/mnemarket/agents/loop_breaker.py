@@ -82,3 +82,6 @@ def _run(turns: list[Event], matches: Callable[[Event], bool]) -> int:
             break
         count += 1
     return count
+
+
+__all__ = ["LoopBreaker", "LoopState"]

@@ -81,3 +81,6 @@ def utterance(agent: Agent, dialogue: Sequence[tuple[str, str]], context: str = 
     transcript = "\n".join(f"{speaker}: {text}" for speaker, text in dialogue) or "(nobody has spoken yet)"
     question = f"{context}\nConversation so far:\n{transcript}\nWhat do you say next?".strip()
     return _ask(agent, question, "Reply with your next line only.", _Utterance)
+
+
+__all__ = ["SurveyAnswer", "categorical_resp", "numerical_resp", "utterance"]

@@ -95,3 +95,6 @@ def prefixed_entries(text: str, prefixes: list[str]) -> list[str]:
             if any(entry.upper().startswith(p.upper()) for p in prefixes) and entry not in found:
                 found.append(entry)
     return found
+
+
+__all__ = ["WorkingMemory", "create_working_memory", "parse_working_memory", "prefixed_entries"]

@@ -329,5 +329,9 @@ def main() -> None:
     app()
 
 
+__all__ = ["app", "demo_scenario", "main"]
+
+
 if __name__ == "__main__":
     main()
+

@@ -5,9 +5,16 @@ from mnemarket.genesis.bounties import GenesisBounty
 from mnemarket.genesis.config import Bounty, Costs, GenesisConfig, load_genesis_config
 from mnemarket.genesis.embedder_service import GenesisEmbedder
 from mnemarket.genesis.escrow import GenesisEscrow
-from mnemarket.genesis.install import Genesis, install_genesis, render_genesis_docs
+from mnemarket.genesis.event_text import action_signature, describe_event
+from mnemarket.genesis.install import Genesis, install_genesis, render_genesis_docs, world_memory
 from mnemarket.genesis.ledger_service import GenesisLedger
-from mnemarket.genesis.memory_service import MEMORY_ID, STORE_TYPE, GenesisMemory
+from mnemarket.genesis.memory_service import (
+    LONGTERM_STORE_TEMPLATE,
+    MEMORY_ID,
+    STORE_TYPE,
+    GenesisMemory,
+    episodic_store_id,
+)
 from mnemarket.genesis.run_record import (
     LessonRecord,
     MigrationRecord,
@@ -20,8 +27,9 @@ from mnemarket.genesis.run_record import (
 from mnemarket.genesis.trades import Trade, all_trades
 
 __all__ = [
-    "Bounty", "Costs", "Genesis", "GenesisBounty", "GenesisConfig", "GenesisEmbedder", "GenesisEscrow",
-    "GenesisLedger", "GenesisMemory", "GenesisStore", "LessonRecord", "MEMORY_ID", "MigrationRecord", "STORE_TYPE", "Trade",
-    "TurnRecord", "all_trades", "install_genesis", "is_lesson", "is_migration", "lesson_record",
-    "load_genesis_config", "render_genesis_docs", "turn_record",
+    "LONGTERM_STORE_TEMPLATE", "MEMORY_ID", "STORE_TYPE", "Bounty", "Costs", "Genesis", "GenesisBounty",
+    "GenesisConfig", "GenesisEmbedder", "GenesisEscrow", "GenesisLedger", "GenesisMemory", "GenesisStore",
+    "LessonRecord", "MigrationRecord", "Trade", "TurnRecord", "action_signature", "all_trades", "describe_event",
+    "episodic_store_id", "install_genesis", "is_lesson", "is_migration", "lesson_record", "load_genesis_config",
+    "render_genesis_docs", "turn_record", "world_memory",
 ]

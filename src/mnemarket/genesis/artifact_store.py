@@ -99,3 +99,6 @@ class GenesisStore(Invokable):
                             "artifacts whose id, type or (free, readable) content mention the words",
                             cost=costs.search))
         self.add(MethodSpec("count", CountArgs, _count, "how many artifacts match", cost=costs.count))
+
+
+__all__ = ["GenesisStore"]

@@ -163,3 +163,6 @@ class GenesisBounty(Invokable):
         if not answer_matches(bounty.answer or "", args.answer):
             raise ActionFailure(ErrorCode.METHOD_FAILED, f"wrong answer for {bounty.id!r}",
                                 "find the fact first (someone's memory may hold it), then claim again")
+
+
+__all__ = ["GenesisBounty", "answer_matches"]

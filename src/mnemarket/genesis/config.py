@@ -122,3 +122,7 @@ def load_genesis_config(path: str | Path | None = None) -> GenesisConfig:
     if path is None:
         return GenesisConfig()
     return load_model(path, GenesisConfig)
+
+
+__all__ = ["Bounty", "BountyCosts", "Costs", "EmbedderCosts", "EscrowCosts", "GenesisConfig", "LedgerCosts",
+    "MemoryCosts", "StoreCosts", "load_genesis_config"]

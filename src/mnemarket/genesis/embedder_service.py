@@ -69,3 +69,6 @@ class GenesisEmbedder(Invokable):
     def _embed_batch(self, ctx: InvokeContext, args: EmbedBatchArgs) -> MethodOutcome:
         return MethodOutcome(f"embedded {len(args.texts)} texts with {self.embedder.model_id}",
                              self._payload(args.texts))
+
+
+__all__ = ["GenesisEmbedder"]

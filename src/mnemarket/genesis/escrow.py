@@ -165,3 +165,6 @@ class GenesisEscrow(Invokable):
                             cost=costs.cancel, permission_text="the seller"))
         self.add(MethodSpec("list", NoArgs, _list, "open listings", cost=costs.list))
         self.add(MethodSpec("check", ArtifactArgs, _check, "one listing's terms", cost=costs.check))
+
+
+__all__ = ["GenesisEscrow"]

@@ -60,3 +60,6 @@ class GenesisLedger(Invokable):
         self.add(MethodSpec("history", HistoryArgs, _history,
                             "your own ledger entries (sent and received), newest last",
                             cost=costs.history, permission_text="anyone (sees only their own entries)"))
+
+
+__all__ = ["GenesisLedger"]

@@ -11,7 +11,6 @@ from collections.abc import Callable
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
-from sqlalchemy.engine import Engine
 
 from mnemarket.genesis.config import GenesisConfig, MemoryCosts
 from mnemarket.genesis.embedder_service import embedding_failure_as_action
@@ -30,12 +29,20 @@ from mnemarket.kernel import (
     names,
 )
 from mnemarket.kernel.artifact import ARTIFACT_ID_PATTERN
-from mnemarket.memory import MemoryStore
+from mnemarket.memory import MemoryPersistence, MemoryStore
 from mnemarket.memory.gifted import CHARACTER_QUERIES, RELATION_QUERIES, SCENE_QUERIES
 from mnemarket.providers.embedding import Embedder
 
 MEMORY_ID = "genesis_memory"
 STORE_TYPE = "memory_store"
+LONGTERM_STORE_TEMPLATE = "{id}_longterm"
+"""An agent's long-term store id unless its config names another ({id} is the agent id)."""
+
+
+def episodic_store_id(agent_id: str) -> str:
+    """The id of an agent's episodic store (its observations, and a flood household's tiers)."""
+    return f"{agent_id}_episodic"
+
 MAX_ENTRY_CHARS = 2000
 
 CANONICAL_QUERIES: dict[str, tuple[str, dict[str, Any] | None]] = {
@@ -123,16 +130,18 @@ class GenesisMemory(Invokable):
 
     Args:
         embedder: embeds every entry of every store (one model per world).
-        engine: the world's database; None keeps stores in memory (tests, throwaway worlds).
+        persistence: where the stores live (the world's database, so an entry commits with the
+            action that adds it); None keeps stores in memory (tests, throwaway worlds).
         config: costs and preview size.
     """
 
-    def __init__(self, embedder: Embedder, engine: Engine | None = None, config: GenesisConfig | None = None):
+    def __init__(self, embedder: Embedder, persistence: MemoryPersistence | None = None,
+                 config: GenesisConfig | None = None):
         config = config or GenesisConfig()
         costs: MemoryCosts = config.costs.genesis_memory
         super().__init__(MEMORY_ID, "Long-term memory stores you own, search, share and sell.")
         self.embedder = embedder
-        self.engine = engine
+        self.persistence = persistence
         self.preview_words = config.memory_preview_words
         self._stores: dict[str, MemoryStore] = {}
         read, write, owner = "read access to the store", "write access to the store", "the store's owner"
@@ -179,7 +188,7 @@ class GenesisMemory(Invokable):
         """The engine object behind a memory_store artifact (opened on first use)."""
         store = self._stores.get(store_id)
         if store is None:
-            store = MemoryStore(self.embedder, engine=self.engine, store_id=store_id, index="exact")
+            store = MemoryStore(self.embedder, persistence=self.persistence, store_id=store_id, index="exact")
             self._stores[store_id] = store
         return store
 
@@ -422,3 +431,6 @@ class GenesisMemory(Invokable):
         return MethodOutcome(f"{len(trades)} trades involve {args.store_id!r}",
                              {"store_id": artifact.id, "creator": artifact.creator, "owner": artifact.owner,
                               "copied_from": artifact.metadata.get("copied_from"), "trades": trades})
+
+
+__all__ = ["LONGTERM_STORE_TEMPLATE", "MEMORY_ID", "STORE_TYPE", "GenesisMemory", "episodic_store_id"]

@@ -94,12 +94,13 @@ class LessonRecord(BaseModel):
         return self.model_dump(exclude_none=True)
 
 
-def _part(event: EventLike, name: str) -> Any:
+def event_part(event: EventLike, name: str) -> Any:
+    """One field of an event (`action`, `result`, `action_type`, ...), whichever form it has."""
     return getattr(event, name) if isinstance(event, Event) else event.get(name)
 
 
 def event_meta(event: EventLike) -> Mapping[str, Any]:
-    return _part(event, "meta") or {}
+    return event_part(event, "meta") or {}
 
 
 def succeeded(event: EventLike) -> bool:
@@ -138,21 +139,22 @@ INVALID_DECISION_CODES = frozenset({ErrorCode.INVALID_ACTION, ErrorCode.UNKNOWN_
 def is_invalid_decision(event: EventLike) -> bool:
     """A decision that could not be parsed or failed validation: unknown action, target, method
     or arguments. World-rule failures (too little scrip, a wrong answer, no permission) are not."""
-    if _part(event, "action_type") == "invalid":
+    if event_part(event, "action_type") == "invalid":
         return True
     if succeeded(event):
         return False
-    result = _part(event, "result") or {}
+    result = event_part(event, "result") or {}
     code, message = result.get("error_code"), str(result.get("message") or "")
     return code in INVALID_DECISION_CODES or (code == ErrorCode.INVALID_ARGUMENTS and message.startswith(BAD_ARGS))
 
 
 def is_lesson(event: EventLike) -> bool:
     """A successful `genesis_memory.add`: what an agent chose to keep (its own action or a migration)."""
-    action = _part(event, "action") or {}
-    return (_part(event, "action_type") == "invoke_artifact" and action.get("artifact_id") == MEMORY_ID
+    action = event_part(event, "action") or {}
+    return (event_part(event, "action_type") == "invoke_artifact" and action.get("artifact_id") == MEMORY_ID
             and action.get("method") == "add" and succeeded(event))
 
 
-__all__ = ["EventLike", "LessonRecord", "MigrationRecord", "TurnRecord", "event_meta", "is_invalid_decision",
-           "is_lesson", "is_migration", "lesson_record", "migration_record", "succeeded", "turn_record"]
+__all__ = ["EventLike", "LessonRecord", "MigrationRecord", "TurnRecord", "event_meta", "event_part",
+           "is_invalid_decision", "is_lesson", "is_migration", "lesson_record", "migration_record", "succeeded",
+           "turn_record"]

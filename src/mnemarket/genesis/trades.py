@@ -34,3 +34,6 @@ def all_trades(state: dict) -> list[Trade]:
     """Trades from a world's state mapping, oldest first."""
     rows = sorted((k, v) for (ns, k), v in state.items() if ns == TRADES_NAMESPACE)
     return [Trade.model_validate(v) for _, v in rows]
+
+
+__all__ = ["Trade", "all_trades", "record_trade"]

@@ -218,3 +218,8 @@ def parse_action(raw: str | dict[str, Any] | BaseModel) -> Action | ActionResult
             f"{action_type} takes ({_fields_text(ACTION_TYPES[action_type])}); "
             f"example: {example_call(action_type)}",
         )
+
+
+__all__ = ["ACTION_TYPES", "Action", "DeleteArtifact", "EditArtifact", "InvokeArtifact", "Noop",
+    "QueryKernel", "ReadArtifact", "Transfer", "WriteArtifact", "action_adapter", "action_json_schema",
+    "describe_actions", "parse_action"]

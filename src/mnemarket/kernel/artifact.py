@@ -97,3 +97,6 @@ class Artifact(BaseModel):
 
 def valid_artifact_id(artifact_id: str) -> bool:
     return bool(_ARTIFACT_ID.fullmatch(artifact_id))
+
+
+__all__ = ["ARTIFACT_ID_PATTERN", "AccessPolicy", "AccessRule", "Artifact", "Operation", "valid_artifact_id"]

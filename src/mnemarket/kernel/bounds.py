@@ -85,3 +85,6 @@ def safe_text(value: Any, limit: int = 2000) -> str:
     """A short, storable rendering of anything (for recording a rejected reply as it came)."""
     text = value if isinstance(value, str) else short_repr(value)
     return text[:limit].encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+__all__ = ["json_problem", "safe_text", "short_repr"]

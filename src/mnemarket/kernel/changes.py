@@ -35,3 +35,6 @@ class ChangeSet:
     def is_empty(self) -> bool:
         return not (self.artifacts or self.principals or self.balances or self.ledger or self.state
                     or self.meta or self.event or self.hooks)
+
+
+__all__ = ["ChangeSet", "CommitHook"]

@@ -37,3 +37,6 @@ class Event(BaseModel):
             "method": self.action.get("method"),
             "success": self.success,
         }
+
+
+__all__ = ["Event"]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from mnemarket.kernel.actions import (
     DeleteArtifact,
@@ -39,6 +39,15 @@ def _read(world: World, tx: Transaction, who: str, action: ReadArtifact) -> Acti
         tx.move(who, artifact.owner, artifact.read_price, kind="fee", reason=f"read {artifact.id}")
     data = artifact.model_dump(mode="json", exclude={"deleted"})
     return _ok(f"read {artifact.id!r} (version {artifact.version}, {len(artifact.content)} chars)", data)
+
+
+def _check_user_artifact(world: World, artifact: Artifact, operation: Literal["write", "delete"], who: str,
+                         hint: str) -> None:
+    """A system artifact (a registered service) is changed only through its methods; any other
+    needs the caller's access for ``operation``."""
+    if artifact.id in world.invokables:
+        raise ActionFailure(ErrorCode.PERMISSION_DENIED, f"{artifact.id!r} is a system artifact", hint)
+    world.require_access(operation, artifact, who)
 
 
 def _check_version(artifact: Artifact, expected: int | None) -> None:
@@ -89,10 +98,7 @@ def _write(world: World, tx: Transaction, who: str, action: WriteArtifact) -> Ac
     if existing.deleted:
         raise ActionFailure(ErrorCode.UNKNOWN_ARTIFACT, f"artifact {existing.id!r} was deleted",
                             "deleted ids stay taken; write under a new artifact_id")
-    if existing.id in world.invokables:
-        raise ActionFailure(ErrorCode.PERMISSION_DENIED, f"{existing.id!r} is a system artifact",
-                            f"use invoke_artifact on {existing.id!r} instead of writing it")
-    world.require_access("write", existing, who)
+    _check_user_artifact(world, existing, "write", who, f"use invoke_artifact on {existing.id!r} instead of writing it")
     _check_version(existing, action.expected_version)
     _check_size(world, action.content, existing)
     changed = {name for name in _OWNER_ONLY_FIELDS if getattr(action, name) is not None}
@@ -117,10 +123,7 @@ def _write(world: World, tx: Transaction, who: str, action: WriteArtifact) -> Ac
 
 def _edit(world: World, tx: Transaction, who: str, action: EditArtifact) -> ActionResult:
     artifact = world.require_artifact(action.artifact_id, tx)
-    if artifact.id in world.invokables:
-        raise ActionFailure(ErrorCode.PERMISSION_DENIED, f"{artifact.id!r} is a system artifact",
-                            f"use invoke_artifact on {artifact.id!r} instead of editing it")
-    world.require_access("write", artifact, who)
+    _check_user_artifact(world, artifact, "write", who, f"use invoke_artifact on {artifact.id!r} instead of editing it")
     _check_version(artifact, action.expected_version)
     count = artifact.content.count(action.old_text)
     if count == 0:
@@ -142,10 +145,7 @@ def _edit(world: World, tx: Transaction, who: str, action: EditArtifact) -> Acti
 
 def _delete(world: World, tx: Transaction, who: str, action: DeleteArtifact) -> ActionResult:
     artifact = world.require_artifact(action.artifact_id, tx)
-    if artifact.id in world.invokables:
-        raise ActionFailure(ErrorCode.PERMISSION_DENIED, f"{artifact.id!r} is a system artifact",
-                            "system artifacts cannot be deleted")
-    world.require_access("delete", artifact, who)
+    _check_user_artifact(world, artifact, "delete", who, "system artifacts cannot be deleted")
     tx.put_artifact(artifact.model_copy(
         update={"deleted": True, "version": artifact.version + 1, "updated_tick": world.tick}))
     return _ok(f"deleted {artifact.id!r}")
@@ -230,3 +230,6 @@ HANDLERS: dict[str, Callable[[World, Transaction, str, Any], ActionResult]] = {
     "transfer": _transfer,
     "query_kernel": _query,
 }
+
+
+__all__ = ["HANDLERS"]

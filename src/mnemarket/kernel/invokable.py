@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from mnemarket.errors import validation_problems
 from mnemarket.kernel.artifact import Artifact, Operation
 from mnemarket.kernel.results import ActionFailure, ErrorCode
 
@@ -125,9 +126,7 @@ class MethodSpec:
         try:
             return self.args.model_validate(raw)
         except ValidationError as exc:
-            problems = "; ".join(
-                f"{'.'.join(map(str, e['loc'])) or 'args'}: {e['msg']}" for e in exc.errors())
-            raise self._args_failure(problems) from None
+            raise self._args_failure(validation_problems(exc, "args")) from None
 
     def _args_failure(self, problem: str) -> ActionFailure:
         example = {name: "..." for name, info in self.args.model_fields.items() if info.is_required()}
@@ -194,3 +193,6 @@ class Invokable:
                 f"  - {spec.name}({spec.signature()}) cost {spec.describe_cost()}; "
                 f"who: {spec.permission_text}. {spec.description}")
         return "\n".join(lines)
+
+
+__all__ = ["Handler", "Invokable", "InvokeContext", "MethodOutcome", "MethodSpec", "NoArgs", "Permission"]

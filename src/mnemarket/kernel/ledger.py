@@ -63,3 +63,7 @@ class SupplyReport(BaseModel):
     @property
     def ok(self) -> bool:
         return self.total == self.initial + self.minted - self.burned and not self.negative_balances
+
+
+__all__ = ["SYSTEM_PRINCIPAL", "EntryKind", "LedgerEntry", "RuleKind", "Supply", "SupplyReport",
+    "SupplyRule"]

@@ -90,3 +90,6 @@ class InMemoryPersistence:
 
     def close(self) -> None:
         pass
+
+
+__all__ = ["META_KEYS", "InMemoryPersistence", "Persistence", "WorldSnapshot"]

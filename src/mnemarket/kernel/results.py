@@ -66,3 +66,6 @@ class ActionFailure(Exception):
 
     def to_result(self) -> ActionResult:
         return ActionResult.fail(self.code, self.message, self.hint, data=self.data)
+
+
+__all__ = ["ActionFailure", "ActionResult", "ErrorCode"]

@@ -142,3 +142,6 @@ class Transaction:
     def on_commit(self, hook: CommitHook) -> None:
         """Run `hook(connection)` inside the database transaction that commits this action."""
         self.changes.hooks.append(hook)
+
+
+__all__ = ["Transaction"]

@@ -330,3 +330,6 @@ class World:
     def invokable_docs(self) -> str:
         """Documentation of every registered invokable, generated from their method tables."""
         return "\n".join(inv.render_docs() for inv in self.invokables.values())
+
+
+__all__ = ["World"]

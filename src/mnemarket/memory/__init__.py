@@ -39,7 +39,6 @@ from mnemarket.memory.gifted import (
     seed_scenario,
 )
 from mnemarket.memory.importance import (
-    COGNITIVE_EVENT_TABLE,
     RATER_KINDS,
     BatchLLMRater,
     BatchLLMRaterConfig,
@@ -55,6 +54,7 @@ from mnemarket.memory.importance import (
 )
 from mnemarket.memory.lexical import BM25Index
 from mnemarket.memory.migration import DEFAULT_PREFIXES, MigrationReport, extract_prefixed, migrate_prefixed
+from mnemarket.memory.persistence import MemoryPersistence, Transaction
 from mnemarket.memory.presets import PRESETS, MemoryPreset, ReflectionSettings, get_preset
 from mnemarket.memory.records import KNOWN_KINDS, TIERS, MemoryHit, MemoryRecord, Tier
 from mnemarket.memory.reflection import ReflectionReport, ThresholdReflector, ThresholdReflectorState, reflect_anchored
@@ -79,7 +79,6 @@ from mnemarket.memory.weights import (
 
 __all__ = [
     "CHARACTER_QUERIES",
-    "COGNITIVE_EVENT_TABLE",
     "DEFAULT_CHUNK_CHARS",
     "DEFAULT_DEDUP",
     "DEFAULT_IMPORTANCE",
@@ -116,6 +115,7 @@ __all__ = [
     "LLMRaterConfig",
     "MemoryHit",
     "MemoryNotFoundError",
+    "MemoryPersistence",
     "MemoryPreset",
     "MemoryRecord",
     "MemoryStore",
@@ -139,6 +139,7 @@ __all__ = [
     "Tier",
     "TierConfig",
     "TierItem",
+    "Transaction",
     "UsearchVectorIndex",
     "WorkingMemoryTier",
     "add_deduplicated",

@@ -13,16 +13,14 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from mnemarket.memory.persistence import Transaction
 from mnemarket.memory.records import MemoryRecord
 from mnemarket.memory.store import MemoryStore
 from mnemarket.memory.weights import ImportanceScale, importance_from_scale
-
-if TYPE_CHECKING:
-    from sqlalchemy.engine import Connection
 
 DEDUP_KINDS: tuple[str, ...] = ("lesson", "strategy", "insight")
 """Kinds de-duplicated by default (long-term lessons repeat most)."""
@@ -136,7 +134,7 @@ def find_duplicate(store: MemoryStore, text: str, threshold: float | None = 0.92
 
 def reinforce(store: MemoryStore, record_id: str, by: str | None = None, *, importance: float | None = None,
               importance_boost: float = 0.0, now: float | None = None, actor: str = "", reason: str = "",
-              details: Mapping[str, Any] | None = None, connection: Connection | None = None) -> MemoryRecord:
+              details: Mapping[str, Any] | None = None, connection: Transaction | None = None) -> MemoryRecord:
     """Strengthen a record that was repeated or confirmed.
 
     Importance becomes ``max(current, importance) + importance_boost`` (capped at 1), the access
@@ -163,7 +161,7 @@ def reinforce(store: MemoryStore, record_id: str, by: str | None = None, *, impo
 def add_deduplicated(store: MemoryStore, text: str, *, kind: str = "lesson", policy: DedupPolicy = DEFAULT_DEDUP,
                      importance: float | None = None, importance_scale: ImportanceScale = "unit",
                      by: str | None = None, filter: Mapping[str, Any] | None = None, now: float | None = None,
-                     actor: str = "", reason: str = "", connection: Connection | None = None,
+                     actor: str = "", reason: str = "", connection: Transaction | None = None,
                      **add_fields: Any) -> AddOutcome:
     """Add ``text`` unless it repeats a live record, in which case reinforce that record.
 

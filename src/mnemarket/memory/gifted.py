@@ -10,16 +10,14 @@ declarative text. Record ids are deterministic, so seeding again (a resumed run)
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from mnemarket.memory.chunking import DEFAULT_CHUNK_CHARS, chunk_text
 from mnemarket.memory.dedup import DEFAULT_DEDUP, DedupPolicy, add_deduplicated, text_hash
+from mnemarket.memory.persistence import Transaction
 from mnemarket.memory.store import MemoryStore
-
-if TYPE_CHECKING:
-    from sqlalchemy.engine import Connection
 
 CHARACTER_QUERIES: dict[str, tuple[str, ...]] = {
     "identity": ("who am I?", "what is my identity?", "describe myself"),
@@ -104,7 +102,7 @@ def _slug(text: str) -> str:
 
 class _Seeder:
     def __init__(self, store: MemoryStore, canonical: bool, chunk_chars: int, created: float | None,
-                 importance: float, actor: str, connection: Connection | None):
+                 importance: float, actor: str, connection: Transaction | None):
         self.store, self.canonical, self.chunk_chars = store, canonical, chunk_chars
         self.created, self.importance, self.actor, self.connection = created, importance, actor, connection
         self.report = SeedReport()
@@ -139,7 +137,7 @@ def seed_character(
     created: float | None = 0.0,
     importance: float = 0.8,
     actor: str = "seed",
-    connection: Connection | None = None,
+    connection: Transaction | None = None,
 ) -> SeedReport:
     """Seed a character's gifted memories (and optionally the scenario and its relations).
 
@@ -188,7 +186,7 @@ def seed_character(
 
 def seed_scenario(store: MemoryStore, scenario: Scenario | Mapping[str, Any], *, canonical_queries: bool = True,
                   chunk_chars: int = DEFAULT_CHUNK_CHARS, created: float | None = 0.0, importance: float = 0.8,
-                  actor: str = "seed", connection: Connection | None = None) -> SeedReport:
+                  actor: str = "seed", connection: Transaction | None = None) -> SeedReport:
     """Seed the shared scene context (``kind: scene``, ``type: scene``, category per field)."""
     fields = _fields(scenario)
     seeder = _Seeder(store, canonical_queries, chunk_chars, created, importance, actor, connection)
@@ -202,7 +200,7 @@ def seed_scenario(store: MemoryStore, scenario: Scenario | Mapping[str, Any], *,
 
 def seed_lessons(store: MemoryStore, lessons: Sequence[str], *, agent: str | None = None, importance: float = 0.7,
                  created: float | None = 0.0, dedup: DedupPolicy | None = DEFAULT_DEDUP, actor: str = "seed",
-                 connection: Connection | None = None) -> SeedReport:
+                 connection: Transaction | None = None) -> SeedReport:
     """Pre-seed lessons (``kind: lesson``, long-term); repeats of live lessons reinforce them."""
     report = SeedReport()
     metadata: dict[str, Any] = {"preseeded": True}

@@ -17,7 +17,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
-from mnemarket.errors import ConfigError, UserError
+from mnemarket.errors import ConfigError, UserError, validation_problems
 from mnemarket.memory.weights import ImportanceScale, importance_from_scale
 from mnemarket.providers.llm import LLM
 
@@ -25,13 +25,6 @@ DEFAULT_KEYWORDS: tuple[str, ...] = (
     "important", "critical", "urgent", "decision", "agree", "disagree", "believe", "feel",
 )
 """Keyword signals of the dual-memory heuristic (ADR-006 lite mode)."""
-
-COGNITIVE_EVENT_TABLE: dict[str, float] = {
-    "major flood": 0.9, "minor flood": 0.6, "flood no damage": 0.4, "elevate house": 0.8,
-    "buy insurance": 0.7, "relocate": 0.9, "do nothing": 0.3, "policy change": 0.5,
-    "neighbor adaptation": 0.4, "claim approved": 0.7, "claim denied": 0.8,
-}
-"""Fixed importance per event type of the working/episodic (flood household) model, 0..1."""
 
 
 class Rating(BaseModel):
@@ -105,9 +98,10 @@ class TableRaterConfig(_Config):
 
     kind: Literal["table"] = "table"
     scale: ImportanceScale = "unit"
-    table: dict[str, float] = Field(default_factory=lambda: dict(COGNITIVE_EVENT_TABLE))
+    table: dict[str, float]
     """Event type -> importance on ``scale``. Keys match texts case-insensitively, ``_`` as space;
-    the longest matching key wins."""
+    the longest matching key wins. The events are the world's, so the scenario supplies them (the
+    flood's is ``mnemarket.scenarios.flood.FLOOD_EVENT_TABLE``)."""
     default: float | None = None
     """Importance of a text no key matches; None rates it by ``fallback`` and records the miss."""
     fallback: HeuristicRaterConfig = Field(default_factory=HeuristicRaterConfig)
@@ -168,8 +162,8 @@ class TableRater(ImportanceRaterBase):
 
     kind = "table"
 
-    def __init__(self, config: TableRaterConfig | None = None):
-        self.config = config or TableRaterConfig()
+    def __init__(self, config: TableRaterConfig):
+        self.config = config
         self._keys = sorted(((self._norm(k), v) for k, v in self.config.table.items()), key=lambda kv: -len(kv[0]))
         self._fallback = HeuristicRater(self.config.fallback, source="fallback:heuristic")
 
@@ -378,8 +372,7 @@ def parse_rater_spec(spec: RaterSpec | Mapping[str, Any] | str) -> RaterSpec:
         kind = dict(spec).get("kind")
         if kind not in RATER_KINDS:
             raise ConfigError(f"importance rater kind {kind!r} is unknown; use one of {', '.join(RATER_KINDS)}") from None
-        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'value'}: {e['msg']}" for e in exc.errors())
-        raise ConfigError(f"importance rater config {dict(spec)!r} is invalid: {problems}") from None
+        raise ConfigError(f"importance rater config {dict(spec)!r} is invalid: {validation_problems(exc)}") from None
 
 
 def make_importance_rater(spec: RaterSpec | Mapping[str, Any] | str = "heuristic", llm: LLM | None = None) -> ImportanceRaterLike:
@@ -406,7 +399,6 @@ def make_importance_rater(spec: RaterSpec | Mapping[str, Any] | str = "heuristic
 
 
 __all__ = [
-    "COGNITIVE_EVENT_TABLE",
     "DEFAULT_KEYWORDS",
     "RATER_KINDS",
     "BatchLLMRater",

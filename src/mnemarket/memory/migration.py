@@ -10,16 +10,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from mnemarket.memory.dedup import DEFAULT_DEDUP, DedupPolicy, add_deduplicated
+from mnemarket.memory.persistence import Transaction
 from mnemarket.memory.records import MemoryRecord
 from mnemarket.memory.store import MemoryStore
-
-if TYPE_CHECKING:
-    from sqlalchemy.engine import Connection
 
 DEFAULT_PREFIXES: tuple[str, ...] = ("LESSON:", "STRATEGY:", "INSIGHT:")
 MAX_ENTRY_CHARS = 2000
@@ -84,7 +82,7 @@ def migrate_prefixed(
     now: float | None = None,
     actor: str = "session-end",
     dedup_filter: Mapping[str, Any] | None = None,
-    connection: Connection | None = None,
+    connection: Transaction | None = None,
 ) -> MigrationReport:
     """Migrate prefixed entries into ``target_store``.
 

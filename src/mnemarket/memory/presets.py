@@ -14,7 +14,7 @@ dual        Dual episodic/semantic memory (ADR-006): relevance 0.5, recency 0.3,
             observations / 100 reflections, importance-weighted.
 cognitive   Working/episodic consolidation (flood households): working 10, episodic 50,
             consolidation at 0.7, decay 0.95 per year, top 5, working memory listed first,
-            importance from a fixed event table.
+            importance from a fixed table of the world's events (passed in: make_rater(table=...)).
 gifted      Gifted memories: cosine with metadata filters, top 5, canonical queries on.
 ecology     Artifact-economy long-term store: cosine (or hybrid) top-k with RAG limit 7,
             LESSON:/STRATEGY:/INSIGHT: migration, de-duplication of lessons.
@@ -23,13 +23,12 @@ ecology     Artifact-economy long-term store: cosine (or hybrid) top-k with RAG 
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from mnemarket.errors import ConfigError
+from mnemarket.errors import ConfigError, did_you_mean
 from mnemarket.memory.dedup import DedupPolicy
 from mnemarket.memory.importance import (
     BatchLLMRaterConfig,
@@ -98,9 +97,22 @@ class MemoryPreset(BaseModel):
         """Keyword arguments of :meth:`MemoryStore.search` this preset implies."""
         return {"k": self.k, "weights": self.weights, "mode": self.mode, "chronological": self.chronological}
 
-    def make_rater(self, llm: LLM | None = None):
-        """The preset's importance rater (LLM kinds need ``llm``)."""
-        return make_importance_rater(self.rater, llm)
+    def make_rater(self, llm: LLM | None = None, *, table: Mapping[str, float] | None = None):
+        """The preset's importance rater (LLM kinds need ``llm``; the table kind rates by the
+        world's events, so it needs ``table``: event type -> importance on the rater's scale).
+
+        Raises:
+            ConfigError: an LLM kind without ``llm``, or the table kind without a table.
+        """
+        spec = self.rater
+        if isinstance(spec, TableRaterConfig):
+            if table is None and not spec.table:
+                raise ConfigError(f"preset {self.name!r} rates importance by a table of the world's events; "
+                                  "pass make_rater(table={event type: importance}), e.g. the flood scenario's "
+                                  "FLOOD_EVENT_TABLE")
+            if table is not None:
+                spec = spec.model_copy(update={"table": dict(table)})
+        return make_importance_rater(spec, llm)
 
     def make_reflector(self, **overrides: Any) -> ThresholdReflector:
         """A threshold reflector with this preset's numbers.
@@ -148,7 +160,7 @@ PRESETS: dict[str, MemoryPreset] = {
         description="Working/episodic consolidation: working 10 (FIFO), episodic 50, consolidation 0.7, "
                     "decay 0.95 per year, top 5, working first, importance from an event table",
         weights=RetrievalWeights(relevance=0.0, recency=1.0, importance=1.0, decay=0.95),
-        k=5, mode="dense", rater=TableRaterConfig(),
+        k=5, mode="dense", rater=TableRaterConfig(table={}),  # the world's events: make_rater(table=...)
         tiers=TierConfig(working_capacity=10, episodic_capacity=50, episodic_threshold=0.7,
                          consolidation_threshold=0.7, decay=0.95, top_k=5, working_first=True),
     ),
@@ -177,9 +189,8 @@ def get_preset(name: str) -> MemoryPreset:
     try:
         return PRESETS[name]
     except (KeyError, TypeError):
-        close = difflib.get_close_matches(str(name), PRESETS, n=1)
-        hint = f" Did you mean {close[0]!r}?" if close else ""
-        raise ConfigError(f"memory preset {name!r} is unknown; use one of {', '.join(PRESETS)}.{hint}") from None
+        raise ConfigError(f"memory preset {name!r} is unknown; use one of {', '.join(PRESETS)}."
+                          f"{did_you_mean(str(name), PRESETS)}") from None
 
 
 __all__ = ["PRESETS", "MemoryPreset", "ReflectionSettings", "get_preset"]

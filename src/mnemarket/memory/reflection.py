@@ -20,11 +20,12 @@ audit entry.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from mnemarket.memory.importance import BatchLLMRater, ImportanceRaterBase
+from mnemarket.memory.persistence import Transaction
 from mnemarket.memory.store import MemoryStore
 from mnemarket.memory.weights import (
     ImportanceScale,
@@ -34,9 +35,6 @@ from mnemarket.memory.weights import (
     importance_to_scale,
 )
 from mnemarket.providers.llm import LLM
-
-if TYPE_CHECKING:
-    from sqlalchemy.engine import Connection
 
 INSIGHT_CHARS = 200
 QUESTION_CHARS = 120
@@ -94,7 +92,7 @@ def _numbered(texts: Sequence[str]) -> str:
 
 
 def _audit_failure(store: MemoryStore, actor: str, why: str, details: Mapping[str, Any],
-                   connection: Connection | None, now: float | None) -> None:
+                   connection: Transaction | None, now: float | None) -> None:
     store.record_audit("reflect_failed", [], actor=actor, reason=why[:500], details=dict(details),
                        connection=connection, time=now)
 
@@ -114,7 +112,7 @@ def reflect_anchored(
     tier: str = "long_term",
     metadata: Mapping[str, Any] | None = None,
     max_tokens: int | None = None,
-    connection: Connection | None = None,
+    connection: Transaction | None = None,
     mode: SearchMode | None = None,
 ) -> ReflectionReport:
     """Generative Agents' ``reflect``: insights about ``anchor`` from the memories it retrieves.
@@ -231,7 +229,7 @@ class ThresholdReflector:
         return self.enabled and self.state.accumulated >= self.threshold
 
     def observe(self, importance: float, *, store: MemoryStore | None = None,
-                connection: Connection | None = None) -> float:
+                connection: Transaction | None = None) -> float:
         """Add a memory's importance (0..1, stored scale) to the accumulator; returns the total.
 
         With ``store`` the new state is saved in its settings (same transaction as ``connection``).
@@ -242,7 +240,7 @@ class ThresholdReflector:
             self.save(store, connection=connection)
         return self.state.accumulated
 
-    def save(self, store: MemoryStore, *, connection: Connection | None = None) -> None:
+    def save(self, store: MemoryStore, *, connection: Transaction | None = None) -> None:
         """Persist the state in ``store.settings[key]``."""
         store.update_settings({self.key: self.state.model_dump()}, connection=connection)
 
@@ -256,14 +254,14 @@ class ThresholdReflector:
     # -------------------------------------------------------- reflecting
 
     def maybe_reflect(self, store: MemoryStore, llm: LLM, now: float | None = None, actor: str = "", *,
-                      connection: Connection | None = None, max_tokens: int | None = None) -> ReflectionReport | None:
+                      connection: Transaction | None = None, max_tokens: int | None = None) -> ReflectionReport | None:
         """Reflect if due; returns None when not due. The accumulator resets only on success."""
         if not self.due():
             return None
         return self.reflect(store, llm, now, actor, connection=connection, max_tokens=max_tokens)
 
     def reflect(self, store: MemoryStore, llm: LLM, now: float | None = None, actor: str = "", *,
-                connection: Connection | None = None, max_tokens: int | None = None) -> ReflectionReport:
+                connection: Transaction | None = None, max_tokens: int | None = None) -> ReflectionReport:
         """Questions from recent records, evidence per question, one insight per question."""
         now = store.now if now is None else float(now)
         recent = [r for r in store.records({**self.filter, "archived": False, "kind": {"ne": "reflection"}})]

@@ -14,17 +14,15 @@ the cap and the strategy; :func:`archived` lists what was pruned and :func:`rest
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from mnemarket.errors import UserError
+from mnemarket.memory.persistence import Transaction
 from mnemarket.memory.records import MemoryRecord, Tier
 from mnemarket.memory.store import MemoryStore
-
-if TYPE_CHECKING:
-    from sqlalchemy.engine import Connection
 
 RetentionStrategy = Literal["importance_weighted", "fifo", "recency"]
 RETENTION_STRATEGIES: tuple[str, ...] = ("importance_weighted", "fifo", "recency")
@@ -84,7 +82,7 @@ def _prune_order(strategy: str, numbers: Mapping[str, np.ndarray], now: float, p
 
 
 def apply_retention(store: MemoryStore, policy: RetentionPolicy, now: float | None = None, *, actor: str = "retention",
-                    connection: Connection | None = None) -> list[str]:
+                    connection: Transaction | None = None) -> list[str]:
     """Archive the records over each cap of ``policy``; returns the archived ids.
 
     Raises:
@@ -120,7 +118,7 @@ def archived(store: MemoryStore, filter: Mapping[str, Any] | None = None) -> lis
 
 
 def restore(store: MemoryStore, record_ids: Sequence[str], *, actor: str = "", reason: str = "restored",
-            connection: Connection | None = None) -> None:
+            connection: Transaction | None = None) -> None:
     """Bring archived records back into search."""
     store.archive(list(record_ids), archived=False, connection=connection, actor=actor, reason=reason,
                   operation="restore")

@@ -16,18 +16,19 @@ import math
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import Any, Literal, cast
 
 import numpy as np
 from pydantic import ValidationError
 
-from mnemarket.errors import UserError
+from mnemarket.errors import UserError, did_you_mean, validation_problems
 from mnemarket.memory.audit import AuditEntry
 from mnemarket.memory.columns import RECORD_NUMBERS, RowColumns, grow
 from mnemarket.memory.dense import DenseMatrix
 from mnemarket.memory.errors import EmbeddingModelMismatchError, MemoryNotFoundError
 from mnemarket.memory.filters import FilterSpec, build_mask, mentions_archived
 from mnemarket.memory.lexical import BM25Index
+from mnemarket.memory.persistence import Aliases, MemoryPersistence, Transaction
 from mnemarket.memory.records import DEFAULT_KIND, DEFAULT_TIER, MemoryHit, MemoryRecord
 from mnemarket.memory.row_values import FIELDS as ROW_VALUE_FIELDS
 from mnemarket.memory.row_values import RowValues
@@ -44,9 +45,6 @@ from mnemarket.memory.weights import (
 )
 from mnemarket.providers.embedding import Embedder, l2_normalise
 
-if TYPE_CHECKING:  # SQLAlchemy loads only for persisted stores
-    from sqlalchemy.engine import Connection, Engine
-
 ImportanceRater = Callable[[Sequence[str]], Sequence[float]]
 """Rates texts on the 0..1 importance scale; used for memories added without an importance."""
 
@@ -60,14 +58,13 @@ ADD_FIELDS: tuple[str, ...] = (
     "text", "kind", "importance", "created", "metadata", "source_ids", "tier", "record_id",
     "questions_addressed", "last_accessed", "reinforced_by", "archived", "importance_scale",
 )
-SEARCH_COLUMNS: tuple[str, ...] = (
+SEARCH_FIELDS: tuple[str, ...] = (
     "seq", "kind", "tier", "importance", "created", "last_accessed", "access_count", "archived", "embedding",
-    "metadata_json",
+    "metadata",
 )
-"""Table columns a reopened store reads at once (what filters and scoring need)."""
-DEFERRED_COLUMNS: tuple[str, ...] = ("seq", "text", "source_ids_json", "questions_json", "reinforced_by_json")
-# (the list columns are memory_repo.LIST_COLUMNS; spelled out so this module does not import the store layer)
-"""Table columns read when a record is first shown (see :mod:`mnemarket.memory.row_values`)."""
+"""Fields a reopened store reads at once (what filters and scoring need)."""
+DEFERRED_FIELDS: tuple[str, ...] = ("seq", "text", "source_ids", "questions_addressed", "reinforced_by")
+"""Fields read when a record is first shown (see :mod:`mnemarket.memory.row_values`)."""
 COMPACT_DEAD_FRACTION = 0.25
 """Compact in-memory columns when this share of rows are tombstones (and there are at least 1024)."""
 
@@ -76,9 +73,7 @@ def _reject_unknown(given: Iterable[str], allowed: Sequence[str], problem: str, 
     """UserError naming the first field not in `allowed`, the valid ones and the closest."""
     unknown = sorted(set(given) - set(allowed))
     if unknown:
-        close = difflib.get_close_matches(unknown[0], allowed, n=1)
-        hint = f" Did you mean {close[0]!r}?" if close else ""
-        raise UserError(f"{problem} {unknown[0]!r}; {listing}: {', '.join(allowed)}.{hint}")
+        raise UserError(f"{problem} {unknown[0]!r}; {listing}: {', '.join(allowed)}.{did_you_mean(unknown[0], allowed)}")
 
 
 @contextlib.contextmanager
@@ -94,10 +89,6 @@ def _gc_paused():
             gc.enable()
 
 
-def _validation_message(exc: ValidationError) -> str:
-    return "; ".join(f"{'.'.join(map(str, e['loc'])) or 'value'}: {e['msg']}" for e in exc.errors())
-
-
 class MemoryStore:
     """A memory store: in memory, or persisted through the store layer (SQLite or PostgreSQL).
 
@@ -105,8 +96,10 @@ class MemoryStore:
         embedder: turns texts into vectors. None uses ``mnemarket.providers.default_embedder()``
             (the shipped MiniLM ONNX model), resolved on first use.
         path_or_url: a SQLite file path or a database URL to persist to; None keeps the store in
-            memory (unless ``engine`` is given).
-        engine: an existing SQLAlchemy engine (one world database holding many stores).
+            memory (unless ``persistence`` is given).
+        persistence: where the store lives, shared with other stores (one world database holding
+            many stores): a :class:`~mnemarket.memory.persistence.MemoryPersistence` such as
+            :class:`mnemarket.store.SqlMemoryPersistence`.
         store_id: this store's namespace in the memory tables.
         weights: default retrieval weights.
         mode: default relevance mode: ``hybrid`` (dense and BM25 fused; the winner on the LoCoMo
@@ -145,7 +138,7 @@ class MemoryStore:
         embedder: Embedder | None = None,
         path_or_url: str | Path | None = None,
         *,
-        engine: Engine | None = None,
+        persistence: MemoryPersistence | None = None,
         store_id: str = "default",
         weights: RetrievalWeights | None = None,
         mode: SearchMode = "hybrid",
@@ -159,8 +152,8 @@ class MemoryStore:
     ):
         if embedder is not None and not isinstance(embedder, Embedder):
             raise UserError(f"embedder must be a mnemarket.providers.embedding.Embedder, got {type(embedder).__name__}")
-        if path_or_url is not None and engine is not None:
-            raise UserError("pass either path_or_url or engine, not both")
+        if path_or_url is not None and persistence is not None:
+            raise UserError("pass either path_or_url or persistence, not both")
         if not store_id or not isinstance(store_id, str):
             raise UserError(f"store_id must be a non-empty string, got {store_id!r}")
         self._check_mode(mode)
@@ -179,19 +172,18 @@ class MemoryStore:
         self._embedder = embedder
         self._on_model_mismatch = on_model_mismatch
         self._lock = threading.RLock()
-        self._owns_engine = path_or_url is not None
+        self._owns_persistence = path_or_url is not None
         if path_or_url is not None:
-            from mnemarket.store.engine import make_engine
+            # The one place the engine reaches the store layer: a path or URL is a convenience for
+            # opening the SQL persistence (SQLAlchemy loads only for persisted stores).
+            from mnemarket.store.memory_persistence import SqlMemoryPersistence
 
-            engine = make_engine(path_or_url)
-        self.engine: Engine | None = engine
+            persistence = SqlMemoryPersistence.open(str(path_or_url))
+        self.persistence: MemoryPersistence | None = persistence
         self._index_path = Path(index_path) if index_path is not None else self._default_index_path()
         self._stale = False
         self._reset_state()
-        if self.engine is not None:
-            from mnemarket.store import memory_repo
-
-            memory_repo.create_memory_tables(self.engine)
+        if self.persistence is not None:
             self._load()
         if embedder is not None:
             self._check_embedder(embedder)
@@ -221,15 +213,8 @@ class MemoryStore:
         self._alias_rows: np.ndarray | None = None  # cached target rows; None = rebuild
         self._alias_next = 0  # position of the next alias row
 
-    def _sqlite_file(self) -> str | None:
-        """The SQLite database file of the engine; None for PostgreSQL, in-memory SQLite or no engine."""
-        if self.engine is None or self.engine.dialect.name != "sqlite":
-            return None
-        database = self.engine.url.database
-        return None if not database or database == ":memory:" else database
-
     def _default_index_path(self) -> Path | None:
-        database = self._sqlite_file()
+        database = None if self.persistence is None else self.persistence.database_file
         return None if database is None else Path(f"{database}.{self.store_id}.usearch")
 
     @property
@@ -270,9 +255,8 @@ class MemoryStore:
     @staticmethod
     def _check_mode(mode: str) -> None:
         if mode not in SEARCH_MODES:
-            close = difflib.get_close_matches(str(mode), SEARCH_MODES, n=1)
-            hint = f" Did you mean {close[0]!r}?" if close else ""
-            raise UserError(f"search mode {mode!r} is unknown; use one of {', '.join(SEARCH_MODES)}.{hint}")
+            raise UserError(f"search mode {mode!r} is unknown; use one of {', '.join(SEARCH_MODES)}."
+                            f"{did_you_mean(str(mode), SEARCH_MODES)}")
 
     def __len__(self) -> int:
         self._refresh_if_stale()
@@ -283,27 +267,28 @@ class MemoryStore:
         return record_id in self._row_of
 
     def __repr__(self) -> str:
-        where = "memory" if self.engine is None else self.engine.url.render_as_string(hide_password=True)
+        where = "memory" if self.persistence is None else self.persistence.location
         return f"MemoryStore(store_id={self.store_id!r}, records={len(self)}, model={self.embedding_model!r}, at={where!r})"
 
     # ------------------------------------------------------------ persistence
 
-    def _write(self, connection: Connection | None, work: Callable[[Connection], None]) -> None:
+    def _write(self, connection: Transaction | None, work: Callable[[Transaction], object]) -> None:
         """Run ``work`` in the caller's transaction, or in our own committed one."""
-        if self.engine is None and connection is None:
+        if self.persistence is None:
+            if connection is not None:
+                raise UserError(f"store {self.store_id!r} keeps its records in process memory, so a caller's "
+                                "transaction cannot hold its writes; open it with persistence=... (the "
+                                "database the transaction belongs to)")
             return
         if connection is not None:
-            from sqlalchemy import event
-
             # If the caller's transaction rolls back, our in-memory state is ahead of the database.
-            event.listen(connection, "rollback", self._mark_stale)
+            self.persistence.on_rollback(connection, self._mark_stale)
             work(connection)
             return
-        assert self.engine is not None
-        with self.engine.begin() as conn:
-            work(conn)
+        with self.persistence.begin() as transaction:
+            work(transaction)
 
-    def _mark_stale(self, _conn: Connection) -> None:
+    def _mark_stale(self, _transaction: Transaction) -> None:
         self._stale = True
 
     def _refresh_if_stale(self) -> None:
@@ -314,41 +299,35 @@ class MemoryStore:
         """Re-read the store from the database (after a caller's transaction rolled back)."""
         with self._lock:
             self._stale = False
-            if self.engine is None:
+            if self.persistence is None:
                 return
             self._reset_state()
             self._load()
 
     def _load(self) -> None:
-        from mnemarket.store import memory_repo
-
-        assert self.engine is not None
-        # Not for an in-memory SQLite database: a second reader would reset its one shared connection.
-        defer = self.engine.dialect.name != "sqlite" or self._sqlite_file() is not None
-        with self.engine.connect() as conn, _gc_paused():
-            meta = memory_repo.load_store(conn, self.store_id)
+        repo = self._repo()
+        # Fields read lazily need a second connection that sees the committed rows.
+        defer = repo.concurrent_reads
+        with repo.read() as transaction, _gc_paused():
+            meta = repo.load_store(transaction, self.store_id)
             if meta is None:
                 return
             self._model_id = meta["embedding_model"]
             self._dim = int(meta["dim"])
             self._next_seq = int(meta["next_seq"])
             self._settings = dict(meta.get("settings") or {})
-            columns = SEARCH_COLUMNS if defer else tuple(dict.fromkeys(SEARCH_COLUMNS + DEFERRED_COLUMNS))
-            data = memory_repo.load_records(conn, self.store_id, columns, dim=self._dim or None,
-                                            capacity=self._next_seq)
-            aliases = memory_repo.load_aliases(conn, self.store_id)
+            fields = SEARCH_FIELDS if defer else tuple(dict.fromkeys(SEARCH_FIELDS + DEFERRED_FIELDS))
+            data = repo.load_records(transaction, self.store_id, fields, dim=self._dim or None,
+                                     capacity=self._next_seq)
+            aliases = repo.load_aliases(transaction, self.store_id, self._dim) if self._dim else None
             self._adopt(data, aliases, defer)
 
-    def _adopt(self, data: dict[str, list[Any]], aliases: list[tuple[str, str, bytes, int]], deferred: bool) -> None:
-        """Build the in-memory columns from loaded table columns."""
-        from mnemarket.store import memory_repo
-
-        if aliases and self._dim:
-            self._alias_ids = [a[0] for a in aliases]
-            self._alias_queries = [a[1] for a in aliases]
-            self._alias_dense = DenseMatrix.from_array(
-                np.asarray(memory_repo.decode_embeddings([a[2] for a in aliases], self._dim)))
-            self._alias_next = max(int(a[3]) for a in aliases) + 1
+    def _adopt(self, data: dict[str, Any], aliases: Aliases | None, deferred: bool) -> None:
+        """Build the in-memory columns from loaded record fields."""
+        if aliases is not None and aliases[0]:
+            self._alias_ids, self._alias_queries, positions, matrix = aliases
+            self._alias_dense = DenseMatrix.from_array(np.asarray(matrix))
+            self._alias_next = max(positions) + 1
         n = len(data["id"])
         if self._dim:
             self._dense = DenseMatrix.from_array(np.asarray(data["embedding"]))
@@ -358,11 +337,11 @@ class MemoryStore:
         self._row_of = {rid: row for row, rid in enumerate(self._ids)}
         self._seqs = grow(self._seqs, n)
         self._seqs[:n] = np.asarray(data["seq"], dtype=np.int64)
-        metadata = memory_repo.decode_json_column(data["metadata_json"])
+        metadata = data["metadata"]
         if deferred:
             self._values.append_deferred(metadata, self._read_deferred)
         else:
-            self._values.append({"metadata": metadata, **self._decode_deferred(data)})
+            self._values.append({name: data[name] for name in ROW_VALUE_FIELDS})
         rows = self._cols.append(n)
         self._cols.set_many(rows, {name: data[name] for name in
                                    ("created", "last_accessed", "importance", "access_count", "archived", "kind", "tier")})
@@ -370,28 +349,19 @@ class MemoryStore:
         self._next_seq = max(self._next_seq, int(self._seqs[n - 1]) + 1)
         self._clock = float(max(self._cols.numbers["created"][:n].max(), self._cols.numbers["last_accessed"][:n].max()))
 
-    @staticmethod
-    def _decode_deferred(data: Mapping[str, list[Any]]) -> dict[str, list[Any]]:
-        from mnemarket.store import memory_repo
-
-        lists = {field: memory_repo.decode_json_lists(data[memory_repo.JSON_COLUMNS[field]])
-                 for field in memory_repo.LIST_FIELDS}
-        return {"text": data["text"], **lists}
-
     def _read_deferred(self, seqs: np.ndarray | None) -> dict[str, list[Any]]:
         """Text and list fields of these seqs (None: every record) from the committed database."""
-        assert self.engine is not None
-        with self.engine.connect() as conn:
-            data = self._repo().load_records(conn, self.store_id, DEFERRED_COLUMNS,
-                                             seqs=None if seqs is None else seqs.tolist())
-        return {"seq": data["seq"], **self._decode_deferred(data)}
+        repo = self._repo()
+        with repo.read() as transaction:
+            return repo.load_records(transaction, self.store_id, DEFERRED_FIELDS,
+                                     seqs=None if seqs is None else seqs.tolist())
 
     def close(self) -> None:
-        """Save the approximate index (if any) and release the engine this store created."""
+        """Save the approximate index (if any) and release the database this store opened."""
         with self._lock:
             self.save_index()
-            if self._owns_engine and self.engine is not None:
-                self.engine.dispose()
+            if self._owns_persistence and self.persistence is not None:
+                self.persistence.close()
 
     def __enter__(self) -> MemoryStore:
         return self
@@ -416,7 +386,7 @@ class MemoryStore:
         last_accessed: float | None = None,
         importance_scale: ImportanceScale = "unit",
         embedding: np.ndarray | None = None,
-        connection: Connection | None = None,
+        connection: Transaction | None = None,
         actor: str = "",
         reason: str = "",
     ) -> str:
@@ -456,7 +426,7 @@ class MemoryStore:
         embeddings: np.ndarray | None = None,
         embedding_model: str | None = None,
         batch_size: int = 256,
-        connection: Connection | None = None,
+        connection: Transaction | None = None,
         actor: str = "",
         reason: str = "",
     ) -> list[str]:
@@ -496,11 +466,10 @@ class MemoryStore:
             self._check_new_ids([r["id"] for r in records])
             next_seq = start + len(records)
 
-            def work(conn: Connection) -> None:
-                from mnemarket.store import memory_repo
-
-                memory_repo.save_store(conn, self.store_id, embedding_model=model, dim=vectors.shape[1], next_seq=next_seq)
-                memory_repo.insert_records(conn, self.store_id, records)
+            def work(conn: Transaction) -> None:
+                repo = self._repo()
+                repo.save_store(conn, self.store_id, embedding_model=model, dim=vectors.shape[1], next_seq=next_seq)
+                repo.insert_records(conn, self.store_id, records)
 
             details: dict[str, Any] = {"kinds": sorted({r["kind"] for r in records}),
                                        "tiers": sorted({r["tier"] for r in records})}
@@ -560,7 +529,7 @@ class MemoryStore:
                     reinforced_by=list(item.get("reinforced_by") or []), archived=bool(item.get("archived", False)),
                 )
             except ValidationError as exc:
-                raise UserError(f"memory item {position} ({text[:40]!r}) is invalid: {_validation_message(exc)}") from None
+                raise UserError(f"memory item {position} ({text[:40]!r}) is invalid: {validation_problems(exc)}") from None
             except (TypeError, ValueError) as exc:
                 raise UserError(f"memory item {position} ({text[:40]!r}) is invalid: {exc}") from None
             values = record.model_dump()
@@ -624,7 +593,7 @@ class MemoryStore:
         self._clock = max(self._clock, max(max(r["created"], r["last_accessed"]) for r in records))
 
     def add_records(self, records: Iterable[MemoryRecord], *, keep_ids: bool = True, reembed: bool = False,
-                    connection: Connection | None = None) -> list[str]:
+                    connection: Transaction | None = None) -> list[str]:
         """Copy records in (a traded or gifted memory, an export), keeping every field.
 
         A record's embedding is reused when it comes from the store's model; otherwise the text is
@@ -722,7 +691,7 @@ class MemoryStore:
 
     # ------------------------------------------------------------- changing
 
-    def update(self, record_id: str, *, connection: Connection | None = None,
+    def update(self, record_id: str, *, connection: Transaction | None = None,
                importance_scale: ImportanceScale = "unit", actor: str = "", reason: str = "",
                audit_operation: str | None = "update", audit_details: Mapping[str, Any] | None = None,
                **fields: Any) -> MemoryRecord:
@@ -757,7 +726,7 @@ class MemoryStore:
             try:
                 record = MemoryRecord(**current)
             except ValidationError as exc:
-                raise UserError(f"update of {record_id!r} is invalid: {_validation_message(exc)}") from None
+                raise UserError(f"update of {record_id!r} is invalid: {validation_problems(exc)}") from None
             values = record.model_dump()
             entries = [] if audit_operation is None else [self._audit_row(
                 audit_operation, [record_id], actor, reason, {"fields": sorted(fields), **dict(audit_details or {})},
@@ -771,11 +740,10 @@ class MemoryStore:
                 self._set_row_fields(row, changed)
             return self._record(self._row(record_id))
 
-    @staticmethod
-    def _repo():  # the store layer, imported where used so an in-memory store never loads SQLAlchemy models
-        from mnemarket.store import memory_repo
-
-        return memory_repo
+    def _repo(self) -> MemoryPersistence:
+        """The persistence (writes reach it only when the store has one, see :meth:`_write`)."""
+        assert self.persistence is not None, "an in-memory store has no persistence"
+        return self.persistence
 
     def _set_row_fields(self, row: int, changed: Mapping[str, Any]) -> None:
         cols = self._cols
@@ -794,7 +762,7 @@ class MemoryStore:
         if "created" in changed or "last_accessed" in changed:
             self._clock = max(self._clock, float(changed.get("created", 0.0)), float(changed.get("last_accessed", 0.0)))
 
-    def _replace_text(self, row: int, values: dict[str, Any], connection: Connection | None,
+    def _replace_text(self, row: int, values: dict[str, Any], connection: Transaction | None,
                       audit: list[dict[str, Any]]) -> None:
         """A new text gets a new vector and a new row (new ``seq``); the old row becomes a tombstone."""
         vector = self._vectors_for([values["text"]], None, None, 1)
@@ -803,9 +771,8 @@ class MemoryStore:
         values["embedding"] = vector[0]
         values["embedding_model"] = self._model_id
         next_seq = self._next_seq + 1
-        repo = self._repo()
-
-        def work(conn: Connection) -> None:
+        def work(conn: Transaction) -> None:
+            repo = self._repo()
             fields = {k: values[k] for k in ("seq", "text", "embedding", "embedding_model", *UPDATABLE_FIELDS) if k in values}
             repo.update_records(conn, self.store_id, [{"id": values["id"], **fields}])
             repo.set_next_seq(conn, self.store_id, next_seq)
@@ -826,7 +793,7 @@ class MemoryStore:
             self._ann.remove(np.asarray([self._seqs[row]]))
         self._alias_rows = None
 
-    def delete(self, record_id: str, *, connection: Connection | None = None, actor: str = "",
+    def delete(self, record_id: str, *, connection: Transaction | None = None, actor: str = "",
                reason: str = "") -> None:
         """Delete a record for good (retention policies usually archive instead).
 
@@ -835,7 +802,7 @@ class MemoryStore:
         """
         self.delete_many([record_id], connection=connection, actor=actor, reason=reason)
 
-    def delete_many(self, record_ids: Sequence[str], *, connection: Connection | None = None,
+    def delete_many(self, record_ids: Sequence[str], *, connection: Transaction | None = None,
                     actor: str = "", reason: str = "") -> None:
         """Delete several records (and their alias vectors) in one transaction."""
         with self._lock:
@@ -850,7 +817,7 @@ class MemoryStore:
             if self._dead >= 1024 and self._dead > COMPACT_DEAD_FRACTION * self._cols.n:
                 self.compact()
 
-    def archive(self, record_ids: Sequence[str], archived: bool = True, *, connection: Connection | None = None,
+    def archive(self, record_ids: Sequence[str], archived: bool = True, *, connection: Transaction | None = None,
                 actor: str = "", reason: str = "", operation: str | None = None,
                 details: Mapping[str, Any] | None = None) -> None:
         """Hide records from search (or bring them back) without deleting them.
@@ -896,7 +863,7 @@ class MemoryStore:
             self._lexical = None  # rebuilt on the next lexical search
             self._alias_rows = None
 
-    def reembed(self, embedder: Embedder, *, batch_size: int = 256, connection: Connection | None = None) -> None:
+    def reembed(self, embedder: Embedder, *, batch_size: int = 256, connection: Transaction | None = None) -> None:
         """Re-embed every text with ``embedder`` and switch the store to its model (one transaction)."""
         with self._lock:
             n = self._cols.n
@@ -905,11 +872,11 @@ class MemoryStore:
             parts = [embedder.embed(texts[i : i + batch_size]) for i in range(0, len(texts), batch_size)]
             vectors = np.concatenate(parts).astype(np.float32) if parts else np.zeros((0, embedder.dim), np.float32)
             ids = [self._ids[r] for r in live.tolist()]
-            repo = self._repo()
             alias_vectors = (embedder.embed(self._alias_queries).astype(np.float32) if self._alias_queries
                              else np.zeros((0, embedder.dim), np.float32))
 
-            def work(conn: Connection) -> None:
+            def work(conn: Transaction) -> None:
+                repo = self._repo()
                 repo.save_store(conn, self.store_id, embedding_model=embedder.model_id, dim=embedder.dim,
                                 next_seq=self._next_seq)
                 repo.update_records(conn, self.store_id, [
@@ -937,24 +904,24 @@ class MemoryStore:
         return {"operation": operation, "record_ids": list(record_ids), "actor": actor or "", "reason": reason or "",
                 "details": dict(details), "time": float(self._clock if time is None else time)}
 
-    def _audited(self, connection: Connection | None, work: Callable[[Connection], None] | None,
+    def _audited(self, connection: Transaction | None, work: Callable[[Transaction], object] | None,
                  entries: Sequence[Mapping[str, Any]]) -> None:
         """Run ``work`` and write ``entries`` to the audit trail in the same transaction."""
         entries = list(entries) if self.audit_enabled else []
 
-        def both(conn: Connection) -> None:
+        def both(conn: Transaction) -> None:
             if work is not None:
                 work(conn)
             if entries:
                 self._repo().insert_audit(conn, self.store_id, entries)
 
         self._write(connection, both)
-        if self.engine is None:
+        if self.persistence is None:
             self._audit_entries.extend(AuditEntry(store_id=self.store_id, **e) for e in entries)
 
     def record_audit(self, operation: str, record_ids: Sequence[str] = (), *, actor: str = "", reason: str = "",
                      details: Mapping[str, Any] | None = None, time: float | None = None,
-                     connection: Connection | None = None) -> None:
+                     connection: Transaction | None = None) -> None:
         """Append an entry to the audit trail (engine mechanics call this for what they decide).
 
         Args:
@@ -974,12 +941,12 @@ class MemoryStore:
     def audit_log(self, operation: str | None = None, record_id: str | None = None) -> list[AuditEntry]:
         """The audit trail, oldest first; optionally one operation's entries or those naming a record."""
         with self._lock:
-            if self.engine is None:
+            if self.persistence is None:
                 return [e.model_copy(deep=True) for e in self._audit_entries
                         if (operation is None or e.operation == operation)
                         and (record_id is None or record_id in e.record_ids)]
-            with self.engine.connect() as conn:
-                rows = self._repo().load_audit(conn, self.store_id, operation, record_id)
+            with self.persistence.read() as transaction:
+                rows = self.persistence.load_audit(transaction, self.store_id, operation, record_id)
             return [AuditEntry(**row) for row in rows]
 
     @property
@@ -988,7 +955,7 @@ class MemoryStore:
         self._refresh_if_stale()
         return json.loads(json.dumps(self._settings))
 
-    def update_settings(self, values: Mapping[str, Any], *, connection: Connection | None = None) -> None:
+    def update_settings(self, values: Mapping[str, Any], *, connection: Transaction | None = None) -> None:
         """Merge ``values`` (JSON-serialisable) into the store's settings; durable like a write."""
         with self._lock:
             self._refresh_if_stale()
@@ -1017,7 +984,7 @@ class MemoryStore:
     # ---------------------------------------------------------------- aliases
 
     def add_aliases(self, record_id: str, queries: Sequence[str], *, actor: str = "", reason: str = "",
-                    connection: Connection | None = None) -> int:
+                    connection: Transaction | None = None) -> int:
         """Index a record under extra query vectors (canonical questions); the record is stored once.
 
         A dense or hybrid search scores the record by the best of its own cosine and its aliases'
@@ -1212,7 +1179,7 @@ class MemoryStore:
         touch: bool = True,
         include_archived: bool = False,
         query_embedding: np.ndarray | None = None,
-        connection: Connection | None = None,
+        connection: Transaction | None = None,
     ) -> list[MemoryHit]:
         """The ``k`` best memories for ``query``, scored as Generative Agents does.
 
@@ -1348,7 +1315,7 @@ class MemoryStore:
         top = max(float(lexical_score.max(initial=0.0)), 1e-12)
         return weights.dense_weight * (dense_sim + 1.0) / 2.0 + (1.0 - weights.dense_weight) * lexical_score / top
 
-    def touch(self, record_ids: Sequence[str], now: float, *, connection: Connection | None = None) -> None:
+    def touch(self, record_ids: Sequence[str], now: float, *, connection: Transaction | None = None) -> None:
         """Mark records as retrieved at ``now`` (recency and access counts), e.g. after a search run
         with ``touch=False`` whose results were used later, inside the caller's transaction.
 
@@ -1361,11 +1328,11 @@ class MemoryStore:
             if rows.size:
                 self._touch(rows, now, connection)
 
-    def _touch(self, rows: np.ndarray, now: float, connection: Connection | None) -> None:
+    def _touch(self, rows: np.ndarray, now: float, connection: Transaction | None) -> None:
         numbers = self._cols.numbers
         numbers["last_accessed"][rows] = now
         numbers["access_count"][rows] += 1
-        if self.engine is None and connection is None:
+        if self.persistence is None and connection is None:
             return
         ids = [self._ids[r] for r in rows.tolist()]
         counts = numbers["access_count"][rows].astype(np.int64).tolist()

@@ -9,16 +9,14 @@ over capacity are archived with an audit entry, not lost.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from mnemarket.memory.persistence import Transaction
 from mnemarket.memory.retention import RetentionCap, RetentionPolicy, RetentionStrategy, apply_retention
 from mnemarket.memory.store import MemoryStore
-
-if TYPE_CHECKING:
-    from sqlalchemy.engine import Connection
 
 
 class TierConfig(BaseModel):
@@ -105,34 +103,34 @@ class WorkingMemoryTier:
         return self.store.count(self._filter(tier))
 
     def _add(self, text: str, tier: str, importance: float, created: float | None, metadata: Mapping[str, Any] | None,
-             kind: str, reason: str, connection: Connection | None) -> str:
+             kind: str, reason: str, connection: Transaction | None) -> str:
         return self.store.add(text, kind=kind, importance=importance, created=created, tier=tier,
                               metadata={**dict(metadata or {}), **self.scope}, connection=connection,
                               actor=self.actor, reason=reason)
 
     def add_working(self, text: str, importance: float = 0.5, created: float | None = None, *,
                     metadata: Mapping[str, Any] | None = None, kind: str = "observation",
-                    connection: Connection | None = None) -> Placement:
+                    connection: Transaction | None = None) -> Placement:
         """Add to working memory; evict (archive) the oldest items beyond capacity."""
         rid = self._add(text, "working", importance, created, metadata, kind, "working memory", connection)
         return Placement(id=rid, tier="working", evicted=self._evict(connection))
 
     def add_episodic(self, text: str, importance: float = 0.5, created: float | None = None, *,
                      metadata: Mapping[str, Any] | None = None, kind: str = "observation",
-                     connection: Connection | None = None) -> Placement:
+                     connection: Transaction | None = None) -> Placement:
         """Add to episodic memory; archive the excess over ``episodic_capacity``."""
         rid = self._add(text, "episodic", importance, created, metadata, kind, "episodic memory", connection)
         return Placement(id=rid, tier="episodic", evicted=self._cap_episodic(created, connection))
 
     def add_experience(self, text: str, importance: float = 0.5, created: float | None = None, *,
                        metadata: Mapping[str, Any] | None = None, kind: str = "observation",
-                       connection: Connection | None = None) -> Placement:
+                       connection: Transaction | None = None) -> Placement:
         """Route by importance: ``>= episodic_threshold`` to episodic, otherwise working."""
         if importance >= self.config.episodic_threshold:
             return self.add_episodic(text, importance, created, metadata=metadata, kind=kind, connection=connection)
         return self.add_working(text, importance, created, metadata=metadata, kind=kind, connection=connection)
 
-    def _evict(self, connection: Connection | None) -> list[str]:
+    def _evict(self, connection: Transaction | None) -> list[str]:
         ids, numbers = self.store.arrays(self._filter("working"), ("created",))
         excess = len(ids) - self.config.working_capacity
         if excess <= 0:
@@ -144,14 +142,14 @@ class WorkingMemoryTier:
                            reason=f"working memory over capacity {self.config.working_capacity} (FIFO)")
         return victims
 
-    def _cap_episodic(self, now: float | None, connection: Connection | None) -> list[str]:
+    def _cap_episodic(self, now: float | None, connection: Transaction | None) -> list[str]:
         if self.config.episodic_capacity is None:
             return []
         policy = RetentionPolicy(caps=[RetentionCap(tier="episodic", max_records=self.config.episodic_capacity)],
                                  strategy=self.config.episodic_strategy, decay=self.config.decay, scope=self.scope)
         return apply_retention(self.store, policy, now, actor=self.actor or "retention", connection=connection)
 
-    def consolidate(self, now: float | None = None, *, connection: Connection | None = None) -> ConsolidationReport:
+    def consolidate(self, now: float | None = None, *, connection: Transaction | None = None) -> ConsolidationReport:
         """Move working items with importance ``>= consolidation_threshold`` to episodic.
 
         One ``consolidate`` audit entry lists the moved ids; moving past the episodic capacity
@@ -208,7 +206,7 @@ class WorkingMemoryTier:
 
 
 def consolidate(store: MemoryStore, threshold: float = 0.7, *, scope: Mapping[str, Any] | None = None,
-                actor: str = "", now: float | None = None, connection: Connection | None = None) -> ConsolidationReport:
+                actor: str = "", now: float | None = None, connection: Transaction | None = None) -> ConsolidationReport:
     """Move working items of ``store`` with importance >= ``threshold`` to episodic (no capacity)."""
     tier = WorkingMemoryTier(store, TierConfig(consolidation_threshold=threshold, episodic_capacity=None),
                              scope=scope, actor=actor)

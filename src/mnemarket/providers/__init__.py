@@ -1,6 +1,9 @@
 """mnemarket.providers: embedders and LLMs behind small contracts, offline by default.
 
 Heavy SDKs (onnxruntime, llama_cpp, google.genai) load only when a provider that needs them is built.
+The package exports the contracts (`LLM`, `Embedder`), the factories, the test doubles and the
+accounting; reply decoding (`providers.structured`) and each backend's helpers are internals of
+their modules.
 """
 
 from mnemarket.providers.accounting import AccountedEmbedder, AccountedLLM, Budget, CallLog, CallRecord, Totals
@@ -20,7 +23,6 @@ from mnemarket.providers.record_replay import (
 )
 from mnemarket.providers.registry import EMBEDDER_FORMS, LLM_FORMS, check_llm_spec, make_embedder, make_llm
 from mnemarket.providers.scripted import ScriptedLLM
-from mnemarket.providers.structured import parse_structured, tight_json_schema
 
 __all__ = [
     "DEFAULT_PRICE_TABLE",
@@ -62,6 +64,4 @@ __all__ = [
     "make_embedder",
     "check_llm_spec",
     "make_llm",
-    "parse_structured",
-    "tight_json_schema",
 ]

@@ -275,3 +275,6 @@ class AccountedEmbedder(Embedder):
         if self.budget is not None:
             self.budget.charge(cost, tokens)
         return vectors, tokens, cost
+
+
+__all__ = ["AccountedEmbedder", "AccountedLLM", "Budget", "CallLog", "CallRecord", "Totals"]

@@ -103,3 +103,6 @@ def l2_normalise(matrix: np.ndarray) -> np.ndarray:
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     np.maximum(norms, 1e-12, out=norms)
     return np.ascontiguousarray(matrix / norms, dtype=np.float32)
+
+
+__all__ = ["Embedder", "l2_normalise"]

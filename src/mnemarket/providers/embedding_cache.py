@@ -153,3 +153,6 @@ class MemoEmbedder(Embedder):
             while len(self._vectors) > self.capacity:
                 self._vectors.popitem(last=False)
         return out, tokens, cost
+
+
+__all__ = ["CachedEmbedder", "MemoEmbedder"]

@@ -167,3 +167,7 @@ def call_with_retries(call: Callable[[], T], *, model: str, attempts: int = DEFA
         sleep(max(asked or 0.0, min(delay, MAX_DELAY_S) + random.uniform(0, initial_delay_s)))
         delay *= 2
     raise ModelCallFailed(f"{failure} (after {attempts} attempts)")
+
+
+__all__ = ["DEFAULT_ATTEMPTS", "DEFAULT_INITIAL_DELAY_S", "DEFAULT_TIMEOUT_S", "GEMINI_API_VERSION",
+    "RETIRED_MODELS", "call_with_retries", "gemini_client"]

@@ -122,3 +122,6 @@ class GeminiEmbedder(Embedder):
             tokens += reported if reported else sum(math.ceil(len(t) / CHARS_PER_TOKEN) for t in batch)
         cost = self.prices.cost(self.model, Usage(prompt_tokens=tokens))
         return l2_normalise(out), tokens, cost
+
+
+__all__ = ["DEFAULT_GEMINI_EMBEDDING_MODEL", "GeminiEmbedder"]

@@ -292,3 +292,6 @@ def _usage(metadata: Any) -> Usage:
     # Thinking tokens are billed as output.
     output = (metadata.candidates_token_count or 0) + (metadata.thoughts_token_count or 0)
     return Usage(prompt_tokens=metadata.prompt_token_count or 0, completion_tokens=output)
+
+
+__all__ = ["DEFAULT_GEMINI_MODEL", "GeminiLLM"]

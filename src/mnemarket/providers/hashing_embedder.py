@@ -38,3 +38,6 @@ class HashingEmbedder(Embedder):
                 value = int.from_bytes(digest, "little")
                 out[row, value % self.dim] += 1.0 if (value >> 63) & 1 else -1.0
         return l2_normalise(out)
+
+
+__all__ = ["HashingEmbedder"]

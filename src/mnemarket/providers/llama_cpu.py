@@ -146,3 +146,7 @@ def crash_message(returncode: int, extra_bufts: bool, stderr: str = "") -> str:
                "pip install --force-reinstall --no-cache-dir llama-cpp-python")
     return (f"the local model (llama.cpp) {cause} in a test decode on this CPU.{amx} To fix: {fix}; "
             f"or use another model (--model gemini:... or openai:...). The run is unchanged and resumes.")
+
+
+__all__ = ["ENV_EXTRA_BUFTS", "ENV_SKIP_CHECK", "check_model_runs", "crash_message", "llama_model",
+    "use_extra_buffer_types"]

@@ -202,3 +202,6 @@ def sample(logits: np.ndarray, allowed: np.ndarray | None, temperature: float, r
     candidates, values = candidates[:keep], values[:keep]
     scaled = np.exp((values - values[0]) / temperature)
     return int(candidates[rng.choice(len(candidates), p=scaled / scaled.sum())])
+
+
+__all__ = ["LlamaDecoder", "sample"]

@@ -327,3 +327,7 @@ class CompletionLLM(LLM):
             rounds = "after one repair round" if repaired else "(repair disabled)"
             return result(False, error=f"reply does not match {schema.__name__} {rounds}: {error}", failure="reply")
         return result(True, parsed=parsed)
+
+
+__all__ = ["DEFAULT_MAX_TOKENS", "LLM", "Completion", "CompletionLLM", "CompletionRequest", "FailureKind",
+    "LLMResult", "Message", "MessagesLike", "ModelCallFailed", "ReplyFailed", "Role", "Usage", "as_messages"]

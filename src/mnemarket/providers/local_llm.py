@@ -289,3 +289,6 @@ class GemmaLocalLLM(CompletionLLM):
             text=output["choices"][0]["text"],
             usage=Usage(prompt_tokens=usage.get("prompt_tokens", 0), completion_tokens=usage.get("completion_tokens", 0)),
         )
+
+
+__all__ = ["GemmaLocalLLM", "gemma_gguf_path", "gemma_prompt", "llama_grammar_text"]

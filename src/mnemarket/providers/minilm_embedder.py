@@ -193,3 +193,6 @@ def default_embedder() -> MiniLMEmbedder:
         if _DEFAULT_EMBEDDER is None:
             _DEFAULT_EMBEDDER = MiniLMEmbedder()
         return _DEFAULT_EMBEDDER
+
+
+__all__ = ["MINILM_DIM", "MINILM_MODEL_ID", "MiniLMEmbedder", "default_embedder"]

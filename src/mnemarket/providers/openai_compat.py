@@ -281,3 +281,6 @@ class OpenAICompatEmbedder(Embedder):
         if matrix.shape[1] != self.dim:
             raise ProviderError(f"server returned dim {matrix.shape[1]}, expected {self.dim}")
         return l2_normalise(matrix)
+
+
+__all__ = ["OpenAICompatEmbedder", "OpenAICompatLLM"]

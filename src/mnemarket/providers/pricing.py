@@ -92,3 +92,6 @@ DEFAULT_PRICE_TABLE = PriceTable(
         "gemini-embedding-2": ModelPrice(input_per_million=0.20),
     }
 )
+
+
+__all__ = ["DEFAULT_PRICE_TABLE", "PRICES_CHECKED", "ModelPrice", "PriceTable"]

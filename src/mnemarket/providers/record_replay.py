@@ -239,3 +239,7 @@ class ReplayEmbedder(Embedder):
             self._next += 1
         raw = np.frombuffer(base64.b64decode(entry["vectors"]), dtype="<f4")
         return raw.reshape(entry["n"], self.dim).astype(np.float32)
+
+
+__all__ = ["Recording", "RecordingEmbedder", "RecordingLLM", "ReplayDivergence", "ReplayEmbedder",
+    "ReplayLLM"]

@@ -191,3 +191,6 @@ def make_embedder(spec: str, **options: Any) -> Embedder:
     """
     form, rest = _resolve(spec, EMBEDDER_FORMS, "embedder")
     return form.build(rest, dict(options))
+
+
+__all__ = ["EMBEDDER_FORMS", "LLM_FORMS", "ProviderForm", "check_llm_spec", "make_embedder", "make_llm"]

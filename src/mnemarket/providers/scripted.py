@@ -78,3 +78,6 @@ class ScriptedLLM(CompletionLLM):
             text = _as_text(self._policy(request.messages, request.schema))
         prompt_words = sum(_words(m.content) for m in request.messages)
         return Completion(text=text, usage=Usage(prompt_tokens=prompt_words, completion_tokens=_words(text)))
+
+
+__all__ = ["Policy", "Reply", "ScriptedLLM"]

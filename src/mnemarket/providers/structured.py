@@ -14,6 +14,8 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from mnemarket.errors import validation_problems
+
 _DROP_KEYS = frozenset({"title", "examples"})
 MAX_ERROR_CHARS = 600
 
@@ -90,11 +92,7 @@ def _extract_json(text: str) -> str:
 
 
 def _describe(error: ValidationError) -> str:
-    parts = []
-    for item in error.errors(include_url=False):
-        location = ".".join(str(p) for p in item["loc"]) or "(root)"
-        parts.append(f"{location}: {item['msg']}")
-    return "; ".join(parts)[:MAX_ERROR_CHARS]
+    return validation_problems(error, "(root)")[:MAX_ERROR_CHARS]
 
 
 def parse_structured(text: str, schema: type[BaseModel]) -> tuple[BaseModel | None, str | None]:
@@ -156,3 +154,7 @@ def trim_to_schema(text: str, schema: dict[str, Any]) -> str:
         return text
     trimmed = _trim(value, schema)
     return text if trimmed == value else json.dumps(trimmed, ensure_ascii=False)
+
+
+__all__ = ["flat_json_schema", "map_schema", "parse_structured", "repair_prompt", "tight_json_schema",
+    "trim_to_schema"]

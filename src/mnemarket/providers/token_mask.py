@@ -92,3 +92,6 @@ def token_mask_engine(llama: Any, stop_tokens: list[int]) -> TokenMaskEngine | N
     except ImportError:
         return None
     return TokenMaskEngine(llama, stop_tokens)
+
+
+__all__ = ["TokenMaskEngine", "token_mask_engine"]

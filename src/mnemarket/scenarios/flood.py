@@ -36,9 +36,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from mnemarket.genesis import turn_record
+from mnemarket.genesis import episodic_store_id, turn_record
 from mnemarket.kernel import ActionFailure, ErrorCode, Invokable, InvokeContext, MethodOutcome, MethodSpec, NoArgs
-from mnemarket.memory import COGNITIVE_EVENT_TABLE, TableRater, TableRaterConfig, TierConfig, WorkingMemoryTier
+from mnemarket.memory import TableRater, TableRaterConfig, TierConfig, WorkingMemoryTier
 from mnemarket.scenarios.hooks import SessionEnd, genesis_memory
 
 if TYPE_CHECKING:
@@ -61,9 +61,15 @@ DEFAULT_COSTS: dict[Option, int] = {"insure": 6, "elevate": 25, "relocate": 40, 
 DECISION_EVENT = {"insure": "buy insurance", "elevate": "elevate house", "relocate": "relocate",
                   "do_nothing": "do nothing"}
 FLOOD_EVENT = {"major": "major flood", "minor": "minor flood", "none": "no flood"}
-# The cognitive model's event table (the memory engine's `cognitive` preset rates by it too) plus
-# the one event it lacks; a scenario's `importance:` option adds to or overrides it.
-FLOOD_EVENT_TABLE: dict[str, float] = {**COGNITIVE_EVENT_TABLE, "no flood": 0.2}
+FLOOD_EVENT_TABLE: dict[str, float] = {
+    "major flood": 0.9, "minor flood": 0.6, "flood no damage": 0.4, "elevate house": 0.8,
+    "buy insurance": 0.7, "relocate": 0.9, "do nothing": 0.3, "policy change": 0.5,
+    "neighbor adaptation": 0.4, "claim approved": 0.7, "claim denied": 0.8, "no flood": 0.2,
+}
+"""Fixed importance (0..1) per event type of a flood household: the cognitive model's table plus
+"no flood". The memory engine's `cognitive` preset rates by it when given it
+(``get_preset("cognitive").make_rater(table=FLOOD_EVENT_TABLE)``); a scenario's `importance:`
+option adds to or overrides it."""
 
 
 class PastEvent(BaseModel):
@@ -164,7 +170,7 @@ class FloodOffice(Invokable):
 
     def store(self, world: World, household: str) -> MemoryStore:
         """The household's episodic store, where its flood tiers live."""
-        return self._memory_service(world).store(f"{household}_episodic")
+        return self._memory_service(world).store(episodic_store_id(household))
 
     def tiers(self, world: World, household: str) -> WorkingMemoryTier:
         return WorkingMemoryTier(self.store(world, household), self.options.tiers,

@@ -84,3 +84,6 @@ class ScriptedPlanPolicy:
             # second call whose prompt then holds the pattern itself, which it matches.
             return {"action_type": "noop", "reasoning": f"not in my context: {missing[0]}"[:self.reasoning_chars]}
         return decision
+
+
+__all__ = ["PlanTurn", "ScriptedPlanPolicy"]

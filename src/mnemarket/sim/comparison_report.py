@@ -354,3 +354,6 @@ sessions x turns {_e(matrix['sessions'] or 'scenario')} x {_e(matrix['turns'] or
 <p>Definitions of every metric: plans/metrics.md.</p>
 </body></html>
 """
+
+
+__all__ = ["CSV_COLUMNS", "render_html", "render_markdown", "write_reports"]

@@ -353,3 +353,7 @@ def write_comparison(experiment: Experiment, dirs: dict[Cell, Path], outcomes: d
         "warnings": separation_warnings(differences),
     }
     return write_reports(experiment.out_dir, document)
+
+
+__all__ = ["CELL_FILE", "Cell", "ConfigOverride", "Experiment", "ExperimentConfig", "check_experiment",
+    "is_local_model", "load_experiment", "prepare_cell", "run_cell", "run_experiment", "slug"]

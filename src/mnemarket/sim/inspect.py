@@ -20,7 +20,7 @@ from mnemarket.genesis.run_record import is_invalid_decision
 from mnemarket.kernel import Artifact, Event, World
 from mnemarket.memory import MemoryStore
 from mnemarket.providers import make_embedder
-from mnemarket.store import SqlWorldStore, make_engine
+from mnemarket.store import SqlMemoryPersistence, SqlWorldStore, make_engine
 
 if TYPE_CHECKING:
     from mnemarket.sim.runner import RunConfig
@@ -56,13 +56,20 @@ class RunView:
         self.engine = make_engine(self.config.options.db or self.run_dir / "world.db", read_only=True)
         self.world = World(SqlWorldStore(engine=self.engine))
         self._stores: dict[tuple[str, bool], MemoryStore] = {}
+        self._memory_persistence: SqlMemoryPersistence | None = None
+
+    def _memory(self) -> SqlMemoryPersistence:
+        # Opened on first use: a summary of a run without memory reads never touches the tables.
+        if self._memory_persistence is None:
+            self._memory_persistence = SqlMemoryPersistence(self.engine)
+        return self._memory_persistence
 
     def store(self, store_id: str, *, for_search: bool = False) -> MemoryStore:
         """One memory store; `for_search` gives it the run's embedder (listing needs none)."""
         key = (store_id, for_search)
         if key not in self._stores:
             embedder = make_embedder(self.config.resolved.scenario.embedder) if for_search else None
-            self._stores[key] = MemoryStore(embedder, engine=self.engine, store_id=store_id, index="exact")
+            self._stores[key] = MemoryStore(embedder, persistence=self._memory(), store_id=store_id, index="exact")
         return self._stores[key]
 
     def summary(self) -> dict[str, Any]:
@@ -149,3 +156,6 @@ def summarize(world: World, genesis: Genesis | None = None, *, open_store: OpenS
         "tick": world.tick,
         "agents": per_agent,
     }
+
+
+__all__ = ["RunView", "memory_stores", "summarize"]

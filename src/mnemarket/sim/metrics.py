@@ -21,7 +21,9 @@ from typing import Any
 
 import numpy as np
 
-from mnemarket.genesis import TurnRecord, is_lesson, is_migration, turn_record
+from mnemarket.genesis import LONGTERM_STORE_TEMPLATE, TurnRecord, is_lesson, is_migration, turn_record
+from mnemarket.genesis.event_text import action_signature as signature
+from mnemarket.genesis.event_text import describe_event
 from mnemarket.genesis.run_record import succeeded
 from mnemarket.memory import DEFAULT_WEIGHTS, normalise_text
 from mnemarket.memory.lexical import tokenize
@@ -62,7 +64,7 @@ class RunData:
 
     def store_id(self, agent_id: str) -> str:
         agent = next(a for a in self.agents if a["id"] == agent_id)
-        return agent.get("memory", {}).get("store_id", "{id}_longterm").format(id=agent_id)
+        return agent.get("memory", {}).get("store_id", LONGTERM_STORE_TEMPLATE).format(id=agent_id)
 
     def starting_scrip(self, agent_id: str) -> int:
         return int(next(a for a in self.agents if a["id"] == agent_id).get("starting_scrip", 0))
@@ -98,27 +100,6 @@ def is_turn(event: dict[str, Any]) -> bool:
 def _turns(run: RunData, agent: str) -> list[tuple[dict[str, Any], TurnRecord]]:
     """The agent's turn events with their typed run records, in event order."""
     return [(e, r) for e in run.events if e.get("principal") == agent and (r := turn_record(e)) is not None]
-
-
-def signature(event: dict[str, Any]) -> tuple[str, str] | None:
-    """What an action did, for matching repeats: (artifact, method) or (action type, artifact)."""
-    action = event.get("action", {})
-    kind = event.get("action_type")
-    if kind == "invalid":
-        return None
-    if kind == "invoke_artifact":
-        return (str(action.get("artifact_id") or ""), str(action.get("method") or ""))
-    return (str(kind), str(action.get("artifact_id") or action.get("method") or ""))
-
-
-def describe(event: dict[str, Any]) -> str:
-    """One line: what was done and what came back."""
-    sig = signature(event)
-    result = event.get("result", {})
-    what = "an unparseable reply" if sig is None else (
-        f"{sig[0]}.{sig[1]}" if event.get("action_type") == "invoke_artifact" else f"{sig[0]} {sig[1]}")
-    status = "OK" if event.get("success", result.get("success")) else "FAILED"
-    return f"{what} -> {status}: {result.get('message') or ''} {result.get('hint') or ''}".strip()
 
 
 _ok = succeeded
@@ -315,7 +296,7 @@ def situations(run: RunData, agent: str) -> list[tuple[str, list[str], set[str]]
             continue
         key = (record["session"], record["turn"])
         earlier = [e for e in history if (e["meta"]["session"], e["meta"]["turn"]) < key]
-        last = describe(earlier[-1]) if earlier else "no action yet"
+        last = describe_event(earlier[-1], "outcome") if earlier else "no action yet"
         text = f"{run.step_prompt(agent, record.get('step', ''))} Last action: {last}"
         lowered = text.lower()
         names = {w for w in vocab if re.search(rf"(?<![\w]){re.escape(w)}(?![\w])", lowered)}

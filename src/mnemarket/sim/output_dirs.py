@@ -44,3 +44,6 @@ def prepare_output_dir(path: Path, owner: str, *, protect: Path | None = None) -
     path.mkdir(parents=True, exist_ok=True)
     (path / MARKER).write_text(f"{owner}\n")
     return path
+
+
+__all__ = ["MARKER", "prepare_output_dir"]

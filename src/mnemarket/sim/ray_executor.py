@@ -140,3 +140,6 @@ def _node_actors(ray: Any) -> list[Any]:
     nodes = [node["NodeID"] for node in ray.nodes() if node.get("Alive")]
     return [actor.options(scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=False)).remote()
             for node in nodes]
+
+
+__all__ = ["run_cells_on_ray"]

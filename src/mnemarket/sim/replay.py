@@ -56,3 +56,6 @@ def replay_run(run_dir: str | Path, out: str | Path | None = None) -> ReplayResu
     finally:
         before.close()
         after.close()
+
+
+__all__ = ["ReplayResult", "replay_run"]

@@ -11,14 +11,14 @@ agent-written text is escaped.
 from __future__ import annotations
 
 import html
-import json
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from mnemarket.genesis import MEMORY_ID, STORE_TYPE, Genesis, is_migration, turn_record
+from mnemarket.genesis import MEMORY_ID, STORE_TYPE, Genesis, episodic_store_id, is_migration, turn_record
+from mnemarket.genesis.event_text import clip, describe_event
 from mnemarket.kernel import Event, LedgerEntry, World
 from mnemarket.memory import MemoryRecord
 from mnemarket.sim.report_charts import Series, colours, cumulative_counts, line_chart, sample_steps, tick_grid
@@ -31,8 +31,6 @@ LONGTERM_LIMIT = 200
 """Long-term entries shown per agent (newest first)."""
 EPISODIC_LIMIT = 20
 """Episodic entries shown per agent (newest first)."""
-SNIPPET_CHARS = 160
-"""How much of an action's content or arguments the timeline quotes."""
 
 _CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
@@ -126,11 +124,6 @@ def render_report(world: World, genesis: Genesis | None, summary: dict[str, Any]
 # -- helpers -------------------------------------------------------------------------------------------
 def _e(value: Any) -> str:
     return html.escape(str(value), quote=True)
-
-
-def _clip(text: Any, limit: int = SNIPPET_CHARS) -> str:
-    text = str(text)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _note(text: str) -> str:
@@ -235,9 +228,9 @@ def _outcome(event: Event) -> str:
         return '<span class="ok">OK</span>'
     result = event.result
     hint = result.get("hint")
-    hint = f'<br><span class="hint">fix: {_e(_clip(hint, 300))}</span>' if hint else ""
+    hint = f'<br><span class="hint">fix: {_e(clip(hint, 300))}</span>' if hint else ""
     return (f'<span class="bad">FAILED</span> ({_e(result.get("error_code") or "?")}) '
-            f'{_e(_clip(result.get("message") or "", 300))}{hint}')
+            f'{_e(clip(result.get("message") or "", 300))}{hint}')
 
 
 def _lessons(events: Sequence[Event]) -> str:
@@ -278,44 +271,19 @@ def _turn_label(event: Event) -> str:
     return ""
 
 
-def _describe(event: Event) -> str:
-    """One line saying what the action tried, quoting at most SNIPPET_CHARS of any content."""
-    action, kind = event.action, event.action_type
-    if kind == "invoke_artifact":
-        args = action.get("args")
-        shown = json.dumps(args, ensure_ascii=False) if args else ""
-        return f"{action.get('artifact_id')}.{action.get('method')}({_clip(shown)})"
-    if kind == "transfer":
-        memo = f" — {action['memo']}" if action.get("memo") else ""
-        return _clip(f"transfer {action.get('amount')} scrip to {action.get('to')}{memo}")
-    if kind == "write_artifact":
-        return f"write {action.get('artifact_id')}: {_clip(action.get('content', ''))}"
-    if kind == "edit_artifact":
-        return (f"edit {action.get('artifact_id')}: {_clip(action.get('old_text', ''), 60)!r} → "
-                f"{_clip(action.get('new_text', ''), 60)!r}")
-    if kind in ("read_artifact", "delete_artifact"):
-        return f"{kind.split('_')[0]} {action.get('artifact_id')}"
-    if kind == "query_kernel":
-        return "query " + " ".join(f"{k}={v}" for k, v in action.items()
-                                   if k not in ("action_type", "reasoning") and v is not None)
-    if kind == "invalid":
-        return "unparseable reply: " + _clip(action.get("raw", json.dumps(action, ensure_ascii=False)))
-    return kind if kind == "noop" else _clip(f"{kind} {json.dumps(action, ensure_ascii=False)}")
-
-
 def _timeline(events: Sequence[Event]) -> str:
     shown, note = _newest(events, TIMELINE_LIMIT, "events")
     rows = []
     for event in reversed(shown):
         reasoning = event.action.get("reasoning")
-        why = f'<br><span class="reason">why: {_e(_clip(reasoning, 200))}</span>' if reasoning else ""
+        why = f'<br><span class="reason">why: {_e(clip(reasoning, 200))}</span>' if reasoning else ""
         record = turn_record(event)
         if record is not None and record.loop_trigger:
             why += (f'<br><span class="reason">loop breaker: {_e(record.loop_trigger)} '
                     f'({"forced a change" if record.loop > 1 else "warned"})</span>')
         charged = event.result.get("scrip_charged") or 0
         rows.append([_e(event.id), _e(event.tick), _e(_turn_label(event)), _e(event.principal),
-                     _e(_describe(event)) + why, _outcome(event), _e(charged) if charged else ""])
+                     _e(describe_event(event, "action")) + why, _outcome(event), _e(charged) if charged else ""])
     failed = sum(1 for e in events if not e.success)
     lead = f"<p>{len(events)} events, {failed} failed. Newest first.</p>" if events else ""
     return lead + note + _table(["#", "tick", "turn", "agent", "action", "result", "scrip"], rows,
@@ -340,7 +308,7 @@ class _AgentMemory:
             if artifact.type != STORE_TYPE or artifact.deleted or artifact.owner not in longterm:
                 continue
             records = sorted(genesis.memory.store(artifact.id).records(), key=lambda r: r.created)
-            if artifact.id == f"{artifact.owner}_episodic":
+            if artifact.id == episodic_store_id(artifact.owner):
                 episodic[artifact.owner] = records
             else:
                 longterm[artifact.owner][artifact.id] = records
@@ -418,3 +386,6 @@ def _figures_table(agents: dict[str, dict[str, Any]]) -> str:
     numeric = [c.replace("_", " ") for c in columns if all(isinstance(f.get(c), int | float) for f in agents.values())]
     return _table(["agent", *(c.replace("_", " ") for c in columns)], rows, numeric=numeric,
                   empty="no agent took a turn")
+
+
+__all__ = ["TIMELINE_LIMIT", "render_report", "write_report"]

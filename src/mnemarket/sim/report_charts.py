@@ -148,3 +148,7 @@ def line_chart(series: Mapping[str, Series], *, title: str, y_label: str, x_labe
         + f'/></svg>{html.escape(name)} <b>{_label(float(data[name][1][-1]))}</b></span>'
         for name in data)
     return f'<figure class="chart">{caption}{"".join(parts)}<div class="legend">{legend}</div></figure>'
+
+
+__all__ = ["MAX_POINTS", "PALETTE", "Series", "colours", "cumulative_counts", "line_chart", "sample_steps",
+    "tick_grid"]

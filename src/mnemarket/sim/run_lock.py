@@ -60,3 +60,6 @@ class RunLock:
             fcntl.flock(self._handle, fcntl.LOCK_UN)
             self._handle.close()
             self._handle = None
+
+
+__all__ = ["LOCK_FILE", "RunLock"]

@@ -48,7 +48,7 @@ from mnemarket.sim.scenario import (
     allowed_service,
     load_scenario,
 )
-from mnemarket.store import SqlWorldStore
+from mnemarket.store import SqlMemoryPersistence, SqlWorldStore
 
 RUN = "run"  # world-state namespace of the runner's own progress markers
 CONFIG_FILE = "config.json"
@@ -218,7 +218,8 @@ class Runner:
         self._lock.acquire()
         resolved = self.config.resolved
         self._check_database()
-        self.world = World(SqlWorldStore(self.db_url))
+        world_store = SqlWorldStore(self.db_url)
+        self.world = World(world_store)
         spent = self._spent()
         self.budget = self._budget(spent)
         self.call_log = CallLog(self.run_dir / "llm_calls.jsonl")
@@ -228,7 +229,9 @@ class Runner:
                                               budget=self.budget)
         # RAG queries are templated and repeat turn after turn: a bounded LRU embeds each once.
         embedder = MemoEmbedder(base_embedder)
-        self.genesis = install_genesis(self.world, embedder, resolved.genesis)
+        # Memory stores share the world's database, so a memory write commits with its action.
+        self.genesis = install_genesis(self.world, embedder, resolved.genesis,
+                                       memory=SqlMemoryPersistence(world_store.engine))
         self.services = [build_service(spec) for spec in resolved.scenario.services]
         for service in self.services:
             self.world.register(service)
@@ -493,3 +496,7 @@ def resume_run(run_dir: str | Path, progress: Progress | None = None, **override
         return runner.run(progress)
     finally:
         runner.close()
+
+
+__all__ = ["CONFIG_FILE", "MAX_PROVIDER_FAILURES", "RUN", "Progress", "RunConfig", "RunOptions", "RunStatus",
+    "Runner", "build_service", "resume_run", "run_scenario"]

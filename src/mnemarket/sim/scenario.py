@@ -173,3 +173,7 @@ def load_scenario(path: str | Path) -> ResolvedScenario:
         raise ConfigError(f"components_dir {scenario.components_dir!r} is not a directory next to the scenario",
                           path=str(path), field="components_dir")
     return resolved
+
+
+__all__ = ["MOVED_SERVICE_MODULES", "ResolvedScenario", "ScenarioConfig", "SeedArtifact", "SeedMemory",
+    "ServiceSpec", "allowed_service", "load_scenario"]

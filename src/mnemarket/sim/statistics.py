@@ -68,3 +68,6 @@ def paired_differences(rows: Sequence[dict[str, Any]], baseline: tuple[str, str]
                         "mean": round(float(np.mean(diffs)), 4) if diffs else None, "interval": interval,
                         "n": len(diffs), "separated": separated, "warning": warning})
     return out
+
+
+__all__ = ["MIN_SEEDS", "bootstrap_interval", "paired_differences"]

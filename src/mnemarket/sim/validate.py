@@ -102,3 +102,6 @@ def validate_path(path: Path) -> tuple[list[str], int]:
         except ConfigError as exc:
             problems.append(str(exc))
     return problems, len(files)
+
+
+__all__ = ["validate_file", "validate_path"]

@@ -98,3 +98,6 @@ def _read_only_engine(url: str, schema: str | None) -> Engine:
 
 def is_sqlite(engine: Engine) -> bool:
     return engine.dialect.name == "sqlite"
+
+
+__all__ = ["make_engine", "to_url"]

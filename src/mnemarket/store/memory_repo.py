@@ -331,3 +331,10 @@ def load_audit(conn: Connection, store_id: str, operation: str | None = None,
         if record_id is None or record_id in entry["record_ids"]:
             out.append(entry)
     return out
+
+
+__all__ = ["JSON_COLUMNS", "LIST_COLUMNS", "RECORDS", "create_memory_tables", "decode_embeddings",
+    "decode_json_column", "decode_json_lists", "delete_records", "delete_store", "insert_aliases",
+    "insert_audit", "insert_records", "load_aliases", "load_audit", "load_records", "load_store",
+    "replace_alias_vectors", "save_settings", "save_store", "set_next_seq", "touch_records",
+    "update_records"]

@@ -81,3 +81,6 @@ class MemoryAuditRow(SQLModel, table=True):
 
 MEMORY_TABLES = (table_of(MemoryStoreRow), table_of(MemoryRecordRow), table_of(MemoryAliasRow),
                  table_of(MemoryAuditRow))
+
+
+__all__ = ["MEMORY_TABLES", "MemoryAliasRow", "MemoryAuditRow", "MemoryRecordRow", "MemoryStoreRow"]

@@ -204,3 +204,6 @@ class SqlWorldStore:
 
     def close(self) -> None:
         self.engine.dispose()
+
+
+__all__ = ["SqlWorldStore"]

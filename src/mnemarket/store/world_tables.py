@@ -84,3 +84,7 @@ class StateRow(SQLModel, table=True):
 
 WORLD_TABLES = [table_of(WorldMetaRow), table_of(PrincipalRow), table_of(ArtifactRow),
                 table_of(LedgerRow), table_of(EventRow), table_of(StateRow)]
+
+
+__all__ = ["WORLD_TABLES", "ArtifactRow", "EventRow", "LedgerRow", "PrincipalRow", "StateRow",
+    "WorldMetaRow", "table_of"]

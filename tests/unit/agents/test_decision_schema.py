@@ -9,7 +9,7 @@ import pytest
 
 from mnemarket.agents.decision import FIELDS_BY_ACTION, DECISION_FORMAT, decision_schema, to_action_payload
 from mnemarket.kernel import ACTION_TYPES, parse_action
-from mnemarket.providers import tight_json_schema
+from mnemarket.providers.structured import tight_json_schema
 
 
 def test_every_action_type_has_one_closed_alternative_with_its_own_fields():

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mnemarket.agents import Section, assemble
+from mnemarket.agents.context import Section, assemble
 from mnemarket.agents.config import BudgetConfig, WorkflowConfig, WorkflowStep
 from mnemarket.kernel import ErrorCode
 

@@ -64,7 +64,7 @@ def test_index_is_saved_and_reopened_not_rebuilt(tmp_path, monkeypatch):
     store.add("late addition about saffron")  # not in the saved file
     store.delete("m3")
     mtime = index_file.stat().st_mtime_ns
-    store.engine.dispose()  # crash-like: no close(), no save
+    store.persistence.engine.dispose()  # crash-like: no close(), no save
 
     added: list[int] = []
     original = UsearchVectorIndex.add

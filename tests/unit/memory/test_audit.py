@@ -37,7 +37,7 @@ def test_persisted_audit_and_settings_follow_the_transaction(open_store):
     store = open_store()
     rid = store.add("kept", actor="alice", created=3)
     store.update_settings({"reflector": {"accumulated": 4.5}})
-    with store.engine.connect() as conn:
+    with store.persistence.engine.connect() as conn:
         trans = conn.begin()
         store.add("rolled back", connection=conn, actor="ghost")
         store.update_settings({"reflector": {"accumulated": 99}}, connection=conn)

@@ -83,7 +83,7 @@ def test_reinforce_caps_importance_and_keeps_history(embedder):
 def test_dedup_persists_and_audits_in_the_callers_transaction(open_store):
     store = open_store()
     rid = store.add("LESSON: check ownership", kind="lesson")
-    with store.engine.connect() as conn:
+    with store.persistence.engine.connect() as conn:
         with conn.begin():
             add_deduplicated(store, "LESSON: check ownership", connection=conn, actor="bob")
         trans = conn.begin()

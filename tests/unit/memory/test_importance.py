@@ -15,6 +15,7 @@ from mnemarket.memory import (
 )
 from mnemarket.memory.importance import parse_batch_reply
 from mnemarket.providers import ScriptedLLM
+from mnemarket.scenarios.flood import FLOOD_EVENT_TABLE
 
 
 def test_heuristic_follows_length_and_keyword_signals():
@@ -31,7 +32,7 @@ def test_heuristic_follows_length_and_keyword_signals():
 
 
 def test_table_rates_event_types_and_records_misses():
-    rater = make_importance_rater({"kind": "table"})
+    rater = make_importance_rater({"kind": "table", "table": FLOOD_EVENT_TABLE})
     major, nothing, unknown = rater.rate(["Year 3: a major flood hit", "Year 4: I decided to do_nothing", "a picnic"])
     assert (major.value, major.source) == (0.9, "table")
     assert (nothing.value, nothing.source) == (0.3, "table")

@@ -53,12 +53,12 @@ def test_migration_from_working_tier_records_keeps_provenance(embedder):
 
 def test_migration_commits_with_the_callers_transaction(open_store):
     store = open_store()
-    with store.engine.connect() as conn:
+    with store.persistence.engine.connect() as conn:
         trans = conn.begin()
         migrate_prefixed("LESSON: a\nLESSON: b", ["LESSON:"], store, connection=conn)
         trans.rollback()
     reopened = open_store()
     assert len(reopened) == 0 and reopened.audit_log("migrate") == []
-    with store.engine.connect() as conn, conn.begin():
+    with store.persistence.engine.connect() as conn, conn.begin():
         migrate_prefixed("LESSON: a\nLESSON: b", ["LESSON:"], reopened, connection=conn)
     assert len(open_store()) == 2 and len(open_store().audit_log("migrate")) == 1

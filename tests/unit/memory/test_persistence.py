@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 from sqlalchemy import func, select
 
-from mnemarket.memory import MemoryStore, RetrievalWeights
-from mnemarket.store import memory_repo
+from mnemarket.errors import UserError
+from mnemarket.memory import MemoryPersistence, MemoryStore, RetrievalWeights
+from mnemarket.store import SqlMemoryPersistence, memory_repo
 from mnemarket.store.engine import make_engine
 
 
@@ -78,11 +79,11 @@ def test_updates_and_deletes_persist(open_store):
 def test_many_stores_share_one_database(database, embedder):
     url, store_id = database
     engine = make_engine(url)
-    alice = MemoryStore(embedder, engine=engine, store_id=f"{store_id}-alice")
-    bob = MemoryStore(embedder, engine=engine, store_id=f"{store_id}-bob")
+    alice = MemoryStore(embedder, persistence=SqlMemoryPersistence(engine), store_id=f"{store_id}-alice")
+    bob = MemoryStore(embedder, persistence=SqlMemoryPersistence(engine), store_id=f"{store_id}-bob")
     alice.add("alice private note")
     bob.add_many(["bob note 1", "bob note 2"])
-    assert (len(MemoryStore(embedder, engine=engine, store_id=f"{store_id}-alice")), len(MemoryStore(embedder, engine=engine, store_id=f"{store_id}-bob"))) == (1, 2)
+    assert (len(MemoryStore(embedder, persistence=SqlMemoryPersistence(engine), store_id=f"{store_id}-alice")), len(MemoryStore(embedder, persistence=SqlMemoryPersistence(engine), store_id=f"{store_id}-bob"))) == (1, 2)
     assert alice.get("m0").text == "alice private note" and bob.get("m0").text == "bob note 1"
     with engine.begin() as conn:
         memory_repo.delete_store(conn, f"{store_id}-alice")
@@ -93,7 +94,7 @@ def test_many_stores_share_one_database(database, embedder):
 def test_add_inside_a_caller_transaction_commits_or_rolls_back_with_it(database, embedder):
     url, store_id = database
     engine = make_engine(url)
-    store = MemoryStore(embedder, engine=engine, store_id=store_id)
+    store = MemoryStore(embedder, persistence=SqlMemoryPersistence(engine), store_id=store_id)
     with engine.begin() as conn:
         kept = store.add("charged and stored", connection=conn)
     with engine.connect() as conn:
@@ -159,3 +160,29 @@ def test_bulk_load_decodes_vectors_bit_exact_whatever_the_capacity_hint(open_sto
             assert data["embedding"].dtype == np.float32 and data["embedding"].tobytes() == want.tobytes()
             assert data["seq"] == list(range(9000))
     engine.dispose()
+
+
+def test_sql_persistence_fulfils_the_memory_contract_with_decoded_fields(database, embedder):
+    url, store_id = database
+    persistence = SqlMemoryPersistence(make_engine(url), owns_engine=True)
+    assert isinstance(persistence, MemoryPersistence)
+    store = MemoryStore(embedder, persistence=persistence, store_id=store_id)
+    rid = store.add("decoded on the way out", metadata={"agent": "alice"}, source_ids=["x"], created=2)
+    store.add_aliases(rid, ["what comes out?"])
+    with persistence.read() as transaction:
+        data = persistence.load_records(transaction, store_id, ["metadata", "source_ids", "reinforced_by", "embedding"],
+                                        dim=embedder.dim)
+        ids, queries, positions, matrix = persistence.load_aliases(transaction, store_id, embedder.dim)
+    assert data["id"] == [rid] and data["metadata"] == [{"agent": "alice"}]
+    assert list(data["source_ids"][0]) == ["x"] and list(data["reinforced_by"][0]) == []
+    assert data["embedding"].shape == (1, embedder.dim) and data["embedding"].dtype == np.float32
+    assert (ids, queries, positions, matrix.shape) == ([rid], ["what comes out?"], [0], (1, embedder.dim))
+    persistence.close()
+
+
+def test_an_in_memory_store_refuses_a_callers_transaction(database, embedder):
+    url, _ = database
+    persistence = SqlMemoryPersistence(make_engine(url), owns_engine=True)
+    with persistence.begin() as transaction, pytest.raises(UserError, match="persistence="):
+        MemoryStore(embedder).add("nowhere to go", connection=transaction)
+    persistence.close()

@@ -13,6 +13,7 @@ from mnemarket.memory import (
     seed_character,
 )
 from mnemarket.providers import ScriptedLLM
+from mnemarket.scenarios.flood import FLOOD_EVENT_TABLE
 
 
 def test_unknown_preset_lists_names_and_suggests():
@@ -63,7 +64,7 @@ def test_cognitive_tiers_table_and_working_first(embedder):
     assert (t.working_capacity, t.episodic_capacity, t.consolidation_threshold, t.decay, t.top_k, t.working_first) == (
         10, 50, 0.7, 0.95, 5, True)
     tiers = preset.make_tiers(MemoryStore(embedder), scope={"agent": "H001"})
-    rater = preset.make_rater()
+    rater = preset.make_rater(table=FLOOD_EVENT_TABLE)
     for year in range(12):
         text = f"Year {year}: I decided to do nothing"
         tiers.add_experience(text, importance=rater.rate([text])[0].value, created=year)
@@ -101,3 +102,8 @@ def test_make_reflector_only_for_threshold_presets():
     with pytest.raises(ConfigError, match="the 'dual' preset does"):
         get_preset("genagents").make_reflector()
     assert get_preset("dual").make_reflector(threshold=5).threshold == 5
+
+
+def test_the_cognitive_table_rater_needs_the_worlds_event_table():
+    with pytest.raises(ConfigError, match="make_rater\\(table="):
+        get_preset("cognitive").make_rater()

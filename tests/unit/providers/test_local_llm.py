@@ -5,7 +5,8 @@ from typing import Literal
 import pytest
 from pydantic import BaseModel, Field
 
-from mnemarket.providers import Message, tight_json_schema
+from mnemarket.providers import Message
+from mnemarket.providers.structured import tight_json_schema
 from mnemarket.providers.local_llm import gemma_prompt, llama_grammar_text
 
 

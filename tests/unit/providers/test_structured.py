@@ -2,7 +2,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from mnemarket.providers import parse_structured, tight_json_schema
+from mnemarket.providers.structured import parse_structured, tight_json_schema
 
 
 class Target(BaseModel):
