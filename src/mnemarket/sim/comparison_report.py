@@ -87,6 +87,10 @@ def write_reports(out_dir: Path, document: dict[str, Any]) -> Path:
     (out_dir / "comparison.md").write_text(render_markdown(document))
     (out_dir / "comparison.html").write_text(render_html(document, out_dir))
     write_csv(out_dir / "comparison.csv", document)
+    with (out_dir / "lessons.csv").open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=LESSON_COLUMNS)
+        writer.writeheader()
+        writer.writerows(lesson_rows(document))
     return path
 
 
@@ -102,6 +106,32 @@ def tidy_rows(document: dict[str, Any]) -> list[dict[str, Any]]:
                     rows.append({"experiment": document["experiment"], "cell": cell["id"], "model": cell["model"],
                                  "config": cell["config"], "seed": cell["seed"], "agent": agent, "metric": metric,
                                  "value": value, "better": BETTER.get(metric, "")})
+    return rows
+
+
+LESSON_COLUMNS = ("experiment", "cell", "model", "config", "seed", "agent", "lesson_id", "session", "migrated",
+                  "text", "duplicate_of", "generic", "generic_reason", "specificity", "specific_items",
+                  "retrievals", "first_retrieved", "failures_named", "failure_recurred")
+
+
+def lesson_rows(document: dict[str, Any]) -> list[dict[str, Any]]:
+    """One row per lesson of every finished cell (`metrics.lesson_evidence`), flat for pandas."""
+    rows = []
+    for cell in document["cells"]:
+        for lesson in cell.get("metrics", {}).get("lessons", []):
+            retrievals = lesson["retrievals"]
+            first = retrievals[0] if retrievals else None
+            rows.append({
+                "experiment": document["experiment"], "cell": cell["id"], "model": cell["model"],
+                "config": cell["config"], "seed": cell["seed"], "agent": lesson["agent"],
+                "lesson_id": lesson["lesson_id"], "session": lesson["session"], "migrated": lesson["migrated"],
+                "text": lesson["text"], "duplicate_of": lesson["duplicate_of"], "generic": lesson["generic"],
+                "generic_reason": lesson["generic_reason"], "specificity": len(lesson["specific_items"]),
+                "specific_items": ";".join(lesson["specific_items"]), "retrievals": len(retrievals),
+                "first_retrieved": f"s{first['session']}t{first['turn']}" if first else "",
+                "failures_named": ";".join(lesson["failures_named"]),
+                "failure_recurred": "" if lesson["failure_recurred"] is None else lesson["failure_recurred"],
+            })
     return rows
 
 

@@ -280,6 +280,50 @@ def application(run: RunData, agent: str) -> dict[str, Any]:
             "turns_before": before["turns"], "turns_after": after["turns"]}
 
 
+# -- per-lesson evidence -------------------------------------------------------------------------------------
+
+def lesson_evidence(run: RunData, embedder: Any = None, vocab: set[str] | None = None) -> list[dict[str, Any]]:
+    """Every stored lesson with the judgement behind each metric: which earlier lesson it
+    duplicates, why it is generic, the specific items it names, every later retrieval (session,
+    turn, rank, score) and, for a lesson about a failure, whether that failure recurred after the
+    lesson was first retrieved."""
+    vocab = vocabulary(run) if vocab is None else vocab
+    everything = lessons(run)
+    texts = [lesson.text for lesson in everything]
+    norms = [normalise_text(t) for t in texts]
+    similar = None
+    if embedder is not None and len(texts) > 1:
+        vectors = np.asarray(embedder.embed(texts), dtype=np.float32)
+        similar = vectors @ vectors.T
+    events = {int(e["id"]): e for e in run.events}
+    models = {a["id"]: a.get("model", "") for a in run.agents}
+    model = run.config.get("options", {}).get("model")
+    rows = []
+    for index, lesson in enumerate(everything):
+        duplicate_of = next((everything[j].id for j in range(index) if norms[j] == norms[index]
+                             or (similar is not None and similar[index, j] >= DUPLICATE_COSINE)), "")
+        retrievals = [{"session": r["session"], "turn": r["turn"], "rank": rank + 1, "score": hit.get("score")}
+                      for r in run.contexts if r.get("agent") == lesson.agent
+                      for rank, hit in enumerate(r.get("rag_hits") or []) if hit.get("id") == lesson.id]
+        turns = [e for e in run.events if e.get("principal") == lesson.agent and is_turn(e)]
+        failed = {s for e in turns if e["id"] < lesson.event_id and not _ok(e) and (s := signature(e)) is not None}
+        named = sorted(f"{a}.{m}" for a, m in failed if mentions(lesson.text, (a, m)))
+        first = first_retrievals(run, lesson.agent).get(lesson.id)
+        recurred = None if not named or first is None else any(
+            not _ok(e) and (sig := signature(e)) is not None and f"{sig[0]}.{sig[1]}" in named
+            for e in turns if e["id"] >= first)
+        meta = events.get(lesson.event_id, {}).get("meta", {})
+        rows.append({
+            "lesson_id": lesson.id, "agent": lesson.agent, "model": model or models.get(lesson.agent, ""),
+            "session": meta.get("session"), "migrated": lesson.migrated, "store_id": lesson.store_id,
+            "text": lesson.text, "duplicate_of": duplicate_of, "generic": is_generic(lesson.text),
+            "generic_reason": "names no outcome, condition or number" if is_generic(lesson.text) else "",
+            "specific_items": sorted(specific_items(lesson.text, vocab)),
+            "retrievals": retrievals, "failures_named": named, "failure_recurred": recurred,
+        })
+    return rows
+
+
 # -- retrieval relevance -------------------------------------------------------------------------------------
 
 def situations(run: RunData, agent: str) -> list[tuple[str, list[str], set[str]]]:
@@ -438,7 +482,7 @@ def cell_metrics(run: RunData, embedder: Any = None) -> dict[str, Any]:
         "loop_breaker_triggers": total("loop_breaker_triggers"),
         "supply_ok": run.summary.get("supply_ok"),
     }
-    return {"cell": cell, "agents": agents}
+    return {"cell": cell, "agents": agents, "lessons": lesson_evidence(run, embedder, vocab)}
 
 
 def _pooled_application(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 from pathlib import Path
 
@@ -12,7 +13,7 @@ from mnemarket.genesis import install_genesis
 from mnemarket.genesis.config import Bounty, GenesisConfig
 from mnemarket.kernel import World
 from mnemarket.providers.hashing_embedder import HashingEmbedder
-from mnemarket.sim.comparison_report import render_markdown
+from mnemarket.sim.comparison_report import LESSON_COLUMNS, render_markdown
 from mnemarket.sim.experiment import run_experiment
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -47,7 +48,10 @@ def market(tmp_path_factory):
                    "seeds": [1, 2]}
     path = tmp / "market.yaml"
     path.write_text(yaml.safe_dump(experiment))
-    return json.loads(run_experiment(path, tmp / "out").read_text())
+    result = run_experiment(path, tmp / "out")
+    document = json.loads(result.read_text())
+    document["_out"] = str(result.parent)
+    return document
 
 
 def _scores(document, model: str, config: str) -> list[float]:
@@ -70,3 +74,20 @@ def test_score_heads_the_comparison_of_a_scenario_with_an_upper_bound(market):
                "cells": [{**c, "metrics": {"cell": {**c["metrics"]["cell"], "score": None},
                                            "agents": c["metrics"]["agents"]}} for c in market["cells"]]}
     assert "score (share" not in render_markdown(without)  # scenarios without a bound: no score row
+
+
+def test_lessons_csv_holds_each_lesson_with_its_evidence(market):
+    with (Path(market["_out"]) / "lessons.csv").open() as handle:
+        reader = csv.DictReader(handle)
+        assert tuple(reader.fieldnames or ()) == LESSON_COLUMNS
+        rows = list(reader)
+    bo = [r for r in rows if r["cell"] == "scripted__memory__s1" and r["agent"] == "bo"]
+    assert [r["text"] for r in bo] == ["LESSON: a licence to ada_longterm held the archive vault codes; they paid 70"]
+    lesson = bo[0]
+    assert lesson["migrated"] == "True" and lesson["session"] == "2" and lesson["duplicate_of"] == ""
+    assert int(lesson["retrievals"]) >= 1 and lesson["first_retrieved"].startswith("s3")  # used where it paid
+    assert "id:ada_longterm" in lesson["specific_items"].split(";") and lesson["generic"] == "False"
+    unused = [r for r in rows if r["cell"] == "scripted__no_memory__s1" and r["agent"] == "bo"]
+    assert unused and unused[0]["retrievals"] == "0"  # RAG off: kept but never shown
+    random_rows = [r for r in rows if r["model"] == "random"]
+    assert random_rows and any(r["duplicate_of"] for r in random_rows)  # the random floor repeats itself
