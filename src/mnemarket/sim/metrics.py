@@ -451,7 +451,7 @@ def cell_metrics(run: RunData, embedder: Any = None) -> dict[str, Any]:
     app = _pooled_application(rows)
     buyers = [r["scrip_delta"] for r in rows if r["memory_bought"] and r["scrip_delta"] is not None]
     others = [r["scrip_delta"] for r in rows if not r["memory_bought"] and r["scrip_delta"] is not None]
-    upper = run.config["resolved"]["scenario"].get("upper_bound")
+    upper = run.config.get("resolved", {}).get("scenario", {}).get("upper_bound")
     cell = {
         "score": round(total("bounty_reward") / upper, 3) if upper else None,
         "agents": len(rows),
