@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from mnemarket.genesis import MEMORY_ID, STORE_TYPE, Genesis, episodic_store_id, is_migration, turn_record
+from mnemarket.genesis.bounties import BOUNTY_ID
 from mnemarket.genesis.event_text import clip, describe_event
 from mnemarket.kernel import Event, LedgerEntry, World
 from mnemarket.memory import MemoryRecord
@@ -64,7 +65,7 @@ summary{cursor:pointer;font-weight:600}
 """
 
 _SECTIONS = (("overview", "Overview"), ("balances", "Scrip balances"), ("memory-growth", "Memory growth"),
-             ("trades", "Trades"), ("lessons", "Lessons"), ("timeline", "Timeline"),
+             ("trades", "Trades"), ("bounties", "Bounties"), ("lessons", "Lessons"), ("timeline", "Timeline"),
              ("agent-memory", "Agent memory"), ("agents", "Per-agent figures"))
 
 
@@ -103,6 +104,7 @@ def render_report(world: World, genesis: Genesis | None, summary: dict[str, Any]
                  + _stores_table(summary.get("memory_stores", []))
                  + ("" if genesis else _note("no genesis handle was given, so memory contents are not shown"))),
         _section("trades", "Trades", _trades_table(summary.get("trades", []))),
+        _section("bounties", "Bounties", _bounties(genesis, events)),
         _section("lessons", "Lessons stored and migrated", _lessons(events)),
         _section("timeline", "Timeline of actions", _timeline(events)),
         _section("agent-memory", "Memory of each agent", memory.view()),
@@ -205,6 +207,29 @@ def _trades_table(trades: Sequence[dict[str, Any]]) -> str:
              _e(t.get("buyer")), _e(t.get("price"))] for t in reversed(shown)]
     return lead + note + _table(["tick", "artifact", "kind", "seller", "buyer", "price"], rows,
                                 numeric=("tick", "price"), empty="no trades")
+
+
+def _bounties(genesis: Genesis | None, events: Sequence[Event]) -> str:
+    """Each bounty posted: reward, when it is open, who may claim, who was paid and the wrong claims."""
+    claims = [e for e in events if e.action_type == "invoke_artifact"
+              and e.action.get("artifact_id") == BOUNTY_ID and e.action.get("method") == "claim"]
+    posted = list(genesis.bounty.bounties.values()) if genesis is not None else []
+    rows = []
+    for bounty in posted:
+        mine = [e for e in claims if _call_args(e).get("bounty_id") == bounty.id]
+        paid = [e for e in mine if e.success]
+        sessions = f"{bounty.opens_session}-{bounty.closes_session or ''}"
+        rows.append([_e(bounty.id), _e(bounty.kind), _e(bounty.description), _e(bounty.reward), _e(sessions),
+                     _e(", ".join(bounty.claimants) or "anyone"),
+                     _e(", ".join(f"{e.principal} (tick {e.tick})" for e in paid) or "–"),
+                     _e(sum(int((e.result.get("data") or {}).get("reward", 0)) for e in paid)),
+                     _e(len(mine) - len(paid))])
+    minted = sum(int((e.result.get("data") or {}).get("reward", 0)) for e in claims if e.success)
+    lead = (f"<p>{len(posted)} bounties posted, {sum(1 for e in claims if e.success)} paid, {_e(minted)} scrip "
+            "minted for them.</p>") if posted else ""
+    return lead + _table(["bounty", "kind", "text", "reward", "sessions", "claimants", "paid to", "scrip paid",
+                          "wrong claims"], rows, numeric=("reward", "scrip paid", "wrong claims"),
+                         empty="no bounties were posted" if genesis is not None else "no genesis handle was given")
 
 
 # -- lessons -------------------------------------------------------------------------------------------

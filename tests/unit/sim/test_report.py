@@ -261,3 +261,19 @@ def test_page_renders_in_headless_chromium(run, tmp_path):
     width, height = struct.unpack(">II", data[16:24])
     assert (width, height) == (1200, 2000)
     assert len(data) > 40_000  # a blank page of this size compresses to a few KB
+
+
+def test_bounties_section_says_who_was_paid_and_who_may_claim(tmp_path):
+    from pathlib import Path
+
+    from mnemarket.sim.runner import RunOptions, run_scenario
+
+    demo = Path(__file__).resolve().parents[3] / "config" / "demo.yaml"
+    assert run_scenario(demo, tmp_path / "run", RunOptions(model="scripted")).state == "finished"
+    doc = parse((tmp_path / "run" / "report.html").read_text())
+    rows = {row[0]: row for row in doc.rows["bounties"][1:]}
+    assert set(rows) == {"vault_code", "escrow_poem", "pass_route"}
+    assert rows["vault_code"][5] == "beta, gamma" and rows["vault_code"][6].startswith("beta (tick")
+    assert rows["vault_code"][7] == "40" and rows["escrow_poem"][7] == "15" and rows["escrow_poem"][5] == "anyone"
+    assert rows["pass_route"][6] == "–" and rows["pass_route"][7] == "0"
+    assert "3 bounties posted, 2 paid, 55 scrip minted for them." in doc.text["bounties"]
