@@ -111,7 +111,7 @@ def tidy_rows(document: dict[str, Any]) -> list[dict[str, Any]]:
 
 LESSON_COLUMNS = ("experiment", "cell", "model", "config", "seed", "agent", "lesson_id", "session", "migrated",
                   "text", "duplicate_of", "generic", "generic_reason", "specificity", "specific_items",
-                  "retrievals", "first_retrieved", "failures_named", "failure_recurred")
+                  "retrievals", "first_retrieved", "failures_named", "failure_recurred", "judge_score")
 
 
 def lesson_rows(document: dict[str, Any]) -> list[dict[str, Any]]:
@@ -131,8 +131,18 @@ def lesson_rows(document: dict[str, Any]) -> list[dict[str, Any]]:
                 "first_retrieved": f"s{first['session']}t{first['turn']}" if first else "",
                 "failures_named": ";".join(lesson["failures_named"]),
                 "failure_recurred": "" if lesson["failure_recurred"] is None else lesson["failure_recurred"],
+                "judge_score": lesson.get("judge", {}).get("score", ""),
             })
     return rows
+
+
+def judge_text(judge: dict[str, Any]) -> str:
+    """One paragraph: what the judge rated and how it agrees with the automatic metrics."""
+    return (f"{judge['model']} rated {judge['lessons_rated']} lessons ({judge['judge_failures']} without a verdict) "
+            f"on a fixed rubric (specific, actionable, grounded; 0-1): mean {fmt(judge['judge_score_mean'])}; "
+            f"rank correlation with specificity {fmt(judge['spearman_with_specificity'])}; lessons the metrics call "
+            f"generic {fmt(judge['score_generic_mean'])} against specific {fmt(judge['score_specific_mean'])}. "
+            "Per-lesson scores: lessons.csv (judge_score).")
 
 
 def write_csv(path: Path, document: dict[str, Any]) -> None:
@@ -234,6 +244,8 @@ def render_markdown(document: dict[str, Any]) -> str:
                   _md_table(DIFFERENCE_HEADERS, difference_rows(document))]
     for warning in document.get("warnings", []):
         parts += ["", f"> warning: {warning}"]
+    if document.get("judge"):
+        parts += ["", "## LLM judge of lesson quality", "", judge_text(document["judge"])]
     parts += ["", "## Cells", ""]
     cell_rows = []
     columns = _without_score(document, CELL_COLUMNS)
@@ -345,6 +357,8 @@ def render_html(document: dict[str, Any], out_dir: Path | None = None) -> str:
                    + _html_table(list(DIFFERENCE_HEADERS), difference_rows(document))
                    + "".join(f'<p class="warning">warning: {_e(w)}</p>' for w in document.get("warnings", []))
                    ) if document.get("differences") else ""
+    if document.get("judge"):
+        differences += f"<h2>LLM judge of lesson quality</h2><p>{_e(judge_text(document['judge']))}</p>"
     agent_rows = [[row["id"], agent, *[fmt(figures.get(k)) for k in AGENT_COLUMNS]]
                   for row in document["cells"] for agent, figures in row.get("metrics", {}).get("agents", {}).items()]
     agent_table = _html_table(["cell", "agent", *AGENT_COLUMNS], agent_rows)

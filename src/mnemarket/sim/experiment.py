@@ -68,6 +68,9 @@ class ExperimentConfig(BaseModel):
                                                                "null: exact duplicates and lexical relevance only")
     baseline: str | None = Field(None, description="the group others are compared with: MODEL or MODEL/CONFIG "
                                                    "(default: the first model with the first config)")
+    judge: LLMSpec | None = Field(None, description="an LLM that rates every lesson on a fixed rubric (sim/judge.py), "
+                                                    "recorded to judge_calls.jsonl; replay:PATH re-serves it. Off "
+                                                    "by default")
 
     @field_validator("configs")
     @classmethod
@@ -334,6 +337,13 @@ def write_comparison(experiment: Experiment, dirs: dict[Cell, Path], outcomes: d
             row |= {"status": outcome.get("state", "not run"), "message": outcome.get("message", "")}
         rows.append(row)
     c = experiment.config
+    judged: dict[str, Any] | None = None
+    if c.judge:
+        from mnemarket.sim.judge import agreement, make_judge, rate_lessons
+
+        finished = [row for row in rows if row["status"] == "finished"]
+        rate_lessons(make_judge(c.judge, experiment.out_dir), finished)
+        judged = {"model": c.judge} | agreement(finished)
     baseline = baseline_group(c)
     differences = paired_differences(rows, baseline)
     document = {
@@ -351,6 +361,7 @@ def write_comparison(experiment: Experiment, dirs: dict[Cell, Path], outcomes: d
         "baseline": {"model": baseline[0], "config": baseline[1]},
         "differences": differences,
         "warnings": separation_warnings(differences),
+        "judge": judged,
     }
     return write_reports(experiment.out_dir, document)
 
