@@ -17,6 +17,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from mnemarket.sim.report_charts import PALETTE
 
 METRICS: tuple[tuple[str, str], ...] = (
@@ -77,6 +79,30 @@ def _without_score(document: dict[str, Any], keys: tuple[Any, ...]) -> tuple[Any
     if _scored(document):
         return keys
     return tuple(k for k in keys if (k[0] if isinstance(k, tuple) else k) != "score")
+
+
+CURVES = (("bounty_reward", "bounty reward earned per session", "scrip"),
+          ("lessons_stored", "lessons stored per session", "lessons"),
+          ("failures_per_turn", "failed actions per turn, per session", "failures/turn"))
+
+
+def learning_curves(document: dict[str, Any]) -> str:
+    """One line chart per curve metric: x = session, a line per group (mean over its seeds)."""
+    from mnemarket.sim.report_charts import line_chart
+
+    figures = []
+    for key, title, unit in CURVES:
+        values: dict[str, dict[int, list[float]]] = {}
+        for row in document["cells"]:
+            for point in row.get("metrics", {}).get("sessions", []):
+                if isinstance(point.get(key), (int, float)):
+                    label = f"{row['model']} / {row['config']}"
+                    values.setdefault(label, {}).setdefault(point["session"], []).append(float(point[key]))
+        series = {label: (np.array(sorted(points), dtype=float),
+                          np.array([np.mean(points[s]) for s in sorted(points)], dtype=float))
+                  for label, points in values.items()}
+        figures.append(line_chart(series, title=title, y_label=unit, x_label="session", step=False))
+    return "".join(figures)
 
 
 def write_reports(out_dir: Path, document: dict[str, Any]) -> Path:
@@ -359,6 +385,8 @@ def render_html(document: dict[str, Any], out_dir: Path | None = None) -> str:
                    ) if document.get("differences") else ""
     if document.get("judge"):
         differences += f"<h2>LLM judge of lesson quality</h2><p>{_e(judge_text(document['judge']))}</p>"
+    differences += f'<h2>Learning curves (mean over seeds)</h2><div class="charts">{learning_curves(document)}</div>'
+
     agent_rows = [[row["id"], agent, *[fmt(figures.get(k)) for k in AGENT_COLUMNS]]
                   for row in document["cells"] for agent, figures in row.get("metrics", {}).get("agents", {}).items()]
     agent_table = _html_table(["cell", "agent", *AGENT_COLUMNS], agent_rows)

@@ -482,7 +482,31 @@ def cell_metrics(run: RunData, embedder: Any = None) -> dict[str, Any]:
         "loop_breaker_triggers": total("loop_breaker_triggers"),
         "supply_ok": run.summary.get("supply_ok"),
     }
-    return {"cell": cell, "agents": agents, "lessons": lesson_evidence(run, embedder, vocab)}
+    return {"cell": cell, "agents": agents, "lessons": lesson_evidence(run, embedder, vocab),
+            "sessions": session_curve(run)}
+
+
+def session_curve(run: RunData) -> list[dict[str, Any]]:
+    """Per session (all agents): bounty reward earned, lessons stored, failed actions per turn.
+    What a learning curve plots: a system that learns earns more and fails less as sessions pass."""
+    by_session: dict[int, dict[str, float]] = {}
+    for event in run.events:
+        meta = event.get("meta") or {}
+        session = meta.get("session")
+        if not isinstance(session, int):
+            continue
+        row = by_session.setdefault(session, {"turns": 0, "failures": 0, "bounty_reward": 0, "lessons_stored": 0})
+        if is_lesson(event):
+            row["lessons_stored"] += 1
+        if not is_turn(event):
+            continue
+        row["turns"] += 1
+        row["failures"] += 0 if _ok(event) else 1
+        action = event.get("action") or {}
+        if _ok(event) and action.get("artifact_id") == "genesis_bounty" and action.get("method") == "claim":
+            row["bounty_reward"] += int((event.get("result", {}).get("data") or {}).get("reward", 0))
+    return [{"session": session, **row, "failures_per_turn": _rate(row["failures"], row["turns"])}
+            for session, row in sorted(by_session.items())]
 
 
 def _pooled_application(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:

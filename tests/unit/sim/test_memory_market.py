@@ -91,3 +91,16 @@ def test_lessons_csv_holds_each_lesson_with_its_evidence(market):
     assert unused and unused[0]["retrievals"] == "0"  # RAG off: kept but never shown
     random_rows = [r for r in rows if r["model"] == "random"]
     assert random_rows and any(r["duplicate_of"] for r in random_rows)  # the random floor repeats itself
+
+
+def test_learning_curves_follow_the_sessions(market):
+    from mnemarket.sim.comparison_report import learning_curves
+
+    optimum = next(c for c in market["cells"] if c["id"] == "scripted__memory__s1")["metrics"]["sessions"]
+    assert [p["session"] for p in optimum] == [1, 2, 3]
+    assert [p["bounty_reward"] for p in optimum] == [30, 70, 20]  # vault_code; the new code and the route; the source
+    no_memory = next(c for c in market["cells"] if c["id"] == "scripted__no_memory__s1")["metrics"]["sessions"]
+    assert [p["bounty_reward"] for p in no_memory] == [30, 40, 0]  # what needed memory is lost
+    charts = learning_curves(market)
+    assert charts.count("<figure") == 3 and "bounty reward earned per session" in charts and "scripted / memory" in charts
+    assert "Learning curves" in (Path(market["_out"]) / "comparison.html").read_text()
