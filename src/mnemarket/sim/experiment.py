@@ -29,11 +29,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from mnemarket.agents.config import AgentConfig, LLMSpec
 from mnemarket.errors import ConfigError, did_you_mean
+from mnemarket.sim.report import EXPERIMENT_CELLS
 from mnemarket.sim.statistics import MIN_SEEDS, paired_differences
 from mnemarket.yaml_config import deep_merge, format_validation_error, load_model
 
 CELL_FILE = "cell.json"
-CELLS_DIR = "cells"
+CELLS_DIR = EXPERIMENT_CELLS
 _SLUG = re.compile(r"[^a-z0-9]+")
 
 

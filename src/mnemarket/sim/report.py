@@ -11,6 +11,7 @@ agent-written text is escaped.
 from __future__ import annotations
 
 import html
+import json
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,10 @@ from mnemarket.kernel import Event, LedgerEntry, World
 from mnemarket.memory import MemoryRecord
 from mnemarket.sim.report_charts import Series, colours, cumulative_counts, line_chart, sample_steps, tick_grid
 
+EXPERIMENT_CELLS = "cells"
+"""The folder experiment cells run in (sim/experiment.py CELLS_DIR): their reports link back."""
+DRILLDOWN_LIMIT = 60
+"""Turns the per-turn view unfolds (the newest); contexts.jsonl holds every one."""
 TIMELINE_LIMIT = 500
 """The timeline shows the newest events up to this many."""
 LESSON_LIMIT = 500
@@ -66,7 +71,7 @@ summary{cursor:pointer;font-weight:600}
 
 _SECTIONS = (("overview", "Overview"), ("balances", "Scrip balances"), ("memory-growth", "Memory growth"),
              ("trades", "Trades"), ("bounties", "Bounties"), ("lessons", "Lessons"), ("timeline", "Timeline"),
-             ("agent-memory", "Agent memory"), ("agents", "Per-agent figures"))
+             ("turns", "Turn by turn"), ("agent-memory", "Agent memory"), ("agents", "Per-agent figures"))
 
 
 def write_report(run_dir: Path, world: World, genesis: Genesis | None, summary: dict[str, Any]) -> Path:
@@ -79,34 +84,48 @@ def write_report(run_dir: Path, world: World, genesis: Genesis | None, summary: 
         summary: the `summarize()` document, optionally with `status`, `message` and `scenario`.
     """
     path = Path(run_dir) / "report.html"
-    path.write_text(render_report(world, genesis, summary), encoding="utf-8")
+    page = render_report(world, genesis, summary, _read_contexts(Path(run_dir)))
+    if Path(run_dir).resolve().parent.name == EXPERIMENT_CELLS:  # a cell of an experiment: link back to it
+        page = page.replace("<nav>", '<nav><a href="../../comparison.html">&larr; experiment comparison</a>', 1)
+    path.write_text(page, encoding="utf-8")
     return path
 
 
-def render_report(world: World, genesis: Genesis | None, summary: dict[str, Any]) -> str:
-    """The report page as one HTML string (see `write_report`)."""
+def _read_contexts(run_dir: Path) -> list[dict[str, Any]]:
+    path = run_dir / "contexts.jsonl"
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def render_report(world: World, genesis: Genesis | None, summary: dict[str, Any],
+                  contexts: Sequence[dict[str, Any]] = ()) -> str:
+    """The report page as one HTML string (see `write_report`); ``contexts`` are the logged turn
+    contexts (contexts.jsonl) the per-turn view shows."""
     events = world.events()
     agents = _agents(world, summary)
     palette = colours(agents)
     memory = _AgentMemory.load(world, genesis, agents)
     grid = tick_grid(world.tick)
+    marks = _session_marks(events)
     title = str(summary.get("scenario") or summary.get("name") or "mnemarket run")
     body = [
         _overview(summary, world),
         _section("balances", "Scrip balances over time",
                  line_chart(_balance_series(world.ledger(), agents, grid), title="Scrip balance per agent",
-                            y_label="scrip", palette=palette)),
+                            y_label="scrip", palette=palette, marks=marks)),
         _section("memory-growth", "Memory growth per agent",
                  line_chart(memory.growth(grid, episodic=False), title="Long-term memory entries per agent",
-                            y_label="entries", palette=palette)
+                            y_label="entries", palette=palette, marks=marks)
                  + line_chart(memory.growth(grid, episodic=True), title="Episodic memory entries per agent",
-                              y_label="entries", palette=palette)
+                              y_label="entries", palette=palette, marks=marks)
                  + _stores_table(summary.get("memory_stores", []))
                  + ("" if genesis else _note("no genesis handle was given, so memory contents are not shown"))),
         _section("trades", "Trades", _trades_table(summary.get("trades", []))),
         _section("bounties", "Bounties", _bounties(genesis, events)),
         _section("lessons", "Lessons stored and migrated", _lessons(events)),
         _section("timeline", "Timeline of actions", _timeline(events)),
+        _section("turns", "Turn by turn: prompt, memories, reply, result", _drilldown(contexts, events)),
         _section("agent-memory", "Memory of each agent", memory.view()),
         _section("agents", "Per-agent figures", _figures_table(summary.get("agents", {}))),
     ]
@@ -207,6 +226,43 @@ def _trades_table(trades: Sequence[dict[str, Any]]) -> str:
              _e(t.get("buyer")), _e(t.get("price"))] for t in reversed(shown)]
     return lead + note + _table(["tick", "artifact", "kind", "seller", "buyer", "price"], rows,
                                 numeric=("tick", "price"), empty="no trades")
+
+
+def _drilldown(contexts: Sequence[dict[str, Any]], events: Sequence[Event]) -> str:
+    """The newest turns, each folded: its prompt sections with token counts, the retrieved memories
+    with their scores, the model's raw reply, and the action the kernel applied with its result."""
+    applied = {(e.principal, r.session, r.turn): e for e in events if (r := turn_record(e)) is not None}
+    shown, note = _newest(list(contexts), DRILLDOWN_LIMIT, "turns")
+    parts = []
+    for record in reversed(shown):
+        event = applied.get((record.get("agent"), record.get("session"), record.get("turn")))
+        what = describe_event(event, "action") if event is not None else "not applied yet"
+        sections = _table(["section", "tokens", "status"],
+                          [[_e(s.get("name")), _e(s.get("tokens")), _e(s.get("status"))]
+                           for s in record.get("sections", [])], numeric=("tokens",))
+        hits = _table(["score", "text"], [[_e(h.get("score")), _e(h.get("text"))] for h in record.get("rag_hits", [])],
+                      numeric=("score",), empty="no memories retrieved")
+        reply = record.get("reply")
+        error = record.get("reply_error")
+        parts.append(
+            f"<details><summary>s{_e(record.get('session'))} t{_e(record.get('turn'))} {_e(record.get('agent'))}"
+            f" · step {_e(record.get('step'))} · {_e(record.get('tokens'))} tokens · {_e(clip(what, 120))}</summary>"
+            f"<h4>Prompt sections (budget {_e(record.get('budget'))})</h4>{sections}"
+            f"<h4>Retrieved memories (query: {_e(clip(record.get('rag_query') or '', 200))})</h4>{hits}"
+            f"<h4>Reply</h4><pre>{_e(reply if reply is not None else '(not logged)')}</pre>"
+            + (f'<p class="hint">reply problem: {_e(clip(error, 300))}</p>' if error else "")
+            + f"<h4>Applied</h4><p>{_e(what)}: {_outcome(event) if event is not None else ''}</p></details>")
+    return note + ("".join(parts) or '<p class="muted">no turn contexts were logged</p>')
+
+
+def _session_marks(events: Sequence[Event]) -> dict[float, str]:
+    """Tick -> "session N" where each session's first turn was played (the charts' boundaries)."""
+    starts: dict[int, int] = {}
+    for event in events:
+        record = turn_record(event)
+        if record is not None:
+            starts.setdefault(record.session, event.tick)
+    return {float(tick): f"session {session}" for session, tick in starts.items() if session > 1}
 
 
 def _bounties(genesis: Genesis | None, events: Sequence[Event]) -> str:

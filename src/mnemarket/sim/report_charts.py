@@ -79,7 +79,7 @@ def _label(value: float) -> str:
 
 def line_chart(series: Mapping[str, Series], *, title: str, y_label: str, x_label: str = "tick",
                palette: Mapping[str, tuple[str, str]] | None = None, step: bool = True,
-               width: int = 960, height: int = 300) -> str:
+               marks: Mapping[float, str] | None = None, width: int = 960, height: int = 300) -> str:
     """A `<figure>` with one SVG line per series and an HTML legend.
 
     Args:
@@ -89,6 +89,7 @@ def line_chart(series: Mapping[str, Series], *, title: str, y_label: str, x_labe
         x_label: what the x axis counts.
         palette: name -> (colour, dash), e.g. from `colours`, so a name keeps its colour across charts.
         step: draw step lines (values hold until the next change), as balances and counts do.
+        marks: x -> label of a dashed vertical line (e.g. where each session starts).
         width: SVG width in user units (the SVG scales to the page).
         height: SVG height in user units.
     """
@@ -129,6 +130,12 @@ def line_chart(series: Mapping[str, Series], *, title: str, y_label: str, x_labe
                  f'{html.escape(x_label)}</text>'
                  f'<text transform="translate(14 {top + plot_h / 2}) rotate(-90)" text-anchor="middle" '
                  f'class="axis">{html.escape(y_label)}</text>')
+    for at, label in sorted((marks or {}).items()):
+        if x_min <= at <= x_max:
+            x = float(sx(np.array(at)))
+            parts.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{top}" y2="{top + plot_h}" class="mark" '
+                         f'stroke="#888" stroke-dasharray="2 3"/><text x="{x + 3:.1f}" y="{top + 10}" '
+                         f'class="mark">{html.escape(label)}</text>')
     for name, (xs, ys) in data.items():
         px, py = sx(xs), sy(ys)
         if step and len(px) > 1:  # hold each value until the next sample, then jump

@@ -60,6 +60,10 @@ EMBEDDER_PRINCIPAL = "embedder"
 REASONING_CHARS: int = Decision.model_fields["reasoning"].metadata[0].max_length
 
 
+REPLY_LOG_CHARS = 2000
+"""Most characters of a model's reply the context log keeps (a reply is short; a runaway one is cut)."""
+
+
 class RunOptions(BaseModel):
     """What the command line may override; stored in the run directory for resume and replay."""
 
@@ -347,8 +351,9 @@ class Runner:
             pending = {agent.id: {"plan": plan.pending().model_dump(), "decision": _dump_result(decision)}
                        for agent, plan, decision in zip(self.agents, plans, decisions)}
             with (self.run_dir / "contexts.jsonl").open("a") as log:
-                for plan in plans:
-                    log.write(json.dumps(plan.log_record()) + "\n")
+                for plan, decision in zip(plans, decisions):  # the reply too: the report's per-turn view
+                    log.write(json.dumps(plan.log_record() | {"reply": decision.text[:REPLY_LOG_CHARS],
+                                                              "reply_error": decision.error}) + "\n")
             world.set_state(RUN, key, pending)
         for agent in self.order(session, turn):
             if self._applied(agent, session, turn):

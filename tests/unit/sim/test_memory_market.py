@@ -104,3 +104,10 @@ def test_learning_curves_follow_the_sessions(market):
     charts = learning_curves(market)
     assert charts.count("<figure") == 3 and "bounty reward earned per session" in charts and "scripted / memory" in charts
     assert "Learning curves" in (Path(market["_out"]) / "comparison.html").read_text()
+
+
+def test_cell_reports_link_back_to_the_comparison(market):
+    out = Path(market["_out"])
+    page = (out / "cells" / "scripted__memory__s1" / "report.html").read_text()
+    assert '<a href="../../comparison.html">' in page and (out / "comparison.html").exists()
+    assert 'href="cells/scripted__memory__s1/report.html"' in (out / "comparison.html").read_text()

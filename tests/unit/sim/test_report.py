@@ -277,3 +277,13 @@ def test_bounties_section_says_who_was_paid_and_who_may_claim(tmp_path):
     assert rows["vault_code"][7] == "40" and rows["escrow_poem"][7] == "15" and rows["escrow_poem"][5] == "anyone"
     assert rows["pass_route"][6] == "–" and rows["pass_route"][7] == "0"
     assert "3 bounties posted, 2 paid, 55 scrip minted for them." in doc.text["bounties"]
+    # Per turn: the prompt's sections with tokens, the memories with scores, the reply, the result.
+    page = (tmp_path / "run" / "report.html").read_text()
+    turns = doc.text["turns"]
+    assert page.count("<details><summary>s") == 30  # every turn of the 2 x 5 x 3 demo
+    assert "s2 t5 " in turns and "Prompt sections (budget" in turns and "genesis" in turns
+    claim = next(chunk for chunk in page.split("<details>") if "s1 t5 beta" in chunk)
+    assert "&quot;method&quot;: &quot;claim&quot;" in claim and "7421" in claim  # the raw reply, escaped
+    assert ">OK<" in claim and "Retrieved memories" in claim
+    # Charts mark where session 2 began.
+    assert page.count('class="mark">session 2</text>') == 3
