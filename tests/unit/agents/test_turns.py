@@ -101,3 +101,15 @@ def test_history_lines_name_the_session_and_the_turn():
     run_turn(agent, 2, 1)
     history = agent.prepare(2, 2).history
     assert "[session 1 turn 5] noop" in history and "[session 2 turn 1] noop" in history
+
+
+def test_retrieved_memories_are_never_cut_while_history_is():
+    agent, _ = make_agent(lambda messages, schema: {"action_type": "noop"}, budget=BudgetConfig(max_context_tokens=256),
+                          preseeded_lessons=["LESSON: genesis_escrow.deposit needs authorized_writer first",
+                                             "STRATEGY: licence alpha_longterm before a bounty claim"])
+    for turn in range(1, 6):
+        run_turn(agent, 1, turn)
+    plan = agent.prepare(1, 6)
+    status = {s.name: s.status for s in plan.context.sections}
+    assert plan.rag_hits and status["rag"] == "kept" and "authorized_writer" in plan.context.user
+    assert status["history"] in ("truncated", "dropped")
