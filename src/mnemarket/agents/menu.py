@@ -38,6 +38,20 @@ class StepMenu:
 EVERYTHING = StepMenu()
 
 
+def check_menus(steps: Iterable[tuple[str, list[str]]], services: Mapping[str, Invokable], *, where: str = "",
+                only_known: bool = False) -> None:
+    """Resolve every step's menu (``(step name, actions)`` pairs) against ``services``, as a run
+    would at that step's first turn. ``only_known`` skips entries naming a service that is not in
+    ``services`` (an agent file checked without its scenario's own services).
+
+    Raises:
+        ConfigError: an entry names no action type, service or method (the field says which step).
+    """
+    for index, (_, actions) in enumerate(steps):
+        entries = [e for e in actions if not only_known or e in ACTION_TYPES or e.partition(".")[0] in services]
+        resolve_menu(entries, services, where=f"{where}workflow.steps[{index}].actions")
+
+
 def resolve_menu(entries: Iterable[str], services: Mapping[str, Invokable], *, where: str = "") -> StepMenu:
     """The menu a step's `actions` list names: action types, whole services or `service.method`.
 

@@ -65,6 +65,7 @@ def validate_file(path: Path, bases: set[Path] | None = None) -> Kind:
     """Raise ConfigError for the first problem of one file; returns what the file was checked as."""
     from mnemarket.agents import check_components, load_agent_config, load_components
     from mnemarket.agents.config import load_component_file
+    from mnemarket.agents.menu import check_menus
     from mnemarket.genesis import load_genesis_config
     from mnemarket.sim.experiment import check_experiment, load_experiment
     from mnemarket.sim.scenario import load_scenario
@@ -77,8 +78,10 @@ def validate_file(path: Path, bases: set[Path] | None = None) -> Kind:
     elif kind == "scenario":
         resolved = load_scenario(path)
         components = load_components(resolved.components_path)
+        services = _services(resolved.scenario.services)
         for agent in resolved.agents:
             check_components(agent, components, str(path))
+            check_menus(_steps(agent), services, where=f"{path}: agent {agent.id}: ")
     elif kind == "genesis":
         load_genesis_config(path)
     elif kind == "component":
@@ -88,7 +91,28 @@ def validate_file(path: Path, bases: set[Path] | None = None) -> Kind:
         folder = components_dir_for(path)
         if folder is not None:
             check_components(agent, load_components(folder), str(path))
+        # Without its scenario, only menu entries naming action types and genesis services are checkable.
+        check_menus(_steps(agent), _services([]), where=f"{path}: ", only_known=True)
     return kind
+
+
+def _steps(agent: Any) -> list[tuple[str, list[str]]]:
+    return [(step.name, step.actions) for step in agent.workflow.steps]
+
+
+def _services(specs: list[Any]) -> dict[str, Any]:
+    """The invokables a run of a scenario with these service specs has: genesis and its own (built
+    without a model or a database; a hashing embedder stands in, as nothing is embedded)."""
+    from mnemarket.genesis import install_genesis
+    from mnemarket.kernel import World
+    from mnemarket.providers.hashing_embedder import HashingEmbedder
+    from mnemarket.sim.runner import build_service
+
+    world = World()
+    install_genesis(world, HashingEmbedder())
+    for spec in specs:
+        world.register(build_service(spec))
+    return dict(world.invokables)
 
 
 def validate_path(path: Path) -> tuple[list[str], int]:

@@ -327,3 +327,26 @@ def test_validate_passes_for_every_scenario():
     for path in (BAZAAR, DINNER, FLOOD):
         result = cli.invoke(app, ["validate", str(path)])
         assert result.exit_code == 0, result.output
+
+
+def test_validate_checks_step_menus_against_the_services_a_run_would_have(tmp_path):
+    cli = CliRunner()
+    agents = FLOOD.parent.parent / "agents"
+    agent = tmp_path / "agent.yaml"
+    agent.write_text(f"extends: {agents / 'base.yaml'}\nid: bad\nsystem_prompt: {agents / 'system_prompt.md'}\n"
+                     "workflow: {steps: [{name: look, prompt: look, actions: [genesis_memory.serch, flood_office]}]}\n")
+    result = cli.invoke(app, ["validate", str(agent)])
+    assert result.exit_code == 1 and "workflow.steps[0].actions" in result.output
+    assert "Did you mean 'search'" in result.output  # flood_office is skipped: only its scenario knows it
+    scenario = tmp_path / "scenario.yaml"
+    flood = FLOOD.read_text().replace("../agents/", f"{agents}/").replace("genesis: genesis.yaml",
+                                                                          f"genesis: {FLOOD.parent / 'genesis.yaml'}")
+    flood = flood.replace("agents: [", "agents: [" + str(tmp_path / "household.yaml") + ", ", 1)
+    scenario.write_text(flood.replace("components_dir: components", f"components_dir: {FLOOD.parent / 'components'}"))
+    household = tmp_path / "household.yaml"
+    household.write_text(f"extends: {agents / 'flood' / 'base.yaml'}\nid: kai\n"
+                         f"system_prompt: {agents / 'flood' / 'system_prompt.md'}\n"
+                         "workflow: {steps: [{name: act, prompt: act, actions: [flood_office.decied]}]}\n")
+    result = cli.invoke(app, ["validate", str(scenario)])
+    assert result.exit_code == 1 and "agent kai: workflow.steps[0].actions" in result.output
+    assert "Did you mean 'decide'" in result.output
