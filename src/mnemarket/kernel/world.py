@@ -11,6 +11,7 @@ from typing import Any
 from mnemarket.errors import InvalidArgument
 from mnemarket.kernel.actions import Action, parse_action
 from mnemarket.kernel.artifact import Artifact, Operation
+from mnemarket.kernel.artifact_index import ArtifactIndex
 from mnemarket.kernel.bounds import json_problem, safe_text
 from mnemarket.kernel.changes import ChangeSet, CommitHook
 from mnemarket.kernel.events import Event
@@ -46,6 +47,8 @@ class World:
     def _load(self) -> None:
         snap = self.persistence.load()
         self.artifacts: dict[str, Artifact] = dict(snap.artifacts) if snap else {}
+        self.index = ArtifactIndex(self.artifacts.values())
+        """Live artifacts by owner, type and reader, kept on commit (see `kernel.artifact_index`)."""
         self.principals: dict[str, str] = dict(snap.principals) if snap else {}
         self.balances: dict[str, int] = dict(snap.balances) if snap else {}
         self.state: dict[tuple[str, str], Any] = dict(snap.state) if snap else {}
@@ -230,6 +233,8 @@ class World:
             self.persistence.commit([changes])
 
     def _apply(self, changes: ChangeSet, supply: Supply) -> None:
+        for artifact_id, artifact in changes.artifacts.items():
+            self.index.put(self.artifacts.get(artifact_id), artifact)
         self.artifacts.update(changes.artifacts)
         self.principals.update(changes.principals)
         self.balances.update(changes.balances)

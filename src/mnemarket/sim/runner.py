@@ -22,7 +22,7 @@ from mnemarket.agents import Agent, Decision, check_components, load_components
 from mnemarket.agents.agent import PendingTurn
 from mnemarket.agents.config import AgentConfig, LLMSpec
 from mnemarket.errors import BudgetExceeded, ConfigError, ProviderUnavailable, StoreError
-from mnemarket.genesis import Genesis, install_genesis, turn_record
+from mnemarket.genesis import Genesis, install_genesis
 from mnemarket.genesis.run_record import migration_record
 from mnemarket.kernel import Artifact, Invokable, World
 from mnemarket.providers import (
@@ -352,9 +352,10 @@ class Runner:
                 decisions[index] = decision
 
     def _applied(self, agent: Agent, session: int, turn: int) -> bool:
-        events = self.live_world.events(principal=agent.id, after=max(0, self.live_world.event_count - 4 * len(self.agents) - 50))
-        records = (turn_record(e) for e in events)
-        return any(r is not None and (r.session, r.turn) == (session, turn) for r in records)
+        # Turns are applied in order, so the agent's newest turn record says whether this one was.
+        agent.trail.refresh()
+        last = agent.trail.last_turn_record
+        return last is not None and (last.session, last.turn) == (session, turn)
 
     def _end_session(self, session: int) -> list[dict[str, Any]]:
         reports = []
@@ -372,7 +373,10 @@ class Runner:
             reports.append(report.__dict__)
             # Counted from the event log, not the report: a session end resumed after a kill skips
             # the entries it already migrated, and the marker must read the same either way.
-            records = ((e, migration_record(e)) for e in self.live_world.events(principal=agent.id))
+            # Migrations come after the agent's last turn of the session: read only those events.
+            agent.trail.refresh()
+            since = agent.trail.last_turn.id if agent.trail.last_turn is not None else 0
+            records = ((e, migration_record(e)) for e in self.live_world.events(principal=agent.id, after=since))
             migrated = sum(1 for e, r in records if r is not None and r.session == session and e.success)
             self.live_world.set_state(RUN, marker, {"migrated": migrated})
         return reports
