@@ -36,13 +36,18 @@ class Trail:
         """The newest event that carries a turn record (a turn's action, not a session-end migration)."""
         self.last_turn_record: TurnRecord | None = None
         self.last_id = 0
+        self._seen = -1  # the world's event count at the last query, while nothing was held back
         self.count = 0
         self.described_chars = 0
         """Sum of the description lengths of every event of the principal (for baseline tokens)."""
 
     def refresh(self) -> None:
         """Take in the events committed since the last refresh."""
-        for event in self.world.events(principal=self.principal, after=self.last_id):
+        world = self.world
+        if world.event_count == self._seen:  # nothing happened since: no query
+            return
+        seen = world.event_count if world.flushed else -1
+        for event in world.events(principal=self.principal, after=self.last_id):
             self.recent.append(event)
             record = turn_record(event)
             if record is not None:
@@ -50,6 +55,7 @@ class Trail:
             self.last_id = event.id
             self.count += 1
             self.described_chars += len(self._describe(event))
+        self._seen = seen
 
     def events(self) -> list[Event]:
         """The newest events (up to `WINDOW`), oldest first."""

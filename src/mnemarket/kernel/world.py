@@ -249,6 +249,11 @@ class World:
         if changes.event is not None:
             self.recent_events.append(changes.event)
 
+    @property
+    def flushed(self) -> bool:
+        """Whether everything applied is committed to persistence too (no batch holds change sets)."""
+        return not self._buffer
+
     @contextmanager
     def batch(self, max_actions: int = 1000) -> Iterator[None]:
         """Group commits: up to `max_actions` change sets go to the store in one transaction.

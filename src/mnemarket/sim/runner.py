@@ -39,6 +39,7 @@ from mnemarket.providers import (
 )
 from mnemarket.providers.llm import Usage
 from mnemarket.scenarios import PlanTurn, ScriptedPlanPolicy, SessionEnd, SessionHook
+from mnemarket.sim.context_log import ContextLog
 from mnemarket.sim.run_lock import RunLock
 from mnemarket.sim.scenario import (
     MOVED_SERVICE_MODULES,
@@ -122,6 +123,7 @@ class Runner:
         self.budget: Budget | None = None
         self.provider_failures = 0  # consecutive decisions the provider failed to answer
         self._scripted: dict[str, ScriptedPlanPolicy] = {}  # agent id -> its scripted plan, if scripted
+        self._context_log: ContextLog | None = None
         self.warnings: list[str] = []
         """What a person should know before the run starts (filled by `setup`)."""
 
@@ -321,9 +323,9 @@ class Runner:
                     policy.current = None
             pending = {agent.id: {"plan": plan.pending().model_dump(), "decision": _dump_result(decision)}
                        for agent, plan, decision in zip(self.agents, plans, decisions)}
-            with (self.run_dir / "contexts.jsonl").open("a") as log:
-                for plan in plans:
-                    log.write(json.dumps(plan.log_record()) + "\n")
+            if self._context_log is None:
+                self._context_log = ContextLog(self.run_dir)
+            self._context_log.write(plan.log_record() for plan in plans)
             world.set_state(RUN, key, pending)
         for agent in self.order(session, turn):
             if self._applied(agent, session, turn):
