@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Any
 
 from pydantic import BaseModel
@@ -367,7 +368,8 @@ class Agent:
                     if len(public) <= MAX_VIEW_IDS else None)
         if readable is None or len(readable) > MAX_VIEW_IDS:  # keep what matters most: its own, services, stores
             readable = sorted({*own, *world.invokables, *index.of_type(STORE_TYPE)[:MAX_VIEW_IDS]})[:MAX_VIEW_IDS]
-        principals = sorted(p for p in world.principals if p != me and p not in world.invokables)[:MAX_VIEW_IDS]
+        principals = list(islice((p for p in world.principal_ids() if p != me and p not in world.invokables),
+                                 MAX_VIEW_IDS))
         services = tuple((inv.artifact_id, name, args_schema(spec.args))
                          for inv in world.invokables.values() for name, spec in inv.methods.items())
         return WorldView(readable=tuple(readable), own=tuple(own), principals=tuple(principals), services=services,

@@ -20,6 +20,8 @@ class ArtifactIndex:
         self.public: set[str] = set()
         """Ids anyone may read."""
         self._shared: dict[str, set[str]] = {}  # principal -> ids whose read rule names it
+        self.ids: list[str] = []
+        """Every live id, sorted."""
         for artifact in artifacts:
             self.put(None, artifact)
 
@@ -31,6 +33,7 @@ class ArtifactIndex:
             self._add(new)
 
     def _add(self, a: Artifact) -> None:
+        insort(self.ids, a.id)
         insort(self._owned.setdefault(a.owner, []), (a.created_tick, a.id))
         self._types.setdefault(a.type, set()).add(a.id)
         self._type_version[a.type] = self._type_version.get(a.type, 0) + 1
@@ -42,6 +45,9 @@ class ArtifactIndex:
                 self._shared.setdefault(principal, set()).add(a.id)
 
     def _remove(self, a: Artifact) -> None:
+        at = bisect_left(self.ids, a.id)
+        if at < len(self.ids) and self.ids[at] == a.id:
+            del self.ids[at]
         owned = self._owned.get(a.owner, [])
         at = bisect_left(owned, (a.created_tick, a.id))
         if at < len(owned) and owned[at] == (a.created_tick, a.id):
@@ -54,6 +60,11 @@ class ArtifactIndex:
         elif rule != "owner":
             for principal in rule:
                 self._shared.get(principal, set()).discard(a.id)
+
+    def near(self, artifact_id: str, n: int) -> list[str]:
+        """Up to `n` live ids on either side of where `artifact_id` sorts (ids sharing its beginning)."""
+        at = bisect_left(self.ids, artifact_id)
+        return self.ids[max(0, at - n): at + n]
 
     def owned(self, owner: str) -> list[tuple[int, str]]:
         """(created_tick, id) of the owner's live artifacts, oldest first (do not modify)."""

@@ -22,6 +22,8 @@ from mnemarket.kernel.results import ActionFailure, ActionResult, ErrorCode
 from mnemarket.kernel.transaction import Transaction
 
 RECENT_EVENTS = 200
+NEAREST_IDS_SCAN = 2_000
+"""Ids a 'did you mean' hint compares at most (all of them in a smaller world)."""
 Capture = Callable[[ActionResult], Sequence[CommitHook]]
 MAX_CONTENT_CHARS = 100_000
 
@@ -50,6 +52,7 @@ class World:
         self.index = ArtifactIndex(self.artifacts.values())
         """Live artifacts by owner, type and reader, kept on commit (see `kernel.artifact_index`)."""
         self.principals: dict[str, str] = dict(snap.principals) if snap else {}
+        self._sorted_principals: list[str] = []
         self.balances: dict[str, int] = dict(snap.balances) if snap else {}
         self.state: dict[tuple[str, str], Any] = dict(snap.state) if snap else {}
         meta = snap.meta if snap else {}
@@ -292,10 +295,18 @@ class World:
         return [a.id for a in self.artifacts.values() if not a.deleted]
 
     def nearest_ids(self, artifact_id: str, n: int = 3) -> str:
-        close = difflib.get_close_matches(artifact_id, self.live_ids(), n=n, cutoff=0.5)
+        # difflib costs ~5 us an id: a large world offers the ids that sort near the one asked for.
+        ids = self.index.ids if len(self.index.ids) <= NEAREST_IDS_SCAN else self.index.near(artifact_id, NEAREST_IDS_SCAN // 2)
+        close = difflib.get_close_matches(artifact_id, ids, n=n, cutoff=0.5)
         if close:
             return "did you mean " + ", ".join(map(repr, close)) + "?"
         return "use query_kernel to list artifacts"
+
+    def principal_ids(self) -> list[str]:
+        """Every principal id, sorted (cached: principals are only ever added)."""
+        if len(self._sorted_principals) != len(self.principals):
+            self._sorted_principals = sorted(self.principals)
+        return self._sorted_principals
 
     def nearest_principals(self, principal: str) -> str:
         close = difflib.get_close_matches(principal, list(self.principals), n=3, cutoff=0.4)

@@ -56,6 +56,7 @@ def test_the_artifact_index_answers_like_a_scan_after_creates_transfers_and_dele
         readable = {a.id for a in live if a.access.allows("read", who, a.owner)}
         assert {*index.public, *(i for _, i in index.owned(who)), *index.shared_with(who)} == readable
     assert index.of_type("store") == sorted(a.id for a in live if a.type == "store")
+    assert index.ids == sorted(a.id for a in live) and "x00" not in index.ids
     assert World(world.persistence).index.owned("ann") == index.owned("ann")  # rebuilt on reopen
 
 
