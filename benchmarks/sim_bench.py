@@ -7,8 +7,8 @@ world growing: a new artifact, a long-term memory add, a memory search and a wor
 lesson (which migrates at session end), in turn. Sessions are `--session-turns` turns long.
 
 Figures: `first_ms` / `last_ms` are the mean wall time per agent-turn over the first and last 100
-agent-turns (a turn's time divided by N; session ends excluded), `setup_s` the world and agents'
-setup, `rss_mb_start` after setup and the first turn, `rss_mb_end` at the end, and
+agent-turns (a turn's time divided by N; session ends excluded), `setup_s` loading the scenario
+and setting up the world and agents, `rss_mb_start` after setup and the first turn, `rss_mb_end` at the end, and
 `context_log_bytes_per_turn` the per-turn context log's size over agent-turns.
 
 Usage: python benchmarks/sim_bench.py --agents 6 --turns-per-agent 2000 [--session-turns 50] --json
@@ -92,8 +92,8 @@ def bench(agents: int, turns_per_agent: int, session_turns: int) -> dict[str, An
     sessions = math.ceil(turns_per_agent / session_turns)
     with tempfile.TemporaryDirectory() as tmp:
         scenario = write_scenario(Path(tmp), agents, sessions, min(session_turns, turns_per_agent))
+        started = time.perf_counter()  # loading the scenario (N agent files) is part of setup
         runner = Runner.create(scenario, Path(tmp) / "run", RunOptions())
-        started = time.perf_counter()
         runner.setup()
         setup_s = time.perf_counter() - started
         turn_ms: list[float] = []

@@ -87,6 +87,24 @@ class TurnPlan:
                 "system": self.context.system, "user": self.context.user}
 
 
+@dataclass
+class Draft:
+    """A turn's prompt before its memories are retrieved (see `Agent.draft`)."""
+
+    session: int
+    turn: int
+    step: str
+    loop: LoopState
+    query: str
+    system: list[Section]
+    user: list[Section]
+    count: Callable[[str], int]
+    memory_query: str | None = None
+    """The RAG query when memories will be retrieved; None when there is none or the budget drops them."""
+    context: AssembledContext | None = None
+    """The finished context when the probe already is it (the RAG section dropped)."""
+
+
 class PendingTurn(BaseModel):
     """What `apply` needs of a plan; committed with the decision so a resumed run re-applies it."""
 
@@ -262,6 +280,11 @@ class Agent:
 
     def prepare(self, session: int, turn: int) -> TurnPlan:
         """Assemble this turn's context under the budget."""
+        return self.complete(self.draft(session, turn))
+
+    def draft(self, session: int, turn: int) -> Draft:
+        """This turn's prompt up to its memories: `Draft.memory_query` says whether any are
+        retrieved (a runner embeds every agent's query in one batch), `complete` finishes it."""
         history = self.history()
         step = self.current_step()
         loop = self.loop_breaker.state(history)
@@ -301,28 +324,32 @@ class Agent:
         ]
         if loop.level > 1:
             user.append(Section("loop_forced", loop.message(), 0, required=True))
-        context, hits = self._fit_rag(system, user, query, _memo(self._count_tokens))
-        messages = [Message(role="system", content=context.system), Message(role="user", content=context.user)]
-        return TurnPlan(agent_id=self.id, session=session, turn=turn, step=step, messages=messages, context=context,
-                        rag_query=query, rag_hits=hits, loop=loop,
-                        baseline_tokens=self.baseline_tokens(context), avoid=_repeated(self.trail.last_turn, loop))
-
-    def _fit_rag(self, system: list[Section], user: list[Section], query: str,
-                 count: Callable[[str], int]) -> tuple[AssembledContext, list[MemoryHit]]:
-        """Assemble the prompt, retrieving memories only when the RAG section survives the budget:
-        a probe with its heading alone finds out (when the heading is dropped, the memories would be)."""
-        at = next(i for i, s in enumerate(user) if s.name == "rag")
-        budget = self.config.budget.max_context_tokens
-        hits: list[MemoryHit] = []
+        draft = Draft(session=session, turn=turn, step=step, loop=loop, query=query, system=system, user=user,
+                      count=_memo(self._count_tokens))
         if self.config.rag.enabled and len(self.longterm):
-            user[at] = Section("rag", RAG_HEADING, 3)
-            probe = assemble(system, user, budget, count=count)
+            # Memories are retrieved only when the RAG section survives the budget: a probe with
+            # its heading alone finds out (when the heading is dropped, the memories would be).
+            draft.user = [Section("rag", RAG_HEADING, 3) if s.name == "rag" else s for s in user]
+            probe = assemble(system, draft.user, self.config.budget.max_context_tokens, count=draft.count)
             if "rag" in probe.dropped():
-                return probe, hits
-            hits = self.retrieve(query)
-        user[at] = Section("rag", RAG_HEADING + "\n" + "\n".join(f"- {as_data(h.text)}" for h in hits) if hits else "",
-                           3)
-        return assemble(system, user, budget, count=count), hits
+                draft.context = probe
+            else:
+                draft.memory_query = query
+        return draft
+
+    def complete(self, draft: Draft) -> TurnPlan:
+        """Retrieve the draft's memories (if it wants any) and assemble the prompt."""
+        context, hits = draft.context, []
+        if context is None:
+            hits = self.retrieve(draft.memory_query) if draft.memory_query is not None else []
+            rag = RAG_HEADING + "\n" + "\n".join(f"- {as_data(h.text)}" for h in hits) if hits else ""
+            user = [Section("rag", rag, 3) if s.name == "rag" else s for s in draft.user]
+            context = assemble(draft.system, user, self.config.budget.max_context_tokens, count=draft.count)
+        messages = [Message(role="system", content=context.system), Message(role="user", content=context.user)]
+        loop = draft.loop
+        return TurnPlan(agent_id=self.id, session=draft.session, turn=draft.turn, step=draft.step, messages=messages,
+                        context=context, rag_query=draft.query, rag_hits=hits, loop=loop,
+                        baseline_tokens=self.baseline_tokens(context), avoid=_repeated(self.trail.last_turn, loop))
 
     def _count_tokens(self, text: str) -> int:
         """The model's own token count where its provider has a tokenizer (the local model), else an estimate."""

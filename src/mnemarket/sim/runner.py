@@ -55,6 +55,8 @@ CONFIG_FILE = "config.json"
 #: Model calls in a row that got no reply at all (provider down, refusing, timing out) before the run
 #: stops, resumable. Such a call is asked again, never applied as the agent's invalid action.
 MAX_PROVIDER_FAILURES = 3
+QUERY_BATCH = 32
+"""RAG queries embedded in one call (well under the embedder memo's capacity)."""
 REASONING_CHARS: int = Decision.model_fields["reasoning"].metadata[0].max_length
 
 
@@ -124,6 +126,7 @@ class Runner:
         self.provider_failures = 0  # consecutive decisions the provider failed to answer
         self._scripted: dict[str, ScriptedPlanPolicy] = {}  # agent id -> its scripted plan, if scripted
         self._context_log: ContextLog | None = None
+        self._embedder: MemoEmbedder | None = None
         self.warnings: list[str] = []
         """What a person should know before the run starts (filled by `setup`)."""
 
@@ -219,7 +222,7 @@ class Runner:
         self._check_database()
         self.world = World(SqlWorldStore(self.db_url))
         # RAG queries are templated and repeat turn after turn: a bounded LRU embeds each once.
-        embedder = MemoEmbedder(make_embedder(resolved.scenario.embedder))
+        embedder = self._embedder = MemoEmbedder(make_embedder(resolved.scenario.embedder))
         self.genesis = install_genesis(self.world, embedder, resolved.genesis)
         self.services = [build_service(spec) for spec in resolved.scenario.services]
         for service in self.services:
@@ -310,7 +313,9 @@ class Runner:
         key = f"pending:{session}:{turn}"
         pending = world.state.get((RUN, key))
         if pending is None:
-            plans = [agent.prepare(session, turn) for agent in self.agents]
+            drafts = [agent.draft(session, turn) for agent in self.agents]
+            self._embed_queries([d.memory_query for d in drafts if d.memory_query is not None])
+            plans = [agent.complete(draft) for agent, draft in zip(self.agents, drafts)]
             for plan in plans:  # a scripted plan is told the turn as data, not left to parse the prompt
                 if plan.agent_id in self._scripted:
                     self._scripted[plan.agent_id].current = PlanTurn(
@@ -333,6 +338,15 @@ class Runner:
             entry = pending[agent.id]
             agent.apply(PendingTurn.model_validate(entry["plan"]), _load_result(entry["decision"]))
         world.set_state(RUN, key, None)
+
+    def _embed_queries(self, queries: list[str]) -> None:
+        """Embed the turn's RAG queries in batches (one model call for many agents instead of one
+        each); the agents' searches then find them in the embedder's memo."""
+        if self._embedder is None:
+            return
+        unique = list(dict.fromkeys(queries))
+        for start in range(0, len(unique), QUERY_BATCH):
+            self._embedder.embed(unique[start:start + QUERY_BATCH])
 
     async def _decide(self, plans: list) -> list[LLMResult]:
         """Every agent's decision; a call the provider failed to answer is asked again, and after
