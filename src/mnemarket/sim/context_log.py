@@ -23,8 +23,8 @@ from typing import Any
 CONTEXTS = "contexts.jsonl"
 PARTS = "contexts.parts.jsonl"
 TEXT_FIELDS = ("system", "user", "rag_query")
-KNOWN_PIECES = 16_384
-"""Pieces remembered for reuse (about 2 MB of digests); older ones are written again if they recur."""
+KNOWN_PIECES = 4_096
+"""Pieces remembered for reuse (about 0.5 MB of digests); older ones are written again if they recur."""
 _MIN_CHARS = 48  # shorter strings stay in the record
 _PIECES = re.compile(r"(?<=\n)|(?<=\. )|(?<=\}, )")
 
