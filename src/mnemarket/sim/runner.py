@@ -221,8 +221,11 @@ class Runner:
         resolved = self.config.resolved
         self._check_database()
         self.world = World(SqlWorldStore(self.db_url))
-        # RAG queries are templated and repeat turn after turn: a bounded LRU embeds each once.
-        embedder = self._embedder = MemoEmbedder(make_embedder(resolved.scenario.embedder))
+        # RAG queries are templated and repeat turn after turn: a bounded LRU embeds each once. It
+        # holds a turn's batch-embedded queries of every agent until their searches ran; more would
+        # only grow the process (~1.8 KB a text).
+        embedder = self._embedder = MemoEmbedder(make_embedder(resolved.scenario.embedder),
+                                                 capacity=max(512, 2 * len(resolved.agents)))
         self.genesis = install_genesis(self.world, embedder, resolved.genesis)
         self.services = [build_service(spec) for spec in resolved.scenario.services]
         for service in self.services:
