@@ -7,8 +7,11 @@ world growing: a new artifact, a long-term memory add, a memory search and a wor
 lesson (which migrates at session end), in turn. Sessions are `--session-turns` turns long.
 
 Figures: `first_ms` / `last_ms` are the mean wall time per agent-turn over the first and last 100
-agent-turns (a turn's time divided by N; session ends excluded), `setup_s` the world and agents'
-setup, `rss_mb_start` after setup and the first turn, `rss_mb_end` at the end, and
+agent-turns (a turn's time divided by N; session ends excluded), `setup_s` loading the scenario
+and setting up the world and agents, `rss_mb_start` after setup and the first turn, `rss_mb_end`
+at the end (`rss_anon_*` / `rss_file_*` split it into the process's own memory and mapped file
+pages, among them world.db's pages read through SQLite's memory-mapped I/O; `world_db_mb` is the
+database's size at the end), and
 `context_log_bytes_per_turn` the per-turn context log's size over agent-turns.
 
 Usage: python benchmarks/sim_bench.py --agents 6 --turns-per-agent 2000 [--session-turns 50] --json
@@ -66,6 +69,17 @@ def _rss_mb() -> float:
         return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
+def _rss_parts_mb() -> dict[str, float]:
+    """Resident memory by kind: anonymous (the process's own heap) and file-backed (mapped files,
+    among them the pages of world.db that SQLite's memory-mapped I/O has read: reclaimable cache)."""
+    parts = {}
+    with open("/proc/self/status") as handle:
+        for line in handle:
+            if line.startswith(("RssAnon:", "RssFile:")):
+                parts[line.split(":")[0]] = int(line.split()[1]) / 1024
+    return {"anon": parts.get("RssAnon", 0.0), "file": parts.get("RssFile", 0.0)}
+
+
 def write_scenario(folder: Path, agents: int, sessions: int, turns: int) -> Path:
     (folder / "system_prompt.md").write_text((ROOT / "agents" / "system_prompt.md").read_text())
     paths = []
@@ -92,23 +106,25 @@ def bench(agents: int, turns_per_agent: int, session_turns: int) -> dict[str, An
     sessions = math.ceil(turns_per_agent / session_turns)
     with tempfile.TemporaryDirectory() as tmp:
         scenario = write_scenario(Path(tmp), agents, sessions, min(session_turns, turns_per_agent))
+        started = time.perf_counter()  # loading the scenario (N agent files) is part of setup
         runner = Runner.create(scenario, Path(tmp) / "run", RunOptions())
-        started = time.perf_counter()
         runner.setup()
         setup_s = time.perf_counter() - started
         turn_ms: list[float] = []
-        marks = {"last": time.perf_counter(), "rss_start": None}
+        marks: dict[str, Any] = {"last": time.perf_counter(), "rss_start": None, "parts_start": None}
 
         def progress(kind: str, session: int, turn: int) -> None:
             now = time.perf_counter()
             if kind == "turn":
                 turn_ms.append((now - marks["last"]) * 1000 / agents)
                 if marks["rss_start"] is None:
-                    marks["rss_start"] = _rss_mb()
+                    marks["rss_start"], marks["parts_start"] = _rss_mb(), _rss_parts_mb()
             marks["last"] = now  # a session end's time is not a turn's
 
         try:
             status = runner.run(progress)
+            parts_end = _rss_parts_mb()
+            db_bytes = sum(p.stat().st_size for p in (Path(tmp) / "run").glob("world.db*"))
         finally:
             runner.close()
         log = Path(tmp) / "run" / "contexts.jsonl"
@@ -118,6 +134,11 @@ def bench(agents: int, turns_per_agent: int, session_turns: int) -> dict[str, An
             "first_ms": round(sum(turn_ms[:window]) / window, 2), "last_ms": round(sum(turn_ms[-window:]) / window, 2),
             "setup_s": round(setup_s, 2), "rss_mb_start": round(marks["rss_start"] or 0.0, 1),
             "rss_mb_end": round(_rss_mb(), 1),
+            "rss_anon_mb_start": round((marks["parts_start"] or {}).get("anon", 0.0), 1),
+            "rss_anon_mb_end": round(parts_end["anon"], 1),
+            "rss_file_mb_start": round((marks["parts_start"] or {}).get("file", 0.0), 1),
+            "rss_file_mb_end": round(parts_end["file"], 1),
+            "world_db_mb": round(db_bytes / 2**20, 1),
             "context_log_bytes_per_turn": round(log_bytes / max(1, len(turn_ms) * agents), 1)}
 
 

@@ -9,13 +9,15 @@ world's event log, so a killed run resumes exactly.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Any
 
 from pydantic import BaseModel
 
 from mnemarket.agents.config import AgentConfig, Component
-from mnemarket.agents.context import AssembledContext, assemble, estimate_tokens
+from mnemarket.agents.context import AssembledContext, Section, assemble, estimate_tokens
 from mnemarket.agents.decision import WorldView, args_schema, decision_for, to_action_payload
 from mnemarket.agents.lesson_step import lesson_lines, lesson_schema, with_lessons
 from mnemarket.agents.loop_breaker import LoopBreaker, LoopState
@@ -36,7 +38,13 @@ from mnemarket.agents.prompt_sections import (
     system_section,
     working_memory_section,
 )
-from mnemarket.agents.working_memory import create_working_memory, parse_working_memory, prefixed_entries
+from mnemarket.agents.trail import Trail
+from mnemarket.agents.working_memory import (
+    WorkingMemory,
+    create_working_memory,
+    parse_working_memory,
+    prefixed_entries,
+)
 from mnemarket.genesis import MEMORY_ID, STORE_TYPE, Genesis, LessonRecord, MigrationRecord, TurnRecord, turn_record
 from mnemarket.genesis.event_text import describe_event
 from mnemarket.kernel import AccessPolicy, ActionResult, Artifact, Event, InvokeArtifact, World
@@ -63,6 +71,8 @@ LESSON_STATE = "lesson_steps"
 LAST_DATA_CHARS = 700
 MAX_VIEW_IDS = 60
 """Ids of one kind a reply schema offers (a long list would swamp the grammar and the model)."""
+MAX_LISTED_ARTIFACTS = 15
+"""Own artifacts the prompt names (the newest); the rest are counted, and query_kernel lists them."""
 
 
 @dataclass
@@ -99,6 +109,26 @@ class TurnPlan:
                 "rag_hits": [{"id": h.id, "text": h.text, "score": round(h.score, 4)} for h in self.rag_hits],
                 "loop": self.loop.level, "loop_trigger": self.loop.trigger,
                 "system": self.context.system, "user": self.context.user}
+
+
+@dataclass
+class Draft:
+    """A turn's prompt before its memories are retrieved (see `Agent.draft`)."""
+
+    session: int
+    turn: int
+    step: str
+    loop: LoopState
+    query: str
+    system: list[Section]
+    user: list[Section]
+    count: Callable[[str], int]
+    history: str = ""
+    """Recent actions as rendered for the prompt (scripted policies read them as data)."""
+    memory_query: str | None = None
+    """The RAG query when memories will be retrieved; None when RAG is off or the store is empty."""
+    context: AssembledContext | None = None
+    """The finished context when the probe already is it (the RAG section dropped)."""
 
 
 class PendingTurn(BaseModel):
@@ -157,6 +187,9 @@ class Agent:
         self.rater = make_importance_rater(config.memory.importance, llm)
         self._reflector: ThresholdReflector | None = None
         self._menus: dict[str, StepMenu] = {}
+        self.trail = Trail(world, self.id, describe_event)
+        self._wm: tuple[str, WorkingMemory] | None = None  # working-memory text and its parse
+        self._memory_chars: tuple[object, int, int] | None = None  # store revision, text chars, records
 
     @property
     def reflector(self) -> ThresholdReflector:
@@ -206,11 +239,13 @@ class Agent:
 
     # -- state rebuilt from the event log --------------------------------------------------------------
     def history(self) -> list[Event]:
-        return self.world.events(principal=self.id)
+        """The agent's newest events (up to `trail.WINDOW`), oldest first; read incrementally."""
+        return self.trail.events()
 
-    def current_step(self, history: list[Event]) -> str:
+    def current_step(self) -> str:
         steps = self.config.workflow.step_names()
-        last = next((r for r in map(turn_record, reversed(history)) if r is not None), None)
+        self.trail.refresh()
+        last = self.trail.last_turn_record
         if last is None:
             return steps[0]
         previous = last.step
@@ -242,16 +277,31 @@ class Agent:
         artifact = self.world.get(self.config.working_memory_id)
         return artifact.content if artifact is not None else ""
 
+    def working_memory(self) -> WorkingMemory:
+        """The parsed working memory, parsed again only when its text changed."""
+        text = self._working_memory_text()
+        if self._wm is None or self._wm[0] != text:
+            self._wm = (text, parse_working_memory(text))
+        return self._wm[1]
+
+    def listed_artifacts(self) -> str:
+        """The agent's newest artifacts by name, and how many more it owns."""
+        index = self.world.index
+        newest = index.newest_owned(self.id, MAX_LISTED_ARTIFACTS)
+        more = index.owned_count(self.id) - len(newest)
+        listed = ", ".join(sorted(newest)) or "(none)"
+        return listed + (f" (and {more} older; query_kernel with owner={self.id} lists all)" if more else "")
+
     def variables(self, history: list[Event], step: str, session: int, turn: int) -> dict[str, Any]:
-        wm = parse_working_memory(self._working_memory_text())
+        """The turn variables; `history` is the agent's recent events, oldest first."""
+        wm = self.working_memory()
         last = history[-1] if history else None
-        owned = sorted(a.id for a in self.world.artifacts.values() if a.owner == self.id and not a.deleted)
         return {"agent_id": self.id, "name": self.config.display_name(), "balance": self.world.balances.get(self.id, 0),
                 "step": step, "_current_state": step, "session": session, "turn": turn,
                 "current_goal": wm.current_goal or "(none set)", "store_id": self.config.store_id,
                 "working_memory_id": self.config.working_memory_id,
                 "last_action": describe_event(last) if last else "(none yet)",
-                "artifacts": ", ".join(owned) or "(none)",
+                "artifacts": self.listed_artifacts(),
                 "action_history": _history_text(history[-HISTORY_TURNS:])}
 
     def rag_query(self, variables: dict[str, Any]) -> str:
@@ -273,12 +323,16 @@ class Agent:
 
     def prepare(self, session: int, turn: int) -> TurnPlan:
         """Assemble this turn's context under the budget."""
+        return self.complete(self.draft(session, turn))
+
+    def draft(self, session: int, turn: int) -> Draft:
+        """This turn's prompt up to its memories: `Draft.memory_query` says whether any are
+        retrieved (a runner embeds every agent's query in one batch), `complete` finishes it."""
         history = self.history()
-        step = self.current_step(history)
+        step = self.current_step()
         loop = self.loop_breaker.state(history)
         variables = self.variables(history, step, session, turn)
         query = self.rag_query(variables)
-        hits = self.retrieve(query)
         step_prompt = next(s.prompt for s in self.config.workflow.steps if s.name == step)
         menu = self.menu(step)
         components = [c for c in self.components if c.applies_to(step)
@@ -300,52 +354,90 @@ class Agent:
             bounties_section(self.genesis.bounty.open_for(self.world, self.id), self.id),
             working_memory_section(self.config.working_memory_id, wm.max_chars, self._working_memory_text(),
                                    enabled=wm.enabled),
-            rag_section(hits),
+            rag_section([]),  # filled by `complete` once the memories are retrieved
             history_section(variables["action_history"]),
             *component_sections(components, always=False),
             step_section(step, step_prompt),
             *loop_sections(loop),
         ]
-        context = assemble(system, user, self.config.budget.max_context_tokens, count=self._count_tokens)
+        draft = Draft(session=session, turn=turn, step=step, loop=loop, query=query, system=system, user=user,
+                      count=_memo(self._count_tokens), history=variables["action_history"])
+        if self.config.rag.enabled and len(self.longterm):
+            draft.memory_query = query  # the memories are never cut (prompt_sections.rag_section)
+        return draft
+
+    def complete(self, draft: Draft) -> TurnPlan:
+        """Retrieve the draft's memories (if it wants any) and assemble the prompt."""
+        context, hits = draft.context, []
+        if context is None:
+            hits = self.retrieve(draft.memory_query) if draft.memory_query is not None else []
+            user = [rag_section(hits) if s.name == "rag" else s for s in draft.user]
+            context = assemble(draft.system, user, self.config.budget.max_context_tokens, count=draft.count)
         messages = [Message(role="system", content=context.system), Message(role="user", content=context.user)]
-        return TurnPlan(agent_id=self.id, session=session, turn=turn, step=step, messages=messages, context=context,
-                        rag_query=query, rag_hits=hits, loop=loop,
-                        baseline_tokens=self.baseline_tokens(history, context), avoid=_repeated(history, loop),
-                        history=variables["action_history"])
+        loop = draft.loop
+        return TurnPlan(agent_id=self.id, session=draft.session, turn=draft.turn, step=draft.step, messages=messages,
+                        context=context, rag_query=draft.query, rag_hits=hits, loop=loop,
+                        baseline_tokens=self.baseline_tokens(context), avoid=_repeated(self.trail.last_turn, loop),
+                        history=draft.history)
 
     def _count_tokens(self, text: str) -> int:
         """The model's own token count where its provider has a tokenizer (the local model), else an estimate."""
         counted = self.llm.count_tokens(text)
         return estimate_tokens(text) if counted is None else counted
 
-    def baseline_tokens(self, history: list[Event], context: AssembledContext) -> int:
+    def baseline_tokens(self, context: AssembledContext) -> int:
         """Tokens of the same prompt if it stuffed in the whole character, history and memory
-        instead of the budgeted history and RAG sections (nothing cut, nothing retrieved)."""
+        instead of the budgeted history and RAG sections (nothing cut, nothing retrieved).
+
+        The history and memory lengths are running counts (`Trail`, `_memory_text_chars`), so
+        this costs the same on turn 10,000 as on turn 1."""
         sent = {s.name: s.tokens for s in context.sections}
         character = self.config.character.model_dump_json()
-        everything = "\n".join(describe_event(e) for e in history)
-        memories = "\n".join(r.text for r in self.longterm.records()) if len(self.longterm) else ""
         return (context.tokens - sent.get("history", 0) - sent.get("rag", 0) + estimate_tokens(character)
-                + estimate_tokens(everything) + estimate_tokens(memories))
+                + _estimate_chars(self.trail.described_tokens_chars()) + _estimate_chars(self._memory_text_chars()))
+
+    def _memory_text_chars(self) -> int:
+        """Length of every long-term record's text joined by newlines, updated as records arrive."""
+        store = self.longterm
+        revision = store.revision
+        cached = self._memory_chars
+        if cached is not None and cached[0] == revision:
+            return cached[2] and cached[1] + cached[2] - 1
+        count = len(store)
+        if cached is not None and _only_added(cached[0], revision):
+            new = store.ids()[cached[2] - count:] if count > cached[2] else []
+            chars = cached[1] + sum(len(store.get(rid).text) for rid in new)
+        else:
+            chars = sum(len(r.text) for r in store.records())
+        self._memory_chars = (revision, chars, count)
+        return count and chars + count - 1
 
     # -- decide and apply --------------------------------------------------------------------------
     def world_view(self, avoid: tuple[str, str, str] | None = None, step: str | None = None) -> WorldView:
         """The ids this agent can name now (bounded lists) and what ``step``'s menu allows, for its
-        reply schema; ``avoid`` is an action the loop breaker takes off the menu."""
-        world, me = self.world, self.id
+        reply schema; ``avoid`` is an action the loop breaker takes off the menu. Read from the
+        world's artifact index, so the cost follows the size of the lists, not of the world."""
+        world, me, index = self.world, self.id, self.world.index
         menu = self.menu(step) if step is not None else StepMenu()
-        live = [a for a in world.artifacts.values() if not a.deleted]
-        own = sorted(a.id for a in live if a.owner == me)[-MAX_VIEW_IDS:]
-        readable = sorted(a.id for a in live if a.access.allows("read", me, a.owner))
-        if len(readable) > MAX_VIEW_IDS:  # keep what matters most: its own, the services, memory stores
-            readable = sorted({*own, *world.invokables, *(a.id for a in live if a.type == STORE_TYPE)})[:MAX_VIEW_IDS]
-        principals = sorted(p for p in world.principals if p != me and p not in world.invokables)[:MAX_VIEW_IDS]
+        own = sorted(index.newest_owned(me, MAX_VIEW_IDS))
+        public = index.public
+        readable = (sorted({*public, *(i for _, i in index.owned(me)), *index.shared_with(me)})
+                    if len(public) <= MAX_VIEW_IDS else None)
+        if readable is None or len(readable) > MAX_VIEW_IDS:  # keep what matters most: its own, services, stores
+            readable = sorted({*own, *world.invokables, *index.of_type(STORE_TYPE)[:MAX_VIEW_IDS]})[:MAX_VIEW_IDS]
+        principals = list(islice((p for p in world.principal_ids() if p != me and p not in world.invokables),
+                                 MAX_VIEW_IDS))
         services = tuple((inv.artifact_id, name, args_schema(spec.args))
                          for inv in world.invokables.values() for name, spec in inv.methods.items()
                          if menu.allows_method(inv.artifact_id, name))
         # Its own long-term store first, then stores it may search, then the rest (to preview or
         # license): a small model tends to take the first choice it is offered.
-        stores = [a.id for a in sorted((a for a in live if a.type == STORE_TYPE), key=lambda a: (
+        store_ids = index.of_type(STORE_TYPE)
+        if len(store_ids) > MAX_VIEW_IDS:  # bounded work: its own and readable ones are what it can use
+            can_read = set(readable)
+            store_ids = sorted({*(i for i in store_ids if i in can_read), self.config.store_id})
+        artifacts = [a for i in store_ids if (a := world.get(i)) is not None and not a.deleted]
+        stores = [a.id for a in sorted(artifacts, key=lambda a: (
             a.id != self.config.store_id, not a.access.allows("read", me, a.owner), a.id))][:MAX_VIEW_IDS]
         bounties = sorted(self.genesis.bounty.claimable_by(me))[:MAX_VIEW_IDS]
         return WorldView(readable=tuple(readable), own=tuple(own), principals=tuple(principals), services=services,
@@ -533,11 +625,11 @@ class Agent:
         return promoted
 
 
-def _repeated(history: list[Event], loop: LoopState) -> tuple[str, str, str] | None:
-    """The action a forced loop breaker forbids: the one the agent keeps repeating."""
+def _repeated(last: Event | None, loop: LoopState) -> tuple[str, str, str] | None:
+    """The action a forced loop breaker forbids: the one the agent keeps repeating (`last`: its
+    newest turn's event)."""
     if loop.level < 2 or loop.trigger == "failure_streak":
         return None
-    last = next((e for e in reversed(history) if turn_record(e) is not None), None)
     if last is None:
         return None
     action = last.action
@@ -570,6 +662,28 @@ def _history_text(events: list[Event]) -> str:
 class _Defaulting(dict):
     def __missing__(self, key: str) -> str:
         return "{" + key + "}"
+
+
+def _memo(count: Callable[[str], int]) -> Callable[[str], int]:
+    """A token counter that counts each text once (a turn assembles its prompt up to twice)."""
+    seen: dict[str, int] = {}
+
+    def counted(text: str) -> int:
+        if text not in seen:
+            seen[text] = count(text)
+        return seen[text]
+    return counted
+
+
+def _estimate_chars(chars: int) -> int:
+    """`estimate_tokens` of a text of this many characters."""
+    return (chars + 3) // 4
+
+
+def _only_added(before: object, now: object) -> bool:
+    """Whether a memory store changed from revision `before` to `now` by adding records only."""
+    assert isinstance(before, tuple) and isinstance(now, tuple)
+    return now[0] > before[0] and now[1] == before[1]
 
 
 __all__ = ["Agent", "PendingTurn", "SessionReport", "TurnOutcome", "TurnPlan", "as_data"]

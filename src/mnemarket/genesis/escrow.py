@@ -136,10 +136,18 @@ def _cancel(ctx: InvokeContext, args: ArtifactArgs) -> MethodOutcome:
     return MethodOutcome(f"withdrew {args.artifact_id!r}; write authority returned to you")
 
 
+MAX_LISTED = 25
+"""Listings one `list` call returns."""
+
+
 def _list(ctx: InvokeContext, args: NoArgs) -> MethodOutcome:
     rows = sorted(ctx.state_items().values(), key=lambda r: r["artifact_id"])
     visible = [r for r in rows if r["buyer"] in (None, ctx.caller) or r["seller"] == ctx.caller]
-    return MethodOutcome(f"{len(visible)} listings", visible)
+    if len(visible) <= MAX_LISTED:
+        return MethodOutcome(f"{len(visible)} listings", visible)
+    # A bounded answer: it lands in the agent's prompt and in the event log.
+    return MethodOutcome(f"{len(visible)} listings; showing the first {MAX_LISTED} by id (check one with "
+                         "genesis_escrow.check)", visible[:MAX_LISTED])
 
 
 def _check(ctx: InvokeContext, args: ArtifactArgs) -> MethodOutcome:

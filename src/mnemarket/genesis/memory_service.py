@@ -54,6 +54,10 @@ CANONICAL_QUERIES: dict[str, tuple[str, dict[str, Any] | None]] = {
 """The question each helper asks (from the gifted-memory tables) and the records it searches first."""
 
 
+MAX_OFFERS = 25
+"""Offers of each kind one `offers` call returns."""
+
+
 class _Args(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -369,8 +373,10 @@ class GenesisMemory(Invokable):
         licences = [v for k, v in sorted(items.items()) if k.startswith("licence:")]
         copies = [{k: v for k, v in o.items() if k != "entry_ids"} | {"entries": len(o["entry_ids"])}
                   for o in self.copy_offers(ctx)]
-        return MethodOutcome(f"{len(licences)} licence offers, {len(copies)} copy offers",
-                             {"licences": licences, "copies": copies})
+        shown = "" if max(len(licences), len(copies)) <= MAX_OFFERS else f" (showing the first {MAX_OFFERS} of each)"
+        # Bounded: the answer lands in the agent's prompt and in the event log.
+        return MethodOutcome(f"{len(licences)} licence offers, {len(copies)} copy offers{shown}",
+                             {"licences": licences[:MAX_OFFERS], "copies": copies[:MAX_OFFERS]})
 
     def copy_offers(self, ctx: InvokeContext) -> list[dict]:
         """Open copy offers whose store still exists and still belongs to the one who offered it."""

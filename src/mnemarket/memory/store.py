@@ -262,6 +262,13 @@ class MemoryStore:
         self._refresh_if_stale()
         return self._cols.n - self._dead
 
+    @property
+    def revision(self) -> tuple[int, int, str]:
+        """Changes whenever a record is added, deleted or gets a new text (rows appended, rows
+        retired, newest id): callers cache what they derive from the texts against it."""
+        self._refresh_if_stale()
+        return self._cols.n, self._dead, self._ids[-1] if self._ids else ""
+
     def __contains__(self, record_id: object) -> bool:
         self._refresh_if_stale()
         return record_id in self._row_of

@@ -52,7 +52,7 @@ alternative per action, each with only its own fields); it must accept a subset 
 validates, so the model stays the one validator."""
 
 
-@lru_cache(maxsize=256)
+@lru_cache(maxsize=64)  # as many as agents.decision keeps reply models (~25 KB of JSON each)
 def _tight_cached(schema: type[BaseModel]) -> str:
     hook = getattr(schema, REPLY_SCHEMA_HOOK, None)
     if callable(hook):

@@ -27,6 +27,7 @@ from mnemarket.genesis.event_text import describe_event
 from mnemarket.genesis.run_record import succeeded
 from mnemarket.memory import DEFAULT_WEIGHTS, normalise_text
 from mnemarket.memory.lexical import tokenize
+from mnemarket.sim.context_log import read_contexts
 
 DUPLICATE_COSINE = 0.92
 """Same threshold as the memory engine's de-duplication default."""
@@ -86,7 +87,7 @@ def load_run(run_dir: str | Path) -> RunData:
     run_dir = Path(run_dir)
     summary_path = run_dir / "summary.json"
     return RunData(run_dir=run_dir, config=json.loads((run_dir / "config.json").read_text()),
-                   events=_jsonl(run_dir / "events.jsonl"), contexts=_jsonl(run_dir / "contexts.jsonl"),
+                   events=_jsonl(run_dir / "events.jsonl"), contexts=read_contexts(run_dir),
                    summary=json.loads(summary_path.read_text()) if summary_path.exists() else {})
 
 

@@ -22,7 +22,7 @@ from mnemarket.agents import Agent, Decision, check_components, load_components
 from mnemarket.agents.agent import PendingTurn
 from mnemarket.agents.config import AgentConfig, LLMSpec
 from mnemarket.errors import BudgetExceeded, ConfigError, ProviderUnavailable, StoreError
-from mnemarket.genesis import Genesis, install_genesis, turn_record
+from mnemarket.genesis import Genesis, install_genesis
 from mnemarket.genesis.run_record import migration_record
 from mnemarket.kernel import Artifact, Invokable, World
 from mnemarket.providers import (
@@ -40,6 +40,7 @@ from mnemarket.providers import (
 )
 from mnemarket.providers.llm import Usage
 from mnemarket.scenarios import PlanTurn, ScriptedPlanPolicy, SessionEnd, SessionHook
+from mnemarket.sim.context_log import ContextLog
 from mnemarket.sim.run_lock import RunLock
 from mnemarket.sim.scenario import (
     MOVED_SERVICE_MODULES,
@@ -57,6 +58,8 @@ CONFIG_FILE = "config.json"
 MAX_PROVIDER_FAILURES = 3
 #: Whom a paid embedder's calls are accounted to in llm_calls.jsonl (they count towards the run's caps).
 EMBEDDER_PRINCIPAL = "embedder"
+QUERY_BATCH = 32
+"""RAG queries embedded in one call (well under the embedder memo's capacity)."""
 REASONING_CHARS: int = Decision.model_fields["reasoning"].metadata[0].max_length
 
 
@@ -129,6 +132,8 @@ class Runner:
         self.budget: Budget | None = None
         self.provider_failures = 0  # consecutive decisions the provider failed to answer
         self._scripted: dict[str, ScriptedPlanPolicy] = {}  # agent id -> its scripted plan, if scripted
+        self._context_log: ContextLog | None = None
+        self._embedder: MemoEmbedder | None = None
         self.warnings: list[str] = []
         """What a person should know before the run starts (filled by `setup`)."""
 
@@ -231,8 +236,10 @@ class Runner:
         if base_embedder.billing != "free":  # a paid embedder is logged and capped like the agents' models
             base_embedder = AccountedEmbedder(base_embedder, self.call_log, principal=EMBEDDER_PRINCIPAL,
                                               budget=self.budget)
-        # RAG queries are templated and repeat turn after turn: a bounded LRU embeds each once.
-        embedder = MemoEmbedder(base_embedder)
+        # RAG queries are templated and repeat turn after turn: a bounded LRU embeds each once. It
+        # holds a turn's batch-embedded queries of every agent until their searches ran; more would
+        # only grow the process (~1.8 KB a text).
+        embedder = self._embedder = MemoEmbedder(base_embedder, capacity=max(512, 2 * len(resolved.agents)))
         # Memory stores share the world's database, so a memory write commits with its action.
         self.genesis = install_genesis(self.world, embedder, resolved.genesis,
                                        memory=SqlMemoryPersistence(world_store.engine))
@@ -337,7 +344,9 @@ class Runner:
         key = f"pending:{session}:{turn}"
         pending = world.state.get((RUN, key))
         if pending is None:
-            plans = [agent.prepare(session, turn) for agent in self.agents]
+            drafts = [agent.draft(session, turn) for agent in self.agents]
+            self._embed_queries([d.memory_query for d in drafts if d.memory_query is not None])
+            plans = [agent.complete(draft) for agent, draft in zip(self.agents, drafts)]
             for plan in plans:  # a scripted plan is told the turn as data, not left to parse the prompt
                 if plan.agent_id in self._scripted:
                     self._scripted[plan.agent_id].current = PlanTurn(
@@ -350,10 +359,12 @@ class Runner:
                     policy.current = None
             pending = {agent.id: {"plan": plan.pending().model_dump(), "decision": _dump_result(decision)}
                        for agent, plan, decision in zip(self.agents, plans, decisions)}
-            with (self.run_dir / "contexts.jsonl").open("a") as log:
-                for plan, decision in zip(plans, decisions):  # the reply too: the report's per-turn view
-                    log.write(json.dumps(plan.log_record() | {"reply": decision.text[:REPLY_LOG_CHARS],
-                                                              "reply_error": decision.error}) + "\n")
+            if self._context_log is None:
+                self._context_log = ContextLog(self.run_dir)
+            # The reply too: the report's per-turn view shows it.
+            self._context_log.write(plan.log_record() | {"reply": decision.text[:REPLY_LOG_CHARS],
+                                                         "reply_error": decision.error}
+                                    for plan, decision in zip(plans, decisions))
             world.set_state(RUN, key, pending)
         for agent in self.order(session, turn):
             if self._applied(agent, session, turn):
@@ -369,6 +380,15 @@ class Runner:
         replies = await asyncio.gather(*(agent.ask_lessons(session, after_turn, trigger) for agent in due))
         for agent, reply in zip(due, replies):
             agent.write_lessons(session, after_turn, trigger, reply)
+
+    def _embed_queries(self, queries: list[str]) -> None:
+        """Embed the turn's RAG queries in batches (one model call for many agents instead of one
+        each); the agents' searches then find them in the embedder's memo."""
+        if self._embedder is None:
+            return
+        unique = list(dict.fromkeys(queries))
+        for start in range(0, len(unique), QUERY_BATCH):
+            self._embedder.embed(unique[start:start + QUERY_BATCH])
 
     async def _decide(self, plans: list) -> list[LLMResult]:
         """Every agent's decision; a call the provider failed to answer is asked again, and after
@@ -390,9 +410,10 @@ class Runner:
                 decisions[index] = decision
 
     def _applied(self, agent: Agent, session: int, turn: int) -> bool:
-        events = self.live_world.events(principal=agent.id, after=max(0, self.live_world.event_count - 4 * len(self.agents) - 50))
-        records = (turn_record(e) for e in events)
-        return any(r is not None and (r.session, r.turn) == (session, turn) for r in records)
+        # Turns are applied in order, so the agent's newest turn record says whether this one was.
+        agent.trail.refresh()
+        last = agent.trail.last_turn_record
+        return last is not None and (last.session, last.turn) == (session, turn)
 
     def _end_session(self, session: int) -> list[dict[str, Any]]:
         reports = []
@@ -410,7 +431,10 @@ class Runner:
             reports.append(report.__dict__)
             # Counted from the event log, not the report: a session end resumed after a kill skips
             # the entries it already migrated, and the marker must read the same either way.
-            records = ((e, migration_record(e)) for e in self.live_world.events(principal=agent.id))
+            # Migrations come after the agent's last turn of the session: read only those events.
+            agent.trail.refresh()
+            since = agent.trail.last_turn.id if agent.trail.last_turn is not None else 0
+            records = ((e, migration_record(e)) for e in self.live_world.events(principal=agent.id, after=since))
             migrated = sum(1 for e, r in records if r is not None and r.session == session and e.success)
             self.live_world.set_state(RUN, marker, {"migrated": migrated})
         return reports

@@ -83,6 +83,8 @@ class SqlWorldStore:
             with engine.begin() as conn:
                 for table in WORLD_TABLES:
                     table.create(conn, checkfirst=True)
+                    for index in table.indexes:  # indexes added since an older run made its tables
+                        index.create(conn, checkfirst=True)
         except SQLAlchemyError as exc:
             raise StoreError(f"cannot open world database {engine.url!r}: {exc}") from exc
 

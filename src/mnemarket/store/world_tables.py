@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sqlalchemy import BigInteger, Column, Table, Text
+from sqlalchemy import BigInteger, Column, Index, Table, Text
 from sqlmodel import Field, SQLModel
 
 
@@ -64,6 +64,9 @@ class LedgerRow(SQLModel, table=True):
 
 class EventRow(SQLModel, table=True):
     __tablename__ = "events"
+    # An agent reads its events since the last turn each turn: (principal, id) makes that a range
+    # read (the id column is BIGINT, not SQLite's rowid, so the principal index alone scans them all).
+    __table_args__ = (Index("ix_events_principal_id", "principal", "id"),)
     id: int = Field(primary_key=True, sa_type=BigInteger)
     tick: int = Field(sa_type=BigInteger, index=True)
     principal: str = Field(index=True)

@@ -1,0 +1,176 @@
+"""The per-turn context log (contexts.jsonl) with its repeated text stored once.
+
+A turn's prompt is mostly what the previous turn sent: the system prompt, the action and service
+descriptions, components, the step prompt, most history lines. Each long text field of a record
+is cut into pieces (lines and sentences) and each piece is written once to `contexts.parts.jsonl`
+(one JSON string a line; its line number is its id); the record names its pieces by id, runs of
+consecutive ids as ``a-b``. `read_contexts` gives back the records exactly as they were logged,
+so the metrics and the report read them as before. Pieces seen recently are remembered in a
+bounded table (an evicted piece is simply written again), so memory stays flat over a long run.
+A record is written after its pieces, so a run killed in between leaves only unused pieces.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections import OrderedDict
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+CONTEXTS = "contexts.jsonl"
+PARTS = "contexts.parts.jsonl"
+TEXT_FIELDS = ("system", "user", "rag_query")
+KNOWN_PIECES = 4_096
+"""Pieces remembered for reuse (about 0.5 MB of digests); older ones are written again if they recur."""
+_MIN_CHARS = 48  # shorter strings stay in the record
+_PIECES = re.compile(r"(?<=\n)|(?<=\. )|(?<=\}, )")
+
+
+class ContextLog:
+    """Appends turn records to a run directory's context log."""
+
+    def __init__(self, run_dir: Path):
+        self.path = run_dir / CONTEXTS
+        self.parts_path = run_dir / PARTS
+        for path in (self.path, self.parts_path):
+            _drop_partial_line(path)
+        self._next = _count_lines(self.parts_path)
+        self._known: OrderedDict[bytes, int] = OrderedDict()
+
+    def write(self, records: Iterable[dict[str, Any]]) -> None:
+        new: list[str] = []
+        lines = [json.dumps(self._encode(record, new)) for record in records]
+        if new:
+            with self.parts_path.open("a") as parts:
+                parts.write("".join(json.dumps(p) + "\n" for p in new))
+        with self.path.open("a") as log:
+            log.write("".join(line + "\n" for line in lines))
+
+    def _encode(self, record: dict[str, Any], new: list[str]) -> dict[str, Any]:
+        out = dict(record)
+        for name in TEXT_FIELDS:
+            if isinstance(out.get(name), str):
+                out[name] = self._ref(out[name], new)
+        if isinstance(out.get("sections"), list):
+            out["sections"] = self._ref(json.dumps(out["sections"]), new, always=True)
+        if isinstance(out.get("rag_hits"), list):
+            out["rag_hits"] = [{**h, "text": self._ref(h["text"], new)} if isinstance(h.get("text"), str) else h
+                               for h in out["rag_hits"]]
+        return out
+
+    def _ref(self, text: str, new: list[str], always: bool = False) -> str | dict[str, str]:
+        if len(text) < _MIN_CHARS and not always:
+            return text
+        ids = []
+        for piece in _PIECES.split(text):
+            if not piece:
+                continue
+            key = hashlib.blake2b(piece.encode(), digest_size=12).digest()
+            known = self._known.get(key)
+            if known is None:
+                known = self._known[key] = self._next
+                self._next += 1
+                new.append(piece)
+                if len(self._known) > KNOWN_PIECES:
+                    self._known.popitem(last=False)
+            else:
+                self._known.move_to_end(key)
+            ids.append(known)
+        return {"$": _runs(ids)}
+
+
+def read_contexts(run_dir: str | Path) -> list[dict[str, Any]]:
+    """Every logged turn record, as it was logged (plain records of older runs pass through)."""
+    run_dir = Path(run_dir)
+    path = run_dir / CONTEXTS
+    if not path.exists():
+        return []
+    parts: list[str] | None = None
+    records = []
+    for line in path.read_text().splitlines():
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:  # the unfinished last line of a killed run
+            continue
+        if parts is None and _has_refs(record):
+            parts_path = run_dir / PARTS
+            parts = [json.loads(p) for p in parts_path.read_text().splitlines() if p] if parts_path.exists() else []
+        records.append(_decode(record, parts) if parts is not None else record)
+    return records
+
+
+def _has_refs(record: dict[str, Any]) -> bool:
+    return any(isinstance(record.get(name), dict) for name in (*TEXT_FIELDS, "sections"))
+
+
+def _decode(record: dict[str, Any], parts: list[str]) -> dict[str, Any]:
+    def text(value: Any) -> Any:
+        return "".join(parts[i] for i in _ids(value["$"])) if isinstance(value, dict) and "$" in value else value
+
+    out = dict(record)
+    for name in TEXT_FIELDS:
+        if name in out:
+            out[name] = text(out[name])
+    if isinstance(out.get("sections"), dict):
+        out["sections"] = json.loads(text(out["sections"]))
+    if isinstance(out.get("rag_hits"), list):
+        out["rag_hits"] = [{**h, "text": text(h.get("text"))} for h in out["rag_hits"]]
+    return out
+
+
+def _runs(ids: list[int]) -> str:
+    """Ids as comma-separated runs: [3, 4, 5, 9] -> "3-5,9"."""
+    out: list[str] = []
+    start = previous = None
+    for i in ids:
+        if previous is not None and i == previous + 1:
+            previous = i
+            continue
+        if start is not None:
+            out.append(str(start) if start == previous else f"{start}-{previous}")
+        start = previous = i
+    if start is not None:
+        out.append(str(start) if start == previous else f"{start}-{previous}")
+    return ",".join(out)
+
+
+def _ids(runs: str) -> list[int]:
+    ids: list[int] = []
+    for run in runs.split(","):
+        if not run:
+            continue
+        first, _, last = run.partition("-")
+        ids.extend(range(int(first), int(last or first) + 1))
+    return ids
+
+
+def _count_lines(path: Path) -> int:
+    if not path.exists():
+        return 0
+    with path.open("rb") as handle:
+        return sum(chunk.count(b"\n") for chunk in iter(lambda: handle.read(1 << 20), b""))
+
+
+def _drop_partial_line(path: Path) -> None:
+    """Cut an unfinished last line (a process killed mid-write) so appends start on a new line."""
+    if not path.exists() or path.stat().st_size == 0:
+        return
+    with path.open("rb+") as handle:
+        handle.seek(-1, 2)
+        if handle.read(1) == b"\n":
+            return
+        size = handle.seek(0, 2)
+        step = min(size, 1 << 16)
+        while True:
+            handle.seek(size - step)
+            tail = handle.read(step)
+            cut = tail.rfind(b"\n")
+            if cut >= 0 or step == size:
+                handle.truncate(size - step + cut + 1 if cut >= 0 else 0)
+                return
+            step = min(size, step * 2)

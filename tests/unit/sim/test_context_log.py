@@ -1,0 +1,48 @@
+import json
+
+from mnemarket.sim.context_log import CONTEXTS, PARTS, ContextLog, read_contexts
+
+SYSTEM = "You trade in a bazaar.\nACTIONS\n" + "\n".join(f"- action {i}: does thing {i}. Costs {i} scrip." for i in range(40))
+
+
+def _record(agent: str, turn: int) -> dict:
+    history = "\n".join(f"[turn {t}] write_artifact artifact_id=\"{agent}_note_{t}\" -> OK: created" for t in range(turn))
+    return {"agent": agent, "session": 1, "turn": turn, "step": "act", "tokens": 900 + turn, "budget": 1800,
+            "baseline_tokens": 1000 + 3 * turn,
+            "sections": [{"name": "system", "tokens": 400, "status": "kept"},
+                         {"name": "history", "tokens": 20 + turn, "status": "truncated" if turn > 5 else "kept"}],
+            "rag_query": f"Goal: trade. Last: [turn {turn - 1}] write_artifact -> OK: created the note number {turn}",
+            "rag_hits": [{"id": "m1", "text": "LESSON: pepper sells best at dawn near the blue awning.", "score": 0.5},
+                         {"id": f"m{turn}", "text": "short", "score": 0.25}],
+            "loop": 0, "loop_trigger": None, "system": SYSTEM,
+            "user": f"Turn {turn} of session 1. Balance: 50 scrip.\n\nYOUR RECENT ACTIONS (newest last):\n{history}"}
+
+
+def test_records_read_back_exactly_and_repeated_text_is_stored_once(tmp_path):
+    records = [_record(agent, turn) for turn in range(1, 31) for agent in ("alpha", "beta")]
+    log = ContextLog(tmp_path)
+    for start in range(0, len(records), 2):
+        log.write(records[start:start + 2])
+    assert read_contexts(tmp_path) == records
+    plain = sum(len(json.dumps(r)) + 1 for r in records)
+    stored = (tmp_path / CONTEXTS).stat().st_size + (tmp_path / PARTS).stat().st_size
+    assert stored < plain / 4, (stored, plain)
+    assert (tmp_path / PARTS).read_text().count("does thing 7.") == 1
+
+
+def test_a_resumed_log_appends_after_a_killed_write(tmp_path):
+    first = [_record("alpha", turn) for turn in range(1, 4)]
+    ContextLog(tmp_path).write(first)
+    with (tmp_path / PARTS).open("a") as parts:  # killed while writing pieces of the next turn
+        parts.write('"half a pie')
+    with (tmp_path / CONTEXTS).open("a") as log:
+        log.write('{"agent": "alp')
+    later = [_record("alpha", 4), _record("alpha", 5)]
+    ContextLog(tmp_path).write(later)  # a new process knows none of the earlier pieces
+    assert read_contexts(tmp_path) == first + later
+
+
+def test_plain_records_of_older_runs_pass_through(tmp_path):
+    records = [_record("alpha", 1), _record("alpha", 2)]
+    (tmp_path / CONTEXTS).write_text("".join(json.dumps(r) + "\n" for r in records))
+    assert read_contexts(tmp_path) == records
