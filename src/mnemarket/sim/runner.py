@@ -21,10 +21,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from mnemarket.agents import Agent, Decision, check_components, load_components
 from mnemarket.agents.agent import PendingTurn
 from mnemarket.agents.config import AgentConfig, LLMSpec
-from mnemarket.errors import BudgetExceeded, ConfigError, ProviderUnavailable, StoreError
+from mnemarket.errors import BudgetExceeded, ConfigError, ProviderError, ProviderUnavailable, StoreError
 from mnemarket.genesis import Genesis, install_genesis, turn_record
-from mnemarket.genesis.run_record import migration_record
-from mnemarket.kernel import Artifact, Invokable, World
+from mnemarket.genesis.run_record import TurnRecord, migration_record
+from mnemarket.kernel import ActionResult, Artifact, ErrorCode, Invokable, World
 from mnemarket.providers import (
     LLM,
     AccountedLLM,
@@ -328,9 +328,26 @@ class Runner:
         for agent in self.order(session, turn):
             if self._applied(agent, session, turn):
                 continue
-            entry = pending[agent.id]
-            agent.apply(PendingTurn.model_validate(entry["plan"]), _load_result(entry["decision"]))
+            self._apply(agent, pending[agent.id], session, turn)
         world.set_state(RUN, key, None)
+
+    def _apply(self, agent: Agent, entry: dict[str, Any], session: int, turn: int) -> None:
+        """Apply one committed decision. One that crashes its apply is recorded as the agent's failed
+        action for the turn: re-applied on every resume, it would die again each time (a bricked run)."""
+        try:
+            agent.apply(PendingTurn.model_validate(entry["plan"]), _load_result(entry["decision"]))
+        except ProviderError:
+            raise
+        except Exception as exc:
+            if self._applied(agent, session, turn):
+                raise  # the action is durable; only its aftermath failed, and a resume moves past it
+            plan = entry.get("plan") if isinstance(entry.get("plan"), dict) else {}
+            record = TurnRecord(session=session, turn=turn, step=str(plan.get("step", "")),
+                                llm_error=f"the decision could not be applied ({type(exc).__name__})")
+            self.live_world.record_failure(agent.id, ActionResult.fail(
+                ErrorCode.INTERNAL_ERROR, f"the decision could not be applied ({type(exc).__name__}: {str(exc)[:200]}); "
+                "nothing changed", "try a different action; this is a mnemarket bug worth reporting"),
+                meta=record.meta())
 
     async def _decide(self, plans: list) -> list[LLMResult]:
         """Every agent's decision; a call the provider failed to answer is asked again, and after
