@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import json
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -262,8 +263,8 @@ class World:
         for key, value in changes.state.items():
             if value is None:
                 self.state.pop(key, None)
-            else:
-                self.state[key] = value
+            else:  # as the store holds it (sorted keys, lists for tuples): a reopened world reads the same
+                self.state[key] = json.loads(json.dumps(value, sort_keys=True))
         self.supply = supply
         self.event_count = changes.meta["event_count"]
         self.ledger_count = changes.meta["ledger_count"]

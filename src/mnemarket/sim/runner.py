@@ -18,6 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from mnemarket import crashpoints
 from mnemarket.agents import Agent, Decision, check_components, load_components
 from mnemarket.agents.agent import PendingTurn
 from mnemarket.agents.config import AgentConfig, LLMSpec
@@ -213,6 +214,7 @@ class Runner:
             StoreError: the world database is missing or empty although the run had made progress.
         """
         self._lock.acquire()
+        crashpoints.set_phase("setup")
         resolved = self.config.resolved
         self._check_database()
         self.world = World(SqlWorldStore(self.db_url))
@@ -248,6 +250,7 @@ class Runner:
     def _seed(self) -> None:
         world, scenario = self.world, self.config.resolved.scenario
         assert world is not None and self.genesis is not None
+        crashpoints.set_phase("seeding")
         for seed in scenario.artifacts:
             if seed.id not in world.artifacts:
                 world.create_artifact(Artifact(id=seed.id, type=seed.type, content=seed.content, creator=seed.owner,
@@ -255,6 +258,8 @@ class Runner:
         by_id = {a.id: a for a in self.agents}
         for index, memory in enumerate(scenario.memories):
             agent = by_id[memory.agent]
+            if f"seed{index}" in agent.longterm:  # seeded before the process was killed
+                continue
             agent.longterm.add(memory.text, kind=memory.kind, importance=memory.importance, created=0,
                                metadata={**memory.metadata, "agent": memory.agent, "seeded": True}, tier="long_term",
                                record_id=f"seed{index}")
@@ -273,6 +278,7 @@ class Runner:
     async def run_async(self, progress: Progress | None = None) -> RunStatus:
         world = self.world or self.setup()
         status = RunStatus(run_dir=self.run_dir, state="finished")
+        crashpoints.set_phase("turns")
         try:
             for session in range(1, self.config.sessions + 1):
                 for turn in range(1, self.config.turns + 1):
@@ -286,6 +292,7 @@ class Runner:
                     if progress:
                         progress("turn", session, turn)
                 status.session_reports.extend(self._end_session(session))
+                crashpoints.set_phase("turns")
                 if progress:
                     progress("session", session, self.config.turns)
         except BudgetExceeded as exc:
@@ -325,6 +332,7 @@ class Runner:
                 for plan in plans:
                     log.write(json.dumps(plan.log_record()) + "\n")
             world.set_state(RUN, key, pending)
+            pending = world.state[(RUN, key)]  # as committed (and as a resumed run reads it back)
         for agent in self.order(session, turn):
             if self._applied(agent, session, turn):
                 continue
@@ -375,6 +383,7 @@ class Runner:
 
     def _end_session(self, session: int) -> list[dict[str, Any]]:
         reports = []
+        crashpoints.set_phase("session_end")
         end = SessionEnd(self.live_world, session, {a.id: a.config.store_id for a in self.agents})
         for service in self.services:
             marker = f"service_end:{session}:{service.artifact_id}"
@@ -385,7 +394,9 @@ class Runner:
             marker = f"session_end:{session}:{agent.id}"
             if self.live_world.state.get((RUN, marker)) is not None:
                 continue
+            crashpoints.set_phase("migration")
             report = agent.end_session(session)
+            crashpoints.set_phase("session_end")
             reports.append(report.__dict__)
             # Counted from the event log, not the report: a session end resumed after a kill skips
             # the entries it already migrated, and the marker must read the same either way.
@@ -400,13 +411,17 @@ class Runner:
         from mnemarket.sim.report import write_report
 
         world = self.live_world
+        crashpoints.set_phase("report")
+        crashpoints.reached("events.jsonl")
         with (self.run_dir / "events.jsonl").open("w") as out:
             for event in world.events():
                 out.write(event.model_dump_json() + "\n")
+        crashpoints.reached("summary.json")
         scenario = self.config.resolved.scenario
         summary = summarize(world, self.genesis) | {"scenario": scenario.name, "status": status.state,
                                                     "message": status.message}
         (self.run_dir / "summary.json").write_text(json.dumps(summary, indent=2))
+        crashpoints.reached("report.html")
         write_report(self.run_dir, world, self.genesis, summary)
 
     def _check_database(self) -> None:

@@ -9,6 +9,7 @@ from sqlalchemy import event
 from sqlalchemy.engine import Engine
 from sqlmodel import create_engine
 
+from mnemarket import crashpoints
 from mnemarket.errors import StoreError
 
 _SUPPORTED = ("sqlite", "postgresql")
@@ -55,6 +56,13 @@ def make_engine(path_or_url: str | Path, *, schema: str | None = None, read_only
     url = to_url(path_or_url)
     if read_only:
         return _read_only_engine(url, schema)
+    engine = _make_engine(url, schema)
+    if crashpoints.armed():  # the kill harness: every commit is a point a process may die at
+        event.listen(engine, "commit", lambda _conn: crashpoints.reached("commit"))
+    return engine
+
+
+def _make_engine(url: str, schema: str | None) -> Engine:
     if url.startswith("sqlite"):
         if url.startswith("sqlite:///"):
             Path(url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
