@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import sqlite3
+import time
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 from sqlalchemy import event
@@ -13,6 +16,8 @@ from mnemarket import crashpoints
 from mnemarket.errors import StoreError
 
 _SUPPORTED = ("sqlite", "postgresql")
+BUSY_TIMEOUT_S = 30
+"""How long a SQLite connection waits for another process's write lock."""
 SQLITE_MMAP_BYTES = 1 << 30
 """How much of a SQLite file is read through a memory map (the rest through reads)."""
 
@@ -66,12 +71,12 @@ def _make_engine(url: str, schema: str | None) -> Engine:
     if url.startswith("sqlite"):
         if url.startswith("sqlite:///"):
             Path(url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
-        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
+        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": BUSY_TIMEOUT_S})
 
         @event.listens_for(engine, "connect")
         def _pragmas(dbapi_connection, _record):  # pragma: no cover - trivial
             cur = dbapi_connection.cursor()
-            cur.execute("PRAGMA journal_mode=WAL")
+            _journal_wal(cur)
             cur.execute("PRAGMA synchronous=NORMAL")
             cur.execute("PRAGMA foreign_keys=ON")
             # Read pages through a memory map instead of a read() call each: reopening a large
@@ -89,6 +94,20 @@ def _make_engine(url: str, schema: str | None) -> Engine:
         conn.exec_driver_sql(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
     bootstrap.dispose()
     return create_engine(url, pool_pre_ping=True, connect_args={"options": f"-csearch_path={schema}"})
+
+
+def _journal_wal(cursor: Any) -> None:
+    """Switch to WAL. The switch does not wait on the busy timeout: when another process opens the
+    same fresh file at that moment it fails at once with "database is locked", so wait here."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_S
+    while True:
+        try:
+            cursor.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.005)
 
 
 def _read_only_engine(url: str, schema: str | None) -> Engine:

@@ -24,6 +24,7 @@ from mnemarket.store.memory_tables import (
     MemoryRecordRow,
     MemoryStoreRow,
 )
+from mnemarket.store.schema import create_tables
 from mnemarket.store.world_tables import table_of
 
 RECORDS = table_of(MemoryRecordRow)
@@ -44,8 +45,8 @@ PLAIN_COLUMNS = ("seq", "text", "kind", "tier", "importance", "created", "last_a
 
 
 def create_memory_tables(bind: Engine | Connection) -> None:
-    """Create the memory tables if they are missing (idempotent)."""
-    MemoryStoreRow.metadata.create_all(bind, tables=list(MEMORY_TABLES))
+    """Create the memory tables if they are missing (idempotent, safe when two processes open a fresh file)."""
+    create_tables(bind, MEMORY_TABLES)
 
 
 def encode_embedding(vector: np.ndarray) -> bytes:

@@ -16,6 +16,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from mnemarket.errors import StoreError
 from mnemarket.kernel import AccessPolicy, Artifact, ChangeSet, Event, LedgerEntry, WorldSnapshot
 from mnemarket.store.engine import make_engine
+from mnemarket.store.schema import create_tables
 from mnemarket.store.world_tables import (
     WORLD_TABLES,
     ArtifactRow,
@@ -80,9 +81,7 @@ class SqlWorldStore:
         self.engine = engine
         self._prepare_statements(pg_insert if engine.dialect.name == "postgresql" else sqlite_insert)
         try:
-            with engine.begin() as conn:
-                for table in WORLD_TABLES:
-                    table.create(conn, checkfirst=True)
+            create_tables(engine, WORLD_TABLES)
         except SQLAlchemyError as exc:
             raise StoreError(f"cannot open world database {engine.url!r}: {exc}") from exc
 
