@@ -11,7 +11,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mnemarket.errors import ConfigError
 from mnemarket.genesis import STORE_TYPE, Genesis, all_trades, is_lesson, is_migration, turn_record
 from mnemarket.kernel import Artifact, World
 from mnemarket.memory import MemoryStore
@@ -42,13 +41,10 @@ class RunView:
     """
 
     def __init__(self, run_dir: str | Path):
-        from mnemarket.sim.runner import CONFIG_FILE, RunConfig
+        from mnemarket.sim.runner import read_run_config
 
         self.run_dir = Path(run_dir)
-        path = self.run_dir / CONFIG_FILE
-        if not path.exists():
-            raise ConfigError(f"{self.run_dir} is not a run directory (no {CONFIG_FILE}); start one with `mnemarket run`")
-        self.config: RunConfig = RunConfig.model_validate_json(path.read_text())
+        self.config: RunConfig = read_run_config(self.run_dir)
         self.engine = make_engine(self.config.options.db or self.run_dir / "world.db", read_only=True)
         self.world = World(SqlWorldStore(engine=self.engine))
         self._stores: dict[tuple[str, bool], MemoryStore] = {}

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from mnemarket import crashpoints
 from mnemarket.agents import Agent, Decision, check_components, load_components
@@ -134,19 +135,19 @@ class Runner:
             raise ConfigError(f"{run_dir} already holds a run; use `mnemarket resume {run_dir}` or choose --out")
         config = RunConfig(resolved=load_scenario(scenario_path), options=options or RunOptions())
         run_dir.mkdir(parents=True, exist_ok=True)
-        (run_dir / CONFIG_FILE).write_text(config.model_dump_json(indent=2))
+        write_run_config(run_dir, config)
         return cls(run_dir, config)
 
     @classmethod
     def open(cls, run_dir: str | Path, **overrides: Any) -> Runner:
+        """Reopen a run; `overrides` (None values ignored) are saved to its config.json only when
+        they change it, so resuming a run the way it was started writes nothing before the lock."""
         run_dir = Path(run_dir)
-        path = run_dir / CONFIG_FILE
-        if not path.exists():
-            raise ConfigError(f"{run_dir} is not a run directory (no {CONFIG_FILE}); start one with `mnemarket run`")
-        config = RunConfig.model_validate_json(path.read_text())
-        if overrides:
-            config.options = config.options.model_copy(update={k: v for k, v in overrides.items() if v is not None})
-            path.write_text(config.model_dump_json(indent=2))
+        config = read_run_config(run_dir)
+        changed = config.options.model_copy(update={k: v for k, v in overrides.items() if v is not None})
+        if changed != config.options:
+            config.options = changed
+            write_run_config(run_dir, config)
         return cls(run_dir, config)
 
     @property
@@ -442,6 +443,35 @@ class Runner:
         if self.world is not None:
             self.world.close()
         self._lock.release()
+
+
+def read_run_config(run_dir: Path) -> RunConfig:
+    """The run's config.json, or one line saying why it cannot be used."""
+    path = run_dir / CONFIG_FILE
+    if not path.is_file():
+        raise ConfigError(f"{run_dir} is not a run directory (no {CONFIG_FILE}); start one with `mnemarket run`")
+    try:
+        return RunConfig.model_validate_json(path.read_bytes())
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "the top level"
+        problem = f"{exc.error_count()} problem(s), first at {where}: {first['msg']}"
+    except OSError as exc:
+        problem = f"cannot be read: {exc.strerror}"
+    raise ConfigError(f"{path} is damaged ({problem[:300]}); `mnemarket run` wrote it: restore it from a backup "
+                      "or start a new run with another --out")
+
+
+def write_run_config(run_dir: Path, config: RunConfig) -> None:
+    """Write config.json whole or not at all (a kill mid-write must not leave a damaged file)."""
+    path = run_dir / CONFIG_FILE
+    temporary = path.with_name(f".{CONFIG_FILE}.tmp")
+    try:
+        temporary.write_text(config.model_dump_json(indent=2))
+        os.replace(temporary, path)
+    except OSError as exc:
+        raise ConfigError(f"cannot write {path}: {exc.strerror}; the run directory must be writable "
+                          "(inspect and memory commands read a run without writing)") from None
 
 
 def _dump_result(result: LLMResult) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from urllib.parse import quote
 
 from sqlalchemy import event
 from sqlalchemy.engine import Engine
+from sqlalchemy.exc import OperationalError
 from sqlmodel import create_engine
 
 from mnemarket import crashpoints
@@ -125,3 +126,21 @@ def _read_only_engine(url: str, schema: str | None) -> Engine:
 
 def is_sqlite(engine: Engine) -> bool:
     return engine.dialect.name == "sqlite"
+
+
+def describe(engine: Engine) -> str:
+    """The database as a person names it: the SQLite file, or the URL without its password."""
+    url = engine.url
+    return str(url.database) if url.get_backend_name() == "sqlite" else url.render_as_string(hide_password=True)
+
+
+def damaged(engine: Engine, exc: BaseException, what: str = "database") -> StoreError:
+    """One line for a database that cannot be read as mnemarket wrote it (garbage pages, bad JSON
+    in a row, not a database at all), naming the file and what to do."""
+    detail = " ".join(str(exc).split("[SQL:")[0].split("(Background on")[0].split())[:200]
+    if isinstance(exc, OperationalError) and "malformed" not in detail:  # permissions, disk, locks
+        return StoreError(f"{what} {describe(engine)} cannot be used ({detail}); check that it is readable and "
+                          "writable and the disk is not full")
+    return StoreError(f"{what} {describe(engine)} is damaged or not a mnemarket database ({type(exc).__name__}: "
+                      f"{detail}); restore it from a backup or start a new run")
+
