@@ -350,8 +350,9 @@ class Runner:
         except Exception as exc:
             if self._applied(agent, session, turn):
                 raise  # the action is durable; only its aftermath failed, and a resume moves past it
-            plan = entry.get("plan") if isinstance(entry.get("plan"), dict) else {}
-            record = TurnRecord(session=session, turn=turn, step=str(plan.get("step", "")),
+            plan = entry.get("plan")
+            step = plan.get("step", "") if isinstance(plan, dict) else ""
+            record = TurnRecord(session=session, turn=turn, step=str(step),
                                 llm_error=f"the decision could not be applied ({type(exc).__name__})")
             self.live_world.record_failure(agent.id, ActionResult.fail(
                 ErrorCode.INTERNAL_ERROR, f"the decision could not be applied ({type(exc).__name__}: {str(exc)[:200]}); "
