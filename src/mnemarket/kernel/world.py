@@ -182,7 +182,8 @@ class World:
             result = HANDLERS[action.action_type](self, tx, principal, action)
             result.scrip_charged = tx.charged
         except ActionFailure as failure:
-            result, tx = failure.to_result(), Transaction(self, principal)
+            result, tx = failure.to_result(), self._failure_transaction(principal, failure)
+            result.scrip_charged = tx.charged
         except Exception as exc:  # noqa: BLE001 - a handler bug must cost one failed action, not the run
             result = ActionResult.fail(
                 ErrorCode.INTERNAL_ERROR, f"the action failed inside mnemarket ({type(exc).__name__}: {str(exc)[:200]}); "
@@ -200,6 +201,17 @@ class World:
         run moves past it. Nothing else changes."""
         action_dump = action if action is not None and json_problem(action) is None else {}
         return self._record(principal, "invalid", action_dump, failure, Transaction(self, principal), meta)
+
+    def _failure_transaction(self, principal: str, failure: ActionFailure) -> Transaction:
+        """A failed action's transaction: empty, or what the failure still costs (`failure.keep`)."""
+        tx = Transaction(self, principal)
+        if failure.keep is None:
+            return tx
+        try:
+            failure.keep(tx)
+        except ActionFailure:  # the failure's own cost failed (e.g. no scrip for the fee): nothing is kept
+            return Transaction(self, principal)
+        return tx
 
     def _record(self, principal: str, action_type: str, action_dump: dict[str, Any], result: ActionResult,
                 tx: Transaction, meta: dict[str, Any] | None, capture: Capture | None = None) -> ActionResult:
