@@ -16,6 +16,7 @@ import hashlib
 import os
 import random
 import sqlite3
+import subprocess
 import sys
 from pathlib import Path
 
@@ -136,3 +137,19 @@ def test_killed_at_any_point_and_resumed_equals_uninterrupted(harness):
             mismatches.append((point, err, sorted(k for k in expected if actual[k] != expected[k])))
     assert not mismatches, mismatches
     assert PHASES <= phases, f"phases never killed in: {PHASES - phases}"
+
+
+def test_the_crash_point_flag_works_through_the_command_line(harness):
+    """The same flag on a real `mnemarket run` process, resumed by a real `mnemarket resume`."""
+    scenario, reference, trace, base = harness
+    point = next(n for n, where in enumerate(trace, 1) if where.startswith("migration"))
+    run_dir = base / "cli"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), crashpoints.ENV: str(point)}
+    command = [sys.executable, "-m", "mnemarket.cli.app"]
+    killed = subprocess.run([*command, "run", str(scenario), "--model", "scripted", "--out", str(run_dir)],
+                            env=env, capture_output=True, text=True, timeout=300)
+    assert killed.returncode == crashpoints.EXIT_CODE and f"crash point {point}: migration" in killed.stderr
+    del env[crashpoints.ENV]
+    resumed = subprocess.run([*command, "resume", str(run_dir)], env=env, capture_output=True, text=True, timeout=300)
+    assert resumed.returncode == 0, resumed.stderr
+    assert world_fingerprint(run_dir) == world_fingerprint(reference)
