@@ -249,6 +249,10 @@ class World:
     # -- commit -------------------------------------------------------------------------------
     def _commit(self, tx: Transaction, *, initial: int = 0) -> None:
         changes = tx.changes
+        # State values as the store holds them (sorted keys, lists for tuples), so this process reads
+        # exactly what a reopened (resumed) one will; a value JSON cannot hold fails here, before the commit.
+        changes.state = {key: None if value is None else json.loads(json.dumps(value, sort_keys=True))
+                         for key, value in changes.state.items()}
         supply = Supply(initial=self.supply.initial + initial, minted=self.supply.minted + tx.minted,
                         burned=self.supply.burned + tx.burned)
         changes.meta = {**self._meta(), "initial": supply.initial, "minted": supply.minted,
@@ -275,8 +279,8 @@ class World:
         for key, value in changes.state.items():
             if value is None:
                 self.state.pop(key, None)
-            else:  # as the store holds it (sorted keys, lists for tuples): a reopened world reads the same
-                self.state[key] = json.loads(json.dumps(value, sort_keys=True))
+            else:
+                self.state[key] = value
         self.supply = supply
         self.event_count = changes.meta["event_count"]
         self.ledger_count = changes.meta["ledger_count"]
