@@ -184,9 +184,9 @@ class Agent:
     def _set_up(self) -> bool:
         if self.world.state.get((SETUP_NAMESPACE, self.id)):
             return True
-        # Worlds made before the marker: agents act only after every setup finished, so any event
-        # means this agent's setup completed.
-        return self.id in self.world.principals and self.world.event_count > 0
+        # Worlds made before the marker: agents act only after every setup finished, so an action
+        # of this agent means its setup completed (otherwise setting up again only fills gaps).
+        return self.id in self.world.principals and bool(self.world.events(principal=self.id, limit=1))
 
     def _seed(self) -> None:
         """Character and relations as gifted memories (canonical queries), pre-seeded lessons."""
