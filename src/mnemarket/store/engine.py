@@ -143,4 +143,3 @@ def damaged(engine: Engine, exc: BaseException, what: str = "database") -> Store
                           "writable and the disk is not full")
     return StoreError(f"{what} {describe(engine)} is damaged or not a mnemarket database ({type(exc).__name__}: "
                       f"{detail}); restore it from a backup or start a new run")
-
