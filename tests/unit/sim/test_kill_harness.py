@@ -15,9 +15,11 @@ from __future__ import annotations
 import hashlib
 import os
 import random
+import signal
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -32,6 +34,7 @@ from .fast_demo import fast_demo
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the harness forks")
 
 KILLS = 24
+CHILD_TIMEOUT_S = 120
 PHASES = {"setup", "seeding", "turns", "session_end", "migration", "report"}
 
 
@@ -75,9 +78,15 @@ def _in_child(work, stderr: Path | None = None) -> tuple[int, str]:
         finally:
             sys.stderr.flush()
             os._exit(code)
-    _, status = os.waitpid(pid, 0)
+    deadline = time.monotonic() + CHILD_TIMEOUT_S
+    while (waited := os.waitpid(pid, os.WNOHANG))[0] == 0:  # a hung child fails the test, never the suite
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            pytest.fail(f"a forked child ran longer than {CHILD_TIMEOUT_S} s")
+        time.sleep(0.01)
     text = stderr.read_text() if stderr != Path(os.devnull) and stderr.exists() else ""
-    return os.waitstatus_to_exitcode(status), text
+    return os.waitstatus_to_exitcode(waited[1]), text
 
 
 @pytest.fixture(scope="module")
