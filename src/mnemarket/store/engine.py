@@ -19,6 +19,8 @@ from mnemarket.errors import StoreError
 _SUPPORTED = ("sqlite", "postgresql")
 BUSY_TIMEOUT_S = 30
 """How long a SQLite connection waits for another process's write lock."""
+SCHEMA_LOCK = 0x6D6E656D
+"""PostgreSQL advisory lock key held while schemas and tables are created ("mnem")."""
 SQLITE_MMAP_BYTES = 1 << 30
 """How much of a SQLite file is read through a memory map (the rest through reads)."""
 
@@ -92,6 +94,8 @@ def _make_engine(url: str, schema: str | None) -> Engine:
         raise StoreError(f"schema {schema!r} must be letters, digits and '_'")
     bootstrap = create_engine(url)
     with bootstrap.begin() as conn:
+        # Two processes creating one schema at once collide even with IF NOT EXISTS: take turns.
+        conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({SCHEMA_LOCK})")
         conn.exec_driver_sql(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
     bootstrap.dispose()
     return create_engine(url, pool_pre_ping=True, connect_args={"options": f"-csearch_path={schema}"})

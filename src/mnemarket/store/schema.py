@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from sqlalchemy import Table, inspect, text
 from sqlalchemy.engine import Connection, Engine
 
-SCHEMA_LOCK = 0x6D6E656D  # PostgreSQL advisory lock key held while tables are created ("mnem")
+from mnemarket.store.engine import SCHEMA_LOCK
 
 
 def create_tables(bind: Engine | Connection, tables: Sequence[Table]) -> None:

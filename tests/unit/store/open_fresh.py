@@ -1,5 +1,6 @@
-"""Child of test_concurrent_open.py: for each database path read from stdin, open a world store and
-a memory store on it (creating the tables) and print "ok" or the error, at the parent's signal."""
+"""Child of test_concurrent_open.py: for each database read from stdin (a SQLite path, or a PostgreSQL
+URL and a fresh schema), open a memory store and a world store on it (creating the tables) and
+print "ok" or the error, at the parent's signal."""
 
 from __future__ import annotations
 
@@ -7,18 +8,20 @@ import sys
 
 from mnemarket.memory import MemoryStore
 from mnemarket.providers import make_embedder
-from mnemarket.store import SqlWorldStore
+from mnemarket.store import SqlWorldStore, make_engine
 
 
 def main() -> None:
     embedder, name = make_embedder("hashing"), sys.argv[1]
     print("ready", flush=True)
     for line in sys.stdin:
-        path = line.strip()
+        target = line.split()  # a SQLite path, or a PostgreSQL URL and a fresh schema
         try:
-            store = MemoryStore(embedder, path, store_id=name)
+            engine = make_engine(target[0], schema=target[1] if len(target) > 1 else None)
+            store = MemoryStore(embedder, engine=engine, store_id=name)
             store.add(f"written by {name}")
-            SqlWorldStore(path).close()
+            SqlWorldStore(engine=engine)
+            engine.dispose()
             print("ok", flush=True)
         except Exception as exc:  # noqa: BLE001 - the parent reports it
             import traceback
