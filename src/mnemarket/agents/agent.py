@@ -68,6 +68,8 @@ LESSON_OUTCOMES = 6
 """Outcomes of the session a lesson step shows the model (the newest)."""
 LESSON_STATE = "lesson_steps"
 """World-state namespace of the markers that say a lesson step has been written (resume skips it)."""
+SETUP_NAMESPACE = "agent_setup"
+"""World-state namespace of the per-agent "setup finished" markers."""
 LAST_DATA_CHARS = 700
 MAX_VIEW_IDS = 60
 """Ids of one kind a reply schema offers (a long list would swamp the grammar and the model)."""
@@ -215,20 +217,35 @@ class Agent:
 
     # -- setup ------------------------------------------------------------------------------
     def setup(self) -> None:
-        """Create the principal, working memory and stores, and seed gifted memories (idempotent)."""
-        if self.id in self.world.principals:
+        """Create the principal, working memory and stores, and seed gifted memories.
+
+        Safe to interrupt at any point: the principal, working memory and stores commit together,
+        the seeders skip what exists, and a marker committed last says the whole setup is done (a
+        process killed half-way through finishes it on resume instead of skipping it).
+        """
+        if self._set_up():
             return
-        self.world.create_principal(self.id, self.config.starting_scrip)
-        if self.config.working_memory.enabled:
-            create_working_memory(self.world, self.id, self.config.working_memory_id,
-                                  self.config.working_memory.max_chars)
-        for store_id, what in ((self.config.store_id, "long-term"), (self.config.episodic_store_id, "episodic")):
-            if store_id not in self.world.artifacts:
-                self.world.create_artifact(Artifact(
-                    id=store_id, type=STORE_TYPE, content=f"{what} memory of {self.id}", creator=self.id,
-                    owner=self.id, access=AccessPolicy(read="owner"), created_tick=self.world.tick,
-                    updated_tick=self.world.tick))
+        with self.world.batch():  # one commit: never a principal without its working memory or stores
+            if self.id not in self.world.principals:
+                self.world.create_principal(self.id, self.config.starting_scrip)
+            if self.config.working_memory.enabled:
+                create_working_memory(self.world, self.id, self.config.working_memory_id,
+                                      self.config.working_memory.max_chars)
+            for store_id, what in ((self.config.store_id, "long-term"), (self.config.episodic_store_id, "episodic")):
+                if store_id not in self.world.artifacts:
+                    self.world.create_artifact(Artifact(
+                        id=store_id, type=STORE_TYPE, content=f"{what} memory of {self.id}", creator=self.id,
+                        owner=self.id, access=AccessPolicy(read="owner"), created_tick=self.world.tick,
+                        updated_tick=self.world.tick))
         self._seed()
+        self.world.set_state(SETUP_NAMESPACE, self.id, True)
+
+    def _set_up(self) -> bool:
+        if self.world.state.get((SETUP_NAMESPACE, self.id)):
+            return True
+        # Worlds made before the marker: agents act only after every setup finished, so an action
+        # of this agent means its setup completed (otherwise setting up again only fills gaps).
+        return self.id in self.world.principals and bool(self.world.events(principal=self.id, limit=1))
 
     def _seed(self) -> None:
         """Character and relations as gifted memories (canonical queries), pre-seeded lessons."""
@@ -593,8 +610,13 @@ class Agent:
                 report.migrated.append(entry)
                 continue
             if duplicate is not None:
-                reinforce(self.longterm, duplicate, by=f"{self.config.working_memory_id}@session{session}",
-                          actor=self.id, reason="the same lesson migrated again")
+                label = f"{self.config.working_memory_id}@session{session}"
+                # One session end reinforces a record once: a resumed one finds its label already
+                # there. At the world's time: the store's clock is the latest time it saw, which a
+                # resumed process (that has not searched yet) does not share.
+                if label not in self.longterm.get(duplicate).reinforced_by:
+                    reinforce(self.longterm, duplicate, by=label, now=self.world.tick, actor=self.id,
+                              reason="the same lesson migrated again")
                 report.skipped_duplicates.append(entry)
                 continue
             kind = entry.split(":", 1)[0].strip().lower()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import yaml
@@ -35,6 +36,11 @@ def create_working_memory(world: World, agent_id: str, artifact_id: str, max_cha
         created_tick=world.tick, updated_tick=world.tick))
 
 
+MAX_YAML_DEPTH = 32
+"""Nesting a working memory may use (a goal, lists of lessons: a few levels)."""
+_BRACKETS = re.compile(r"[\[\]{}]")
+
+
 class _NoAliasLoader(yaml.SafeLoader):
     """YAML as an agent may write it, minus aliases: a few hundred characters of nested aliases
     (a "billion laughs") expand into exponentially many values for whoever walks them."""
@@ -43,15 +49,34 @@ class _NoAliasLoader(yaml.SafeLoader):
         if self.check_event(yaml.AliasEvent):
             raise yaml.composer.ComposerError(None, None, "aliases (*name) are not allowed here",
                                               self.peek_event().start_mark)
-        return super().compose_node(parent, index)
+        # Nesting is refused early: left to hit the recursion limit, 2,000 brackets took ~4 s a parse.
+        self._depth = getattr(self, "_depth", 0) + 1
+        try:
+            if self._depth > MAX_YAML_DEPTH:
+                raise yaml.composer.ComposerError(None, None, f"nests deeper than {MAX_YAML_DEPTH} levels",
+                                                  self.peek_event().start_mark)
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
 
 
 def load_agent_yaml(text: str) -> Any:
     """Parse YAML an agent wrote; raises ``yaml.YAMLError`` for bad YAML, aliases or absurd nesting."""
+    if _bracket_depth(text) > MAX_YAML_DEPTH:  # the scanner reads a whole flow nest before refusing it: quadratic
+        raise yaml.YAMLError(f"the YAML nests deeper than {MAX_YAML_DEPTH} levels")
     try:
         return yaml.load(text, Loader=_NoAliasLoader)  # noqa: S506 - a SafeLoader subclass
     except RecursionError:
         raise yaml.YAMLError("the YAML nests too deeply") from None
+
+
+def _bracket_depth(text: str) -> int:
+    """The deepest run of open brackets (quotes ignored: an over-estimate only refuses odd text)."""
+    depth = deepest = 0
+    for bracket in _BRACKETS.findall(text):
+        depth = depth + 1 if bracket in "[{" else max(0, depth - 1)
+        deepest = max(deepest, depth)
+    return deepest
 
 
 def parse_working_memory(text: str) -> WorkingMemory:

@@ -60,6 +60,16 @@ def _errors_to_exit_codes(command: Callable[..., None]) -> Callable[..., None]:
             command(*args, **kwargs)
         except MnemarketError as exc:
             _fail(str(exc), next(code for family, code in EXIT_CODES if isinstance(exc, family)))
+        except OSError as exc:  # a file the store layer does not own (a log, a report) cannot be used
+            _fail(f"{exc.filename or 'a file'}: {exc.strerror or exc}; check the path, its permissions and free space", 4)
+        except Exception as exc:
+            database_errors = sys.modules.get("sqlalchemy.exc")  # not imported for commands that need no database
+            if database_errors is None or not isinstance(exc, database_errors.SQLAlchemyError):
+                raise
+            # A database read no store method translated: still one line.
+            detail = str(exc).split("[SQL:")[0]
+            _fail(f"the database could not be read or written ({type(exc).__name__}: {detail[:200]}); restore it "
+                  "from a backup or start a new run", 4)
     return wrapped
 
 

@@ -18,6 +18,7 @@ from mnemarket.kernel import (
     MethodOutcome,
     MethodSpec,
     NoArgs,
+    Transaction,
     World,
     names,
 )
@@ -58,7 +59,7 @@ class GenesisBounty(Invokable):
     """A bounty board. Each bounty pays at most `max_claims` times, once per claimant."""
 
     def __init__(self, bounties: list[Bounty], costs: BountyCosts | None = None):
-        costs = costs or BountyCosts()
+        costs = self.costs = costs or BountyCosts()
         super().__init__(BOUNTY_ID, "Bounties: verifiable tasks that pay newly minted scrip.")
         self.bounties = {b.id: b for b in bounties}
         self.session = 1
@@ -66,7 +67,9 @@ class GenesisBounty(Invokable):
         and close by session, so a fact that pays in session 2 must be remembered from session 1."""
         self.add(MethodSpec("list", NoArgs, self._list, "open bounties with rewards", cost=costs.list))
         self.add(MethodSpec("claim", ClaimArgs, self._claim,
-                            "claim a bounty with an artifact you created or an answer", cost=costs.claim))
+                            "claim a bounty with an artifact you created or an answer (a wrong answer costs "
+                            f"{costs.wrong_answer} scrip; {costs.wrong_answers} wrong answers per bounty)",
+                            cost=costs.claim))
 
     def on_register(self, world: World) -> None:
         world.register_rule(MINT_RULE, "mint", "a verified bounty claim mints the bounty's reward")
@@ -134,7 +137,7 @@ class GenesisBounty(Invokable):
         if bounty.kind == "artifact":
             self._verify_artifact(ctx, bounty, args)
         else:
-            self._verify_answer(bounty, args)
+            self._verify_answer(ctx, bounty, args)
         ctx.put_state(bounty.id, [*claims, ctx.caller])
         ctx.tx.mint(ctx.caller, bounty.reward, rule=MINT_RULE, reason=f"bounty {bounty.id}")
         return MethodOutcome(f"bounty {bounty.id!r} verified: {bounty.reward} scrip minted to you",
@@ -156,13 +159,31 @@ class GenesisBounty(Invokable):
             raise ActionFailure(ErrorCode.METHOD_FAILED, f"{artifact.id!r} does not satisfy {bounty.id!r}: {what}",
                                 f"edit the artifact so it satisfies: {bounty.description}")
 
-    def _verify_answer(self, bounty: Bounty, args: ClaimArgs) -> None:
+    def _verify_answer(self, ctx: InvokeContext, bounty: Bounty, args: ClaimArgs) -> None:
+        """Wrong answers are counted and cost `wrong_answer` scrip, and a claimant gets `wrong_answers`
+        of them per bounty: guessing through the candidates one claim at a time neither is free
+        nor ends in a win."""
+        key = f"wrong:{bounty.id}:{ctx.caller}"
+        wrong, allowed = int(ctx.state(key) or 0), self.costs.wrong_answers
+        if wrong >= allowed:
+            raise ActionFailure(ErrorCode.INVALID_ARGUMENTS, f"you gave {wrong} wrong answers for {bounty.id!r}; "
+                                "no tries left", "pick another bounty from genesis_bounty.list")
         if not args.answer:
             raise ActionFailure(ErrorCode.INVALID_ARGUMENTS, f"{bounty.id!r} needs an answer",
                                 f"claim with answer=...; the question: {bounty.description}")
-        if not answer_matches(bounty.answer or "", args.answer):
-            raise ActionFailure(ErrorCode.METHOD_FAILED, f"wrong answer for {bounty.id!r}",
-                                "find the fact first (someone's memory may hold it), then claim again")
+        if answer_matches(bounty.answer or "", args.answer):
+            return
+        fee, caller = self.costs.wrong_answer, ctx.caller
+
+        def keep(tx: Transaction) -> None:  # committed with the failed claim
+            tx.put_state(BOUNTY_ID, key, wrong + 1)
+            tx.move(caller, BOUNTY_ID, min(fee, tx.balance(caller)), kind="charge",
+                    reason=f"wrong answer for {bounty.id}")
+
+        left = allowed - wrong - 1
+        raise ActionFailure(ErrorCode.METHOD_FAILED,
+                            f"wrong answer for {bounty.id!r} (cost {fee} scrip; {left} tries left)",
+                            "find the fact first (someone's memory may hold it), then claim again", keep=keep)
 
 
 __all__ = ["GenesisBounty", "answer_matches"]

@@ -56,6 +56,8 @@ class MemoryCosts(_Strict):
 class BountyCosts(_Strict):
     list: int = Field(0, ge=0)
     claim: int = Field(0, ge=0)
+    wrong_answer: int = Field(2, ge=0, description="scrip a wrong answer costs (paid to genesis_bounty)")
+    wrong_answers: int = Field(3, ge=1, description="wrong answers a claimant may give per bounty")
 
 
 class Costs(_Strict):

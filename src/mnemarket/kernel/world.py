@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import difflib
+import json
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from mnemarket.errors import InvalidArgument
+from mnemarket.errors import InvalidArgument, ProviderError
 from mnemarket.kernel.actions import Action, parse_action
 from mnemarket.kernel.artifact import Artifact, Operation
 from mnemarket.kernel.artifact_index import ArtifactIndex
@@ -187,7 +188,8 @@ class World:
             result = HANDLERS[action.action_type](self, tx, principal, action)
             result.scrip_charged = tx.charged
         except ActionFailure as failure:
-            result, tx = failure.to_result(), Transaction(self, principal)
+            result, tx = failure.to_result(), self._failure_transaction(principal, failure)
+            result.scrip_charged = tx.charged
         except Exception as exc:  # noqa: BLE001 - a handler bug must cost one failed action, not the run
             result = ActionResult.fail(
                 ErrorCode.INTERNAL_ERROR, f"the action failed inside mnemarket ({type(exc).__name__}: {str(exc)[:200]}); "
@@ -198,6 +200,25 @@ class World:
         return self._record(principal, action.action_type, action.model_dump(mode="json"), result, tx, meta,
                             capture)
 
+    def record_failure(self, principal: str, failure: ActionResult, *, action: dict[str, Any] | None = None,
+                       meta: dict[str, Any] | None = None) -> ActionResult:
+        """Record, as `principal`'s failed action, something that could not be applied at all (its
+        caller crashed before reaching `submit`), so the event log shows it happened and a resumed
+        run moves past it. Nothing else changes."""
+        action_dump = action if action is not None and json_problem(action) is None else {}
+        return self._record(principal, "invalid", action_dump, failure, Transaction(self, principal), meta)
+
+    def _failure_transaction(self, principal: str, failure: ActionFailure) -> Transaction:
+        """A failed action's transaction: empty, or what the failure still costs (`failure.keep`)."""
+        tx = Transaction(self, principal)
+        if failure.keep is None:
+            return tx
+        try:
+            failure.keep(tx)
+        except ActionFailure:  # the failure's own cost failed (e.g. no scrip for the fee): nothing is kept
+            return Transaction(self, principal)
+        return tx
+
     def _record(self, principal: str, action_type: str, action_dump: dict[str, Any], result: ActionResult,
                 tx: Transaction, meta: dict[str, Any] | None, capture: Capture | None = None) -> ActionResult:
         result.tick = self.tick
@@ -207,15 +228,37 @@ class World:
         for entry in tx.changes.ledger:
             entry.event_id = event.id
         tx.changes.event = event
-        if capture is not None:
-            for hook in capture(result):
-                tx.on_commit(hook)
-        self._commit(tx)
+        committed = self.event_count
+        try:
+            if capture is not None:
+                for hook in capture(result):
+                    tx.on_commit(hook)
+            self._commit(tx)
+        except ProviderError:
+            raise  # a spent budget or a dead provider stops the run cleanly; it is not the action's fault
+        except Exception as exc:
+            if self._buffer is not None or self.event_count != committed:
+                raise  # batched (the flush reports it) or already durable (an after-commit hook failed)
+            # What the action would remember or touch could not be written. Recording the bare
+            # failure in its place means a resumed run finds this action done instead of re-applying
+            # it (and dying again) forever; if even that commit fails, the store is down: raise.
+            failure = ActionResult.fail(
+                ErrorCode.INTERNAL_ERROR,
+                f"the action could not be recorded ({type(exc).__name__}: {safe_text(str(exc), 200)}); nothing "
+                "changed", "try a different action; this is a mnemarket bug worth reporting")
+            try:
+                return self._record(principal, action_type, action_dump, failure, Transaction(self, principal), meta)
+            except Exception:
+                raise exc from None
         return result
 
     # -- commit -------------------------------------------------------------------------------
     def _commit(self, tx: Transaction, *, initial: int = 0) -> None:
         changes = tx.changes
+        # State values as the store holds them (sorted keys, lists for tuples), so this process reads
+        # exactly what a reopened (resumed) one will; a value JSON cannot hold fails here, before the commit.
+        changes.state = {key: None if value is None else json.loads(json.dumps(value, sort_keys=True))
+                         for key, value in changes.state.items()}
         supply = Supply(initial=self.supply.initial + initial, minted=self.supply.minted + tx.minted,
                         burned=self.supply.burned + tx.burned)
         changes.meta = {**self._meta(), "initial": supply.initial, "minted": supply.minted,

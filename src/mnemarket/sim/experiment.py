@@ -167,7 +167,7 @@ def check_experiment(experiment: Experiment) -> None:
 def prepare_cell(experiment: Experiment, cell: Cell) -> Path:
     """Write the cell's run directory config (once); returns the directory."""
     from mnemarket.agents import check_components, load_components
-    from mnemarket.sim.runner import CONFIG_FILE, RunConfig, RunOptions
+    from mnemarket.sim.runner import CONFIG_FILE, RunConfig, RunOptions, write_run_config
     from mnemarket.sim.scenario import load_scenario
 
     run_dir = experiment.cell_dir(cell)
@@ -184,7 +184,7 @@ def prepare_cell(experiment: Experiment, cell: Cell) -> Path:
     options = RunOptions(model=cell.model, sessions=c.sessions, turns=c.turns, seed=cell.seed, record=c.record,
                          spend_cap_usd=c.spend_cap_usd)
     run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / CONFIG_FILE).write_text(RunConfig(resolved=resolved, options=options).model_dump_json(indent=2))
+    write_run_config(run_dir, RunConfig(resolved=resolved, options=options))
     return run_dir
 
 

@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any
 
 from mnemarket.agents.config import DEFAULT_PREFIXES
 from mnemarket.agents.working_memory import prefixed_entries
-from mnemarket.errors import ConfigError
 from mnemarket.genesis import MEMORY_ID, STORE_TYPE, Genesis, all_trades, is_lesson, is_migration, turn_record
 from mnemarket.genesis.bounties import BOUNTY_ID
 from mnemarket.genesis.run_record import is_invalid_decision
@@ -46,13 +45,10 @@ class RunView:
     """
 
     def __init__(self, run_dir: str | Path):
-        from mnemarket.sim.runner import CONFIG_FILE, RunConfig
+        from mnemarket.sim.runner import read_run_config
 
         self.run_dir = Path(run_dir)
-        path = self.run_dir / CONFIG_FILE
-        if not path.exists():
-            raise ConfigError(f"{self.run_dir} is not a run directory (no {CONFIG_FILE}); start one with `mnemarket run`")
-        self.config: RunConfig = RunConfig.model_validate_json(path.read_text())
+        self.config: RunConfig = read_run_config(self.run_dir)
         self.engine = make_engine(self.config.options.db or self.run_dir / "world.db", read_only=True)
         self.world = World(SqlWorldStore(engine=self.engine))
         self._stores: dict[tuple[str, bool], MemoryStore] = {}

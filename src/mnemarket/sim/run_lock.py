@@ -33,8 +33,13 @@ class RunLock:
         """Take the lock, or raise :class:`ConfigError` naming the process that holds it."""
         if self._handle is not None:
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        handle = self.path.open("a+")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            handle = self.path.open("a+")
+        except OSError as exc:  # a read-only run directory: say so before anything is written
+            raise ConfigError(f"cannot write in {self.path.parent} ({exc.strerror}); a writer needs the run directory "
+                              "writable: fix its permissions or copy it somewhere writable (inspect and memory "
+                              "commands read it as it is)") from None
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

@@ -10,21 +10,23 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from mnemarket import crashpoints
 from mnemarket.agents import Agent, Decision, check_components, load_components
 from mnemarket.agents.agent import PendingTurn
 from mnemarket.agents.config import AgentConfig, LLMSpec
-from mnemarket.errors import BudgetExceeded, ConfigError, ProviderUnavailable, StoreError
+from mnemarket.errors import BudgetExceeded, ConfigError, ProviderError, ProviderUnavailable, StoreError
 from mnemarket.genesis import Genesis, install_genesis
-from mnemarket.genesis.run_record import migration_record
-from mnemarket.kernel import Artifact, Invokable, World
+from mnemarket.genesis.run_record import TurnRecord, migration_record
+from mnemarket.kernel import ActionResult, Artifact, ErrorCode, Invokable, World
 from mnemarket.providers import (
     LLM,
     AccountedEmbedder,
@@ -145,19 +147,19 @@ class Runner:
             raise ConfigError(f"{run_dir} already holds a run; use `mnemarket resume {run_dir}` or choose --out")
         config = RunConfig(resolved=load_scenario(scenario_path), options=options or RunOptions())
         run_dir.mkdir(parents=True, exist_ok=True)
-        (run_dir / CONFIG_FILE).write_text(config.model_dump_json(indent=2))
+        write_run_config(run_dir, config)
         return cls(run_dir, config)
 
     @classmethod
     def open(cls, run_dir: str | Path, **overrides: Any) -> Runner:
+        """Reopen a run; `overrides` (None values ignored) are saved to its config.json only when
+        they change it, so resuming a run the way it was started writes nothing before the lock."""
         run_dir = Path(run_dir)
-        path = run_dir / CONFIG_FILE
-        if not path.exists():
-            raise ConfigError(f"{run_dir} is not a run directory (no {CONFIG_FILE}); start one with `mnemarket run`")
-        config = RunConfig.model_validate_json(path.read_text())
-        if overrides:
-            config.options = config.options.model_copy(update={k: v for k, v in overrides.items() if v is not None})
-            path.write_text(config.model_dump_json(indent=2))
+        config = read_run_config(run_dir)
+        changed = config.options.model_copy(update={k: v for k, v in overrides.items() if v is not None})
+        if changed != config.options:
+            config.options = changed
+            write_run_config(run_dir, config)
         return cls(run_dir, config)
 
     @property
@@ -225,6 +227,7 @@ class Runner:
             StoreError: the world database is missing or empty although the run had made progress.
         """
         self._lock.acquire()
+        crashpoints.set_phase("setup")
         resolved = self.config.resolved
         self._check_database()
         world_store = SqlWorldStore(self.db_url)
@@ -269,6 +272,7 @@ class Runner:
     def _seed(self) -> None:
         world, scenario = self.world, self.config.resolved.scenario
         assert world is not None and self.genesis is not None
+        crashpoints.set_phase("seeding")
         for seed in scenario.artifacts:
             if seed.id not in world.artifacts:
                 world.create_artifact(Artifact(id=seed.id, type=seed.type, content=seed.content, creator=seed.owner,
@@ -307,6 +311,7 @@ class Runner:
     async def run_async(self, progress: Progress | None = None) -> RunStatus:
         world = self.world or self.setup()
         status = RunStatus(run_dir=self.run_dir, state="finished")
+        crashpoints.set_phase("turns")
         try:
             for session in range(1, self.config.sessions + 1):
                 self._start_session(session)
@@ -322,6 +327,7 @@ class Runner:
                         progress("turn", session, turn)
                 await self._lesson_steps("session_end", session, self.config.turns)
                 status.session_reports.extend(self._end_session(session))
+                crashpoints.set_phase("turns")
                 if progress:
                     progress("session", session, self.config.turns)
         except BudgetExceeded as exc:
@@ -366,13 +372,32 @@ class Runner:
                                                          "reply_error": decision.error}
                                     for plan, decision in zip(plans, decisions))
             world.set_state(RUN, key, pending)
+            pending = world.state[(RUN, key)]  # as committed (and as a resumed run reads it back)
         for agent in self.order(session, turn):
             if self._applied(agent, session, turn):
                 continue
-            entry = pending[agent.id]
-            agent.apply(PendingTurn.model_validate(entry["plan"]), _load_result(entry["decision"]))
+            self._apply(agent, pending[agent.id], session, turn)
         await self._lesson_steps("failure", session, turn)
         world.set_state(RUN, key, None)
+
+    def _apply(self, agent: Agent, entry: dict[str, Any], session: int, turn: int) -> None:
+        """Apply one committed decision. One that crashes its apply is recorded as the agent's failed
+        action for the turn: re-applied on every resume, it would die again each time (a bricked run)."""
+        try:
+            agent.apply(PendingTurn.model_validate(entry["plan"]), _load_result(entry["decision"]))
+        except ProviderError:
+            raise
+        except Exception as exc:
+            if self._applied(agent, session, turn):
+                raise  # the action is durable; only its aftermath failed, and a resume moves past it
+            plan = entry.get("plan")
+            step = plan.get("step", "") if isinstance(plan, dict) else ""
+            record = TurnRecord(session=session, turn=turn, step=str(step),
+                                llm_error=f"the decision could not be applied ({type(exc).__name__})")
+            self.live_world.record_failure(agent.id, ActionResult.fail(
+                ErrorCode.INTERNAL_ERROR, f"the decision could not be applied ({type(exc).__name__}: {str(exc)[:200]}); "
+                "nothing changed", "try a different action; this is a mnemarket bug worth reporting"),
+                meta=record.meta())
 
     async def _lesson_steps(self, trigger: str, session: int, after_turn: int) -> None:
         """Ask each agent whose lesson step is due what it learned; write the lessons (not turns)."""
@@ -417,6 +442,7 @@ class Runner:
 
     def _end_session(self, session: int) -> list[dict[str, Any]]:
         reports = []
+        crashpoints.set_phase("session_end")
         end = SessionEnd(self.live_world, session, {a.id: a.config.store_id for a in self.agents})
         for service in self.services:
             marker = f"service_end:{session}:{service.artifact_id}"
@@ -427,7 +453,9 @@ class Runner:
             marker = f"session_end:{session}:{agent.id}"
             if self.live_world.state.get((RUN, marker)) is not None:
                 continue
+            crashpoints.set_phase("migration")
             report = agent.end_session(session)
+            crashpoints.set_phase("session_end")
             reports.append(report.__dict__)
             # Counted from the event log, not the report: a session end resumed after a kill skips
             # the entries it already migrated, and the marker must read the same either way.
@@ -445,13 +473,17 @@ class Runner:
         from mnemarket.sim.report import write_report
 
         world = self.live_world
+        crashpoints.set_phase("report")
+        crashpoints.reached("events.jsonl")
         with (self.run_dir / "events.jsonl").open("w") as out:
             for event in world.events():
                 out.write(event.model_dump_json() + "\n")
+        crashpoints.reached("summary.json")
         scenario = self.config.resolved.scenario
         summary = summarize(world, self.genesis) | {"scenario": scenario.name, "status": status.state,
                                                     "message": status.message}
         (self.run_dir / "summary.json").write_text(json.dumps(summary, indent=2))
+        crashpoints.reached("report.html")
         write_report(self.run_dir, world, self.genesis, summary)
 
     def _check_database(self) -> None:
@@ -472,6 +504,35 @@ class Runner:
         if self.world is not None:
             self.world.close()
         self._lock.release()
+
+
+def read_run_config(run_dir: Path) -> RunConfig:
+    """The run's config.json, or one line saying why it cannot be used."""
+    path = run_dir / CONFIG_FILE
+    if not path.is_file():
+        raise ConfigError(f"{run_dir} is not a run directory (no {CONFIG_FILE}); start one with `mnemarket run`")
+    try:
+        return RunConfig.model_validate_json(path.read_bytes())
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "the top level"
+        problem = f"{exc.error_count()} problem(s), first at {where}: {first['msg']}"
+    except OSError as exc:
+        problem = f"cannot be read: {exc.strerror}"
+    raise ConfigError(f"{path} is damaged ({problem[:300]}); `mnemarket run` wrote it: restore it from a backup "
+                      "or start a new run with another --out")
+
+
+def write_run_config(run_dir: Path, config: RunConfig) -> None:
+    """Write config.json whole or not at all (a kill mid-write must not leave a damaged file)."""
+    path = run_dir / CONFIG_FILE
+    temporary = path.with_name(f".{CONFIG_FILE}.tmp")
+    try:
+        temporary.write_text(config.model_dump_json(indent=2))
+        os.replace(temporary, path)
+    except OSError as exc:
+        raise ConfigError(f"cannot write {path}: {exc.strerror}; the run directory must be writable "
+                          "(inspect and memory commands read a run without writing)") from None
 
 
 def _dump_result(result: LLMResult) -> dict[str, Any]:

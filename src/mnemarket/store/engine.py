@@ -2,16 +2,25 @@
 
 from __future__ import annotations
 
+import sqlite3
+import time
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 from sqlalchemy import event
 from sqlalchemy.engine import Engine
+from sqlalchemy.exc import OperationalError
 from sqlmodel import create_engine
 
+from mnemarket import crashpoints
 from mnemarket.errors import StoreError
 
 _SUPPORTED = ("sqlite", "postgresql")
+BUSY_TIMEOUT_S = 30
+"""How long a SQLite connection waits for another process's write lock."""
+SCHEMA_LOCK = 0x6D6E656D
+"""PostgreSQL advisory lock key held while schemas and tables are created ("mnem")."""
 SQLITE_MMAP_BYTES = 1 << 30
 """How much of a SQLite file is read through a memory map (the rest through reads)."""
 
@@ -55,15 +64,22 @@ def make_engine(path_or_url: str | Path, *, schema: str | None = None, read_only
     url = to_url(path_or_url)
     if read_only:
         return _read_only_engine(url, schema)
+    engine = _make_engine(url, schema)
+    if crashpoints.armed():  # the kill harness: every commit is a point a process may die at
+        event.listen(engine, "commit", lambda _conn: crashpoints.reached("commit"))
+    return engine
+
+
+def _make_engine(url: str, schema: str | None) -> Engine:
     if url.startswith("sqlite"):
         if url.startswith("sqlite:///"):
             Path(url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
-        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
+        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": BUSY_TIMEOUT_S})
 
         @event.listens_for(engine, "connect")
         def _pragmas(dbapi_connection, _record):  # pragma: no cover - trivial
             cur = dbapi_connection.cursor()
-            cur.execute("PRAGMA journal_mode=WAL")
+            _journal_wal(cur)
             cur.execute("PRAGMA synchronous=NORMAL")
             cur.execute("PRAGMA foreign_keys=ON")
             # Read pages through a memory map instead of a read() call each: reopening a large
@@ -78,9 +94,25 @@ def make_engine(path_or_url: str | Path, *, schema: str | None = None, read_only
         raise StoreError(f"schema {schema!r} must be letters, digits and '_'")
     bootstrap = create_engine(url)
     with bootstrap.begin() as conn:
+        # Two processes creating one schema at once collide even with IF NOT EXISTS: take turns.
+        conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({SCHEMA_LOCK})")
         conn.exec_driver_sql(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
     bootstrap.dispose()
     return create_engine(url, pool_pre_ping=True, connect_args={"options": f"-csearch_path={schema}"})
+
+
+def _journal_wal(cursor: Any) -> None:
+    """Switch to WAL. The switch does not wait on the busy timeout: when another process opens the
+    same fresh file at that moment it fails at once with "database is locked", so wait here."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_S
+    while True:
+        try:
+            cursor.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.005)
 
 
 def _read_only_engine(url: str, schema: str | None) -> Engine:
@@ -100,4 +132,21 @@ def is_sqlite(engine: Engine) -> bool:
     return engine.dialect.name == "sqlite"
 
 
-__all__ = ["make_engine", "to_url"]
+def describe(engine: Engine) -> str:
+    """The database as a person names it: the SQLite file, or the URL without its password."""
+    url = engine.url
+    return str(url.database) if url.get_backend_name() == "sqlite" else url.render_as_string(hide_password=True)
+
+
+def damaged(engine: Engine, exc: BaseException, what: str = "database") -> StoreError:
+    """One line for a database that cannot be read as mnemarket wrote it (garbage pages, bad JSON
+    in a row, not a database at all), naming the file and what to do."""
+    detail = " ".join(str(exc).split("[SQL:")[0].split("(Background on")[0].split())[:200]
+    if isinstance(exc, OperationalError) and "malformed" not in detail:  # permissions, disk, locks
+        return StoreError(f"{what} {describe(engine)} cannot be used ({detail}); check that it is readable and "
+                          "writable and the disk is not full")
+    return StoreError(f"{what} {describe(engine)} is damaged or not a mnemarket database ({type(exc).__name__}: "
+                      f"{detail}); restore it from a backup or start a new run")
+
+
+__all__ = ["damaged", "describe", "make_engine", "to_url"]

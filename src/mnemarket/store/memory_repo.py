@@ -7,16 +7,19 @@ Bulk paths use executemany and select only the columns they need.
 
 from __future__ import annotations
 
+import functools
 import json
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, ParamSpec, TypeVar
 
 import numpy as np
 from sqlalchemy import bindparam, delete, func, insert, select, update
 from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.sql import Select
 
 from mnemarket.errors import StoreError
+from mnemarket.store.engine import damaged
 from mnemarket.store.memory_tables import (
     MEMORY_TABLES,
     MemoryAliasRow,
@@ -24,7 +27,11 @@ from mnemarket.store.memory_tables import (
     MemoryRecordRow,
     MemoryStoreRow,
 )
+from mnemarket.store.schema import create_tables
 from mnemarket.store.world_tables import table_of
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 RECORDS = table_of(MemoryRecordRow)
 STORES = table_of(MemoryStoreRow)
@@ -44,8 +51,8 @@ PLAIN_COLUMNS = ("seq", "text", "kind", "tier", "importance", "created", "last_a
 
 
 def create_memory_tables(bind: Engine | Connection) -> None:
-    """Create the memory tables if they are missing (idempotent)."""
-    MemoryStoreRow.metadata.create_all(bind, tables=list(MEMORY_TABLES))
+    """Create the memory tables if they are missing (idempotent, safe when two processes open a fresh file)."""
+    create_tables(bind, MEMORY_TABLES)
 
 
 def encode_embedding(vector: np.ndarray) -> bytes:
@@ -69,10 +76,36 @@ def _dumps(value: Any) -> str:
 
 
 def decode_json_column(texts: Sequence[str]) -> list[Any]:
-    """Parse a column of JSON texts in one decoder call (much faster than one call per row)."""
+    """Parse a column of JSON texts in one decoder call (much faster than one call per row).
+
+    Raises:
+        StoreError: a row holds text that is not JSON (a damaged database).
+    """
     if not texts:
         return []
-    return json.loads("[" + ",".join(texts) + "]")
+    try:
+        values = json.loads("[" + ",".join(texts) + "]")
+    except (ValueError, TypeError) as exc:
+        values = None
+        problem = f"{type(exc).__name__}: {str(exc)[:120]}"
+    if values is None or len(values) != len(texts):  # a row like '1,2' parses but splits in two
+        problem = problem if values is None else "a row holds more than one JSON value"
+        raise StoreError(f"a memory row holds text that is not one JSON value ({problem}); the database is "
+                         "damaged: restore it from a backup or start a new run")
+    return values
+
+
+def _reads(function: Callable[P, R]) -> Callable[P, R]:
+    """A read of the memory tables: a damaged database is one StoreError naming it, not a traceback."""
+    @functools.wraps(function)
+    def wrapped(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return function(*args, **kwargs)
+        except (SQLAlchemyError, ValueError) as exc:
+            conn = args[0]
+            assert isinstance(conn, Connection)
+            raise damaged(conn.engine, exc, "memory database") from exc
+    return wrapped
 
 
 def decode_json_lists(values: Sequence[str | None]) -> list[Sequence[Any]]:
@@ -124,6 +157,7 @@ def record_row(store_id: str, record: Mapping[str, Any]) -> dict[str, Any]:
     return row
 
 
+@_reads
 def load_store(conn: Connection, store_id: str) -> dict[str, Any] | None:
     """The store's row (embedding_model, dim, next_seq, settings) or None if it does not exist."""
     row = conn.execute(select(STORES).where(STORES.c.store_id == store_id)).mappings().first()
@@ -158,6 +192,7 @@ def insert_records(conn: Connection, store_id: str, records: Iterable[Mapping[st
     return len(rows)
 
 
+@_reads
 def load_records(conn: Connection, store_id: str, columns: Sequence[str] | None = None,
                  ids: Sequence[str] | None = None, seqs: Sequence[int] | None = None,
                  dim: int | None = None, capacity: int | None = None) -> dict[str, Any]:
@@ -264,6 +299,7 @@ def delete_store(conn: Connection, store_id: str) -> None:
     conn.execute(delete(STORES).where(STORES.c.store_id == store_id))
 
 
+@_reads
 def list_stores(conn: Connection) -> list[str]:
     return [row[0] for row in conn.execute(select(STORES.c.store_id).order_by(STORES.c.store_id))]
 
@@ -286,6 +322,7 @@ def insert_aliases(conn: Connection, store_id: str, aliases: Sequence[tuple[str,
             for i, (rid, query, vec) in enumerate(aliases)])
 
 
+@_reads
 def load_aliases(conn: Connection, store_id: str) -> list[tuple[str, str, bytes, int]]:
     """Every alias of a store as ``(record_id, query, blob, position)``, in insertion order."""
     query = (select(ALIASES.c.record_id, ALIASES.c.query, ALIASES.c.embedding, ALIASES.c.position)
@@ -315,6 +352,7 @@ def insert_audit(conn: Connection, store_id: str, entries: Sequence[Mapping[str,
             for e in entries])
 
 
+@_reads
 def load_audit(conn: Connection, store_id: str, operation: str | None = None,
                record_id: str | None = None) -> list[dict[str, Any]]:
     """Audit entries of a store, oldest first; optionally only one operation or those naming a record."""

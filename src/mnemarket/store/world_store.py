@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,8 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from mnemarket.errors import StoreError
 from mnemarket.kernel import AccessPolicy, Artifact, ChangeSet, Event, LedgerEntry, WorldSnapshot
-from mnemarket.store.engine import make_engine
+from mnemarket.store.engine import damaged, make_engine
+from mnemarket.store.schema import create_tables
 from mnemarket.store.world_tables import (
     WORLD_TABLES,
     ArtifactRow,
@@ -80,13 +82,13 @@ class SqlWorldStore:
         self.engine = engine
         self._prepare_statements(pg_insert if engine.dialect.name == "postgresql" else sqlite_insert)
         try:
-            with engine.begin() as conn:
+            create_tables(engine, WORLD_TABLES)
+            with engine.begin() as conn:  # indexes added since an older run made its tables
                 for table in WORLD_TABLES:
-                    table.create(conn, checkfirst=True)
-                    for index in table.indexes:  # indexes added since an older run made its tables
+                    for index in table.indexes:
                         index.create(conn, checkfirst=True)
         except SQLAlchemyError as exc:
-            raise StoreError(f"cannot open world database {engine.url!r}: {exc}") from exc
+            raise damaged(engine, exc, "world database") from exc
 
     def _prepare_statements(self, upsert: Any) -> None:
         # Built once: constructing statements costs more than executing them on a hot path.
@@ -107,9 +109,18 @@ class SqlWorldStore:
         self._upsert_meta = stmt.on_conflict_do_update(
             index_elements=["id"], set_={c: stmt.excluded[c] for c in _META_COLUMNS})
 
+    @contextmanager
+    def _reading(self) -> Iterator[None]:
+        """Garbage pages, bad JSON or invalid values in a row: one StoreError naming the file, never
+        a traceback from the driver or the decoder."""
+        try:
+            yield
+        except (SQLAlchemyError, ValueError, TypeError, KeyError) as exc:
+            raise damaged(self.engine, exc, "world database") from exc
+
     # -- protocol ---------------------------------------------------------------------------------
     def load(self) -> WorldSnapshot | None:
-        with self.engine.connect() as conn:
+        with self._reading(), self.engine.connect() as conn:
             meta = conn.execute(select(_meta).where(_meta.c.id == 1)).first()
             if meta is None:
                 return None
@@ -182,7 +193,7 @@ class SqlWorldStore:
             query = query.where(_events.c.principal == principal)
         if limit is not None:
             query = query.limit(limit)
-        with self.engine.connect() as conn:
+        with self._reading(), self.engine.connect() as conn:
             return [Event(id=r.id, tick=r.tick, principal=r.principal, action_type=r.action_type,
                           action=json.loads(r.action_json), result=json.loads(r.result_json),
                           meta=json.loads(r.meta_json))
@@ -194,9 +205,9 @@ class SqlWorldStore:
             query = query.where(or_(_ledger.c.sender == principal, _ledger.c.recipient == principal))
         if limit is not None:
             query = query.limit(limit)
-        with self.engine.connect() as conn:
+        with self._reading(), self.engine.connect() as conn:
             rows = conn.execute(query).mappings().all()
-        return [LedgerEntry(**row) for row in reversed(rows)]
+            return [LedgerEntry(**row) for row in reversed(rows)]
 
     def count(self, table: str) -> int:
         """Row count of one of the world tables (for checks and reports)."""
