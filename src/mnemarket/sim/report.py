@@ -11,7 +11,6 @@ agent-written text is escaped.
 from __future__ import annotations
 
 import html
-import json
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,7 @@ from mnemarket.genesis.bounties import BOUNTY_ID
 from mnemarket.genesis.event_text import clip, describe_event
 from mnemarket.kernel import Event, LedgerEntry, World
 from mnemarket.memory import MemoryRecord
+from mnemarket.sim.context_log import read_contexts
 from mnemarket.sim.report_charts import Series, colours, cumulative_counts, line_chart, sample_steps, tick_grid
 
 EXPERIMENT_CELLS = "cells"
@@ -84,18 +84,11 @@ def write_report(run_dir: Path, world: World, genesis: Genesis | None, summary: 
         summary: the `summarize()` document, optionally with `status`, `message` and `scenario`.
     """
     path = Path(run_dir) / "report.html"
-    page = render_report(world, genesis, summary, _read_contexts(Path(run_dir)))
+    page = render_report(world, genesis, summary, read_contexts(run_dir))
     if Path(run_dir).resolve().parent.name == EXPERIMENT_CELLS:  # a cell of an experiment: link back to it
         page = page.replace("<nav>", '<nav><a href="../../comparison.html">&larr; experiment comparison</a>', 1)
     path.write_text(page, encoding="utf-8")
     return path
-
-
-def _read_contexts(run_dir: Path) -> list[dict[str, Any]]:
-    path = run_dir / "contexts.jsonl"
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
 def render_report(world: World, genesis: Genesis | None, summary: dict[str, Any],
