@@ -16,6 +16,11 @@ Query vectors are precomputed so the figures measure the store, not the embedder
     .venv/bin/python benchmarks/memory_bench.py                 # 10k, 100k, 1M, minilm-shaped
     .venv/bin/python benchmarks/memory_bench.py --sizes 10000   # quick
     .venv/bin/python benchmarks/memory_bench.py --shape isotropic --sizes 1000000
+    .venv/bin/python benchmarks/memory_bench.py --sizes 1000000 --no-ingest --index-dir /tmp/idx --context-ab 3
+
+``--index-dir`` keeps the approximate index between runs (a 1M build is minutes); ``--context-ab``
+times the default hybrid search against the pre-issue-20 path (no contextual records, convex 0.9)
+in alternating rounds, for a shared machine whose load changes between rows.
 """
 
 from __future__ import annotations
