@@ -16,6 +16,11 @@ Query vectors are precomputed so the figures measure the store, not the embedder
     .venv/bin/python benchmarks/memory_bench.py                 # 10k, 100k, 1M, minilm-shaped
     .venv/bin/python benchmarks/memory_bench.py --sizes 10000   # quick
     .venv/bin/python benchmarks/memory_bench.py --shape isotropic --sizes 1000000
+    .venv/bin/python benchmarks/memory_bench.py --sizes 1000000 --no-ingest --index-dir /tmp/idx --context-ab 3
+
+``--index-dir`` keeps the approximate index between runs (a 1M build is minutes); ``--context-ab``
+times the default hybrid search against the pre-issue-20 path (no contextual records, convex 0.9)
+in alternating rounds, for a shared machine whose load changes between rows.
 """
 
 from __future__ import annotations
@@ -252,6 +257,31 @@ def ingest_with_embedding(count: int = 2000) -> tuple[float, float]:
     return batched, len(single) / (time.perf_counter() - t0)
 
 
+PLAIN_HYBRID = RetrievalWeights(fusion="convex", dense_weight=0.9, context_weight=0.0)
+"""The hybrid search before issue 20 (min-max fusion at 0.9, no neighbour term); with
+``neighbour_context=False`` its BM25 indexes each record's own words only."""
+
+
+def context_ab(ann, vectors, items, config, index_path, qv, qt, flt, rounds) -> None:
+    """ANN hybrid p50 of the default store against the same data in a store without contextual
+    records (``neighbour_context=False``, :data:`PLAIN_HYBRID`: the search path of the figures of
+    record before issue 20), in alternating rounds so that both see the same machine load."""
+    plain = MemoryStore(PrecomputedOnly(), index="approximate", ann=config, index_path=index_path,
+                        neighbour_context=False, weights=PLAIN_HYBRID)
+    for start in range(0, len(items), 50_000):
+        plain.add_many(items[start : start + 50_000], embeddings=vectors[start : start + 50_000])
+    plain.search(qt[0], query_embedding=qv[0], mode="hybrid", touch=False)  # opens the same saved index
+    for label, extra in [("no filter", {}), ("filter agent (10%)", {"filter": flt})]:
+        p50s: dict[str, list[float]] = {"default (contextual)": [], "plain (before issue 20)": []}
+        for _ in range(rounds):
+            p50s["default (contextual)"].append(latency(ann, qv, qt, mode="hybrid", **extra)[0])
+            p50s["plain (before issue 20)"].append(latency(plain, qv, qt, mode="hybrid", **extra)[0])
+        new, old = (float(np.median(v)) for v in p50s.values())
+        print(f"A/B ANN hybrid, {label}: default {new:.2f} ms, plain {old:.2f} ms (median of {rounds} "
+              f"alternating rounds' p50): {100 * (new / old - 1):+.0f} %")
+    del plain
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", default="10000,100000,1000000")
@@ -264,6 +294,10 @@ def main() -> None:
     parser.add_argument("--no-ingest", action="store_true", help="skip the ingest-with-MiniLM measure")
     parser.add_argument("--cpu-time", action="store_true", help="search latency as this process's CPU time")
     parser.add_argument("--exact-only", action="store_true", help="skip SQLite and the approximate index")
+    parser.add_argument("--index-dir", help="keep the approximate index here and reuse it in later runs "
+                        "(same sizes, shape and settings; the build is then not timed)")
+    parser.add_argument("--context-ab", type=int, default=0, metavar="ROUNDS",
+                        help="also time ANN hybrid against a store without contextual records, in alternating rounds")
     args = parser.parse_args()
     global CLOCK
     if args.cpu_time:
@@ -302,30 +336,38 @@ def main() -> None:
             config = AnnConfig(threshold=1, connectivity=args.connectivity, expansion_add=args.expansion_add,
                                expansion_search=args.expansion_search, dtype=args.dtype)
             with tempfile.TemporaryDirectory() as tmp:
-                index_path = os.path.join(tmp, "bench.usearch")
+                name = f"bench-{n}-{args.shape}-M{config.connectivity}-efC{config.expansion_add}-{config.dtype}.usearch"
+                index_path = os.path.join(args.index_dir or tmp, name)
+                cached = os.path.exists(index_path)
                 ann = MemoryStore(PrecomputedOnly(), index="approximate", ann=config, index_path=index_path)
                 # The same data again (add time excluded from the index build, timed next).
                 for start in range(0, n, 50_000):
                     ann.add_many(items[start : start + 50_000], embeddings=vectors[start : start + 50_000])
                 t0 = time.perf_counter()
-                ann._ensure_ann()  # builds, then saves next to the store
+                ann._ensure_ann()  # builds (or opens the kept one), then saves next to the store
                 build = time.perf_counter() - t0
                 t0 = time.perf_counter()
                 UsearchVectorIndex(DIM, config, path=index_path)
                 reopen = time.perf_counter() - t0
-            ann.search(qt[0], query_embedding=qv[0], mode="hybrid", touch=False)
-            r = recall_vs_exact(exact, ann, qv[:100], qt[:100])
-            rf = recall_vs_exact(exact, ann, qv[:100], qt[:100], filter=flt)
-            print(f"ANN usearch M={config.connectivity} efC={config.expansion_add} ef={config.expansion_search} "
-                  f"{config.dtype}: build and save {build:.1f} s ({n / build:,.0f}/s), reopen saved index "
-                  f"{reopen:.2f} s, recall@10 vs exact {r:.3f} (filter agent: {rf:.3f})")
-            for label, kwargs in [("dense, no filter", {"mode": "dense"}),
-                                  ("dense, filter agent (10%)", {"mode": "dense", "filter": flt}),
-                                  ("hybrid, no filter", {"mode": "hybrid"}),
-                                  ("hybrid, filter agent (10%)", {"mode": "hybrid", "filter": flt})]:
-                p50, p95 = latency(ann, qv, qt, **kwargs)
-                print(f"ANN    {label:30s} p50 {p50:7.2f} ms  p95 {p95:7.2f} ms")
+                ann.search(qt[0], query_embedding=qv[0], mode="hybrid", touch=False)
+                r = recall_vs_exact(exact, ann, qv[:100], qt[:100])
+                rf = recall_vs_exact(exact, ann, qv[:100], qt[:100], filter=flt)
+                built = f"reused from {index_path}" if cached else f"build and save {build:.1f} s ({n / build:,.0f}/s)"
+                print(f"ANN usearch M={config.connectivity} efC={config.expansion_add} ef={config.expansion_search} "
+                      f"{config.dtype}: {built}, reopen saved index "
+                      f"{reopen:.2f} s, recall@10 vs exact {r:.3f} (filter agent: {rf:.3f})")
+                for label, kwargs in [("dense, no filter", {"mode": "dense"}),
+                                      ("dense, filter agent (10%)", {"mode": "dense", "filter": flt}),
+                                      ("hybrid, no filter", {"mode": "hybrid"}),
+                                      ("hybrid, filter agent (10%)", {"mode": "hybrid", "filter": flt})]:
+                    p50, p95 = latency(ann, qv, qt, **kwargs)
+                    print(f"ANN    {label:30s} p50 {p50:7.2f} ms  p95 {p95:7.2f} ms")
+                if args.context_ab:
+                    del exact
+                    gc.collect()
+                    context_ab(ann, vectors, items, config, index_path, qv, qt, flt, args.context_ab)
             del ann
+        exact = None
         del exact, vectors, items
         gc.collect()
 

@@ -175,15 +175,28 @@ class BM25Index:
         if not row_parts:
             return empty
         rows = np.concatenate(row_parts)
-        keep = rows < n
-        keep[keep] = live[rows[keep]]
-        rows = rows[keep]
-        tf = np.concatenate(tf_parts)[keep].astype(np.float64)
-        weights = np.concatenate(idf_parts)[keep]
+        tf = np.concatenate(tf_parts).astype(np.float64)
+        weights = np.concatenate(idf_parts)
+        # Each term's postings are sorted by row, so a stable sort of their concatenation merges
+        # sorted runs (3x faster than np.unique's inverse at 1M records); rows then come in
+        # increasing order for the gathers below and stay in term order within a row.
+        order = np.argsort(rows, kind="stable")
+        rows, tf, weights = rows[order], tf[order], weights[order]
+        if rows[-1] >= n:
+            cut = int(np.searchsorted(rows, n))
+            rows, tf, weights = rows[:cut], tf[:cut], weights[:cut]
+            if rows.size == 0:
+                return empty
         norm = self.k1 * (1.0 - self.b + self.b * self.doc_len[rows] / avgdl)
         contrib = weights * tf * (self.k1 + 1.0) / (tf + norm)
-        unique, inverse = np.unique(rows, return_inverse=True)
-        return unique, np.bincount(inverse, weights=contrib, minlength=unique.size)
+        first = np.empty(rows.size, dtype=bool)
+        first[0] = True
+        np.not_equal(rows[1:], rows[:-1], out=first[1:])
+        starts = np.flatnonzero(first)
+        unique = rows[starts]
+        scores = np.add.reduceat(contrib, starts) if starts.size < rows.size else contrib
+        keep = live[unique]  # dead or filtered rows leave after the merge: one gather per row, in order
+        return unique[keep], scores[keep]
 
     def scores(self, query: str, n: int, live: np.ndarray) -> np.ndarray:
         """BM25 of every row ``0..n`` for ``query`` (0 where no term matches or the row is dead).

@@ -5,6 +5,8 @@ Every function works on whole numpy arrays of candidates; none loops over record
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from mnemarket.memory.weights import RetrievalWeights
@@ -50,10 +52,12 @@ def zscore(values: np.ndarray) -> np.ndarray:
     values = np.asarray(values, dtype=np.float64)
     if values.size == 0:
         return values.copy()
-    std = values.std()
-    if std <= 1e-12 * max(1.0, abs(values.mean())):
+    mean = values.mean()
+    centred = values - mean
+    std = math.sqrt((centred * centred).mean())  # what values.std() computes, without a second mean
+    if std <= 1e-12 * max(1.0, abs(mean)):
         return np.zeros(values.shape)
-    return (values - values.mean()) / std
+    return centred / std
 
 
 def zscore_fusion(dense: np.ndarray, lexical: np.ndarray, dense_weight: float) -> np.ndarray:

@@ -1165,13 +1165,24 @@ class MemoryStore:
         wanted = int(math.ceil(pool * len(self) / selected))
         count = min(len(index), max(pool, min(wanted, self.ann_config.max_fetch)))
         keys, _ = index.search(q, count)
-        rows = np.searchsorted(self._seqs[: self._cols.n], keys)
-        rows = rows[(rows < self._cols.n)]
+        rows = self._rows_of_seqs(keys)
         rows = rows[mask[rows]]
         if rows.size < min(k, selected):
             return self._dense.cosine(q, mask)  # the filter defeated the ANN: fall back to exact
         rows = np.unique(rows)
         return rows, self._dense.rows_cosine(q, rows)
+
+    def _rows_of_seqs(self, keys: np.ndarray) -> np.ndarray:
+        """Rows of the given sequence numbers (the ANN index's keys)."""
+        n = self._cols.n
+        seqs = self._seqs[:n]
+        if n and int(seqs[n - 1]) - int(seqs[0]) == n - 1:
+            # No gaps (nothing compacted away): a row is its seq minus the first one. A binary
+            # search of 200 keys among 1M seqs cost ~0.2 ms of cache misses per ANN search.
+            rows = keys - seqs[0]
+            return rows[(rows >= 0) & (rows < n)]
+        rows = np.searchsorted(seqs, keys)
+        return rows[rows < n]
 
     def search(
         self,
@@ -1225,7 +1236,7 @@ class MemoryStore:
             now = self._clock if now is None else float(now)
             mask = build_mask(filter, self._cols, self._row_of.get)
             if not include_archived and not mentions_archived(filter):
-                mask &= ~self._cols.archived[:n]
+                np.greater(mask, self._cols.archived[:n], out=mask)  # live and not archived, in one pass
             if not mask.any():
                 return []
 
@@ -1277,7 +1288,11 @@ class MemoryStore:
         matched, bm25 = self._ensure_lexical().matches(query, self._cols.n, mask)
         if self._use_ann() and matched.size:
             best = matched[top_k(bm25, max(k, self.ann_config.pool))]
-            extra = np.setdiff1d(best, rows)
+            # best and rows are unique: a binary search into the sorted candidates is several times
+            # cheaper than np.setdiff1d's two sorts at this size (~0.15 ms per search at 1M records).
+            known = np.sort(rows)
+            position = np.minimum(np.searchsorted(known, best), max(known.size - 1, 0))
+            extra = np.sort(best[known[position] != best]) if known.size else np.sort(best)
             if extra.size:
                 assert self._dense is not None
                 rows = np.concatenate([rows, extra])

@@ -145,3 +145,23 @@ def test_hybrid_with_the_ann_adds_exact_term_matches_the_embedding_misses():
                                            weights=RetrievalWeights(relevance=1, recency=0, importance=0, dense_weight=0.3))]
     assert "the vault code is zqx7421" not in dense
     assert hybrid[0] == "the vault code is zqx7421"
+
+
+def test_ann_maps_keys_to_rows_before_and_after_compaction():
+    """ANN keys are record seqs: rows are found by offset while seqs have no gaps, and by binary
+    search once compaction has removed rows (both must return the records the vectors belong to)."""
+    embedder = HashingEmbedder(dim=64)
+    items = corpus(600)
+    vectors = embedder.embed([i["text"] for i in items])
+    store = MemoryStore(embedder, index="approximate", ann=SMALL_ANN)
+    ids = store.add_many(items, embeddings=vectors)
+
+    def nearest(row: int) -> str:
+        return store.search("", k=1, mode="dense", weights=RELEVANCE, query_embedding=vectors[row], touch=False)[0].text
+
+    assert nearest(123) == items[123]["text"]
+    store.delete_many(ids[:300:2])
+    store.compact()
+    assert store._seqs[len(store) - 1] - store._seqs[0] != len(store) - 1  # the gaps path
+    for row in (301, 450, 599):
+        assert nearest(row) == items[row]["text"]

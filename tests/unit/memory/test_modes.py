@@ -129,3 +129,15 @@ def test_incremental_index_with_deletes_equals_a_fresh_index(docs, query_words):
     got = index.scores(query, len(texts), live)
     want = fresh.scores(query, len(texts), live)
     assert got.tolist() == pytest.approx(want.tolist())
+
+
+def test_bm25_matches_only_rows_below_n_and_live():
+    index = BM25Index()
+    texts = ["gold castle", "gold", "castle gold gold", "bread", "gold bread castle"]
+    index.add(list(range(5)), texts)
+    live = np.array([True, True, False, True, True])
+    rows, scores = index.matches("gold castle", 5, live)
+    assert rows.tolist() == [0, 1, 4]
+    assert scores.tolist() == pytest.approx([index.scores("gold castle", 5, live)[r] for r in (0, 1, 4)])
+    rows, _ = index.matches("gold castle", 3, live[:3])  # rows indexed past n are not candidates
+    assert rows.tolist() == [0, 1]
