@@ -273,6 +273,9 @@ class Agent:
             return target
         return steps[(steps.index(previous) + 1) % len(steps)] if previous in steps else steps[0]
 
+    def step_prompt(self, step: str) -> str:
+        return next((s.prompt for s in self.config.workflow.steps if s.name == step), "")
+
     def menu(self, step: str) -> StepMenu:
         """What `step` may do (its `actions` list resolved against this world's services).
 

@@ -33,10 +33,13 @@ class PlanTurn(BaseModel):
     """Texts of the long-term memories the turn's prompt retrieved."""
     history: str = ""
     """The agent's recent actions as its prompt renders them, the newest with its RESULT DATA."""
+    step_prompt: str = ""
+    """What the step asks (the options it names, for instance)."""
 
     def seen(self) -> str:
-        """What `{re:...}` patterns search: what the agent was shown, whatever the budget cut."""
-        return "\n".join([*self.memories, self.history])
+        """What `{re:...}` patterns search, in prompt order: what the agent was shown, whatever
+        the budget cut."""
+        return "\n".join([*self.memories, self.history, self.step_prompt])
 
 
 class ScriptedPlanPolicy:

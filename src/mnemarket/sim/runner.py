@@ -353,11 +353,12 @@ class Runner:
             drafts = [agent.draft(session, turn) for agent in self.agents]
             self._embed_queries([d.memory_query for d in drafts if d.memory_query is not None])
             plans = [agent.complete(draft) for agent, draft in zip(self.agents, drafts)]
-            for plan in plans:  # a scripted plan is told the turn as data, not left to parse the prompt
+            for agent, plan in zip(self.agents, plans):  # a scripted plan is told the turn as data
                 if plan.agent_id in self._scripted:
                     self._scripted[plan.agent_id].current = PlanTurn(
                         agent=plan.agent_id, session=plan.session, turn=plan.turn, step=plan.step,
-                        memories=[h.text for h in plan.rag_hits], history=plan.history)
+                        memories=[h.text for h in plan.rag_hits], history=plan.history,
+                        step_prompt=agent.step_prompt(plan.step))
             try:
                 decisions = await self._decide(plans)
             finally:
