@@ -8,7 +8,7 @@ import sys
 
 from mnemarket.memory import MemoryStore
 from mnemarket.providers import make_embedder
-from mnemarket.store import SqlWorldStore, make_engine
+from mnemarket.store import SqlMemoryPersistence, SqlWorldStore, make_engine
 
 
 def main() -> None:
@@ -18,7 +18,7 @@ def main() -> None:
         target = line.split()  # a SQLite path, or a PostgreSQL URL and a fresh schema
         try:
             engine = make_engine(target[0], schema=target[1] if len(target) > 1 else None)
-            store = MemoryStore(embedder, engine=engine, store_id=name)
+            store = MemoryStore(embedder, persistence=SqlMemoryPersistence(engine), store_id=name)
             store.add(f"written by {name}")
             SqlWorldStore(engine=engine)
             engine.dispose()
