@@ -90,12 +90,22 @@ class WorldView(BaseModel):
                 "principal": self.principals}.get(kind, ())
 
 
-def _with_names(args: dict[str, Any], view: WorldView) -> dict[str, Any]:
+def _with_names(args: dict[str, Any], view: WorldView) -> dict[str, Any] | None:
+    """``args`` with each named argument an enum of the view's ids; None when one of them has no
+    id to offer (the agent cannot call the method meaningfully: no store, no bounty it may claim)."""
+    empty: list[str] = []
+
     def rewrite(node: dict[str, Any]) -> dict[str, Any]:
         kind = node.pop(NAMES_KEY, None)
-        ids = view.names(kind) if isinstance(kind, str) else ()
-        return {"enum": list(ids)} if ids else node
-    return map_schema(args, rewrite)
+        if not isinstance(kind, str):
+            return node
+        ids = view.names(kind)
+        if not ids:
+            empty.append(kind)
+            return node
+        return {"enum": list(ids)}
+    named = map_schema(args, rewrite)
+    return None if empty else named
 
 
 MAX_DECODED_CHARS = 300
@@ -164,11 +174,12 @@ def _reply_json_schema(cls: type[Decision]) -> dict[str, Any]:
             continue
         if view is not None and action == "invoke_artifact" and view.services:
             for service, method, args in view.services:
-                if avoid == (action, service, method):
+                named = _with_names(json.loads(args), view)
+                if avoid == (action, service, method) or named is None:
                     continue
                 alternatives.append(_alternative({
                     "action_type": {"const": action}, "target": {"const": service}, "method": {"const": method},
-                    "args": _with_names(json.loads(args), view), "reasoning": properties["reasoning"]}))
+                    "args": named, "reasoning": properties["reasoning"]}))
             continue
         if view is not None and action in ids and not ids[action]:
             continue  # nothing this agent can name for it
@@ -179,6 +190,8 @@ def _reply_json_schema(cls: type[Decision]) -> dict[str, Any]:
         if ids.get(action):
             props["target"] = {"enum": list(ids[action])}
         alternatives.append(_alternative(props))
+    if not alternatives:  # nothing on the menu can be named now: waiting is the one valid reply
+        alternatives.append(_alternative({"action_type": {"const": "noop"}, "reasoning": properties["reasoning"]}))
     if view is not None and view.order:
         alternatives.sort(key=lambda alt: _menu_rank(alt, view.order))
     return {"$defs": flat, "anyOf": alternatives}

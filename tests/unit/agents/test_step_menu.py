@@ -96,3 +96,16 @@ def test_integers_decode_bounded_so_a_price_cannot_run_to_the_output_cap():
     offer = next(a for a in alternatives(agent) if a["properties"].get("method", {}).get("const") == "offer_licence")
     price = offer["properties"]["args"]["properties"]["price"]
     assert price["minimum"] == 0 and price["maximum"] <= 100_000  # the argument model's floor is kept
+
+
+def test_a_method_whose_named_argument_has_no_id_is_left_out_and_noop_remains():
+    world = World()
+    genesis = install_genesis(world, HashingEmbedder(), GenesisConfig(bounties=[
+        Bounty(id="vault", kind="answer", description="q", reward=5, answer="a", claimants=["someone_else"])]))
+    workflow = WorkflowConfig(steps=[WorkflowStep(name="earn", prompt="claim", actions=["genesis_bounty.claim"])])
+    agent = Agent(AgentConfig(id="beta", workflow=workflow), COMPONENTS, world, genesis,
+                  ScriptedLLM(lambda messages, schema: {"action_type": "noop"}, name="test"))
+    agent.setup()
+    from mnemarket.agents.decision import decision_for
+    options = decision_for(150, agent.world_view(step="earn")).reply_json_schema()["anyOf"]
+    assert [a["properties"]["action_type"]["const"] for a in options] == ["noop"]  # no bounty it may claim
