@@ -27,5 +27,9 @@ def test_demo_on_the_local_model_ends_every_turn_in_a_recorded_action(tmp_path, 
         assert event.meta["model"].startswith("local:")
         assert event.result["success"] or (event.result["error_code"] and event.result["hint"])
     calls = (tmp_path / "demo" / "llm_calls.jsonl").read_text().splitlines()
-    assert len(calls) == 6 and all(json.loads(c)["model_id"].startswith("local:") for c in calls)
+    # One call per decision, and one per lesson step (after a failure, and at session end for each agent).
+    lesson_steps = [key for namespace, key in world.state if namespace == "lesson_steps"]
+    assert len(lesson_steps) >= 3 and all(key.endswith(":session_end") or key.endswith(":failure")
+                                          for key in lesson_steps)
+    assert len(calls) == 6 + len(lesson_steps) and all(json.loads(c)["model_id"].startswith("local:") for c in calls)
     assert (tmp_path / "demo" / "report.html").stat().st_size > 1000
