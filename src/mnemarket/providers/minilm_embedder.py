@@ -135,9 +135,6 @@ class MiniLMEmbedder(Embedder):
         options = ort.SessionOptions()
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         options.log_severity_level = 3
-        # Without the arena: it grows with every new input shape (texts and batches vary in length)
-        # and never gives memory back, ~8 MB per 300 batches; CPU time was the same without it.
-        options.enable_cpu_mem_arena = False
         if threads is not None:
             options.intra_op_num_threads = threads
             options.inter_op_num_threads = 1
