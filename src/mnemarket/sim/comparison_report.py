@@ -58,6 +58,34 @@ BETTER: dict[str, str] = {
     "invalid_action_rate": "lower", "unparseable_rate": "lower", "loop_breaker_triggers": "lower",
 }
 """Which direction of each metric is better; metrics absent here describe rather than rank."""
+DEFINITIONS: dict[str, str] = {
+    "score": "bounty reward earned / the scenario's upper bound (what a perfect-memory policy earns)",
+    "lessons_stored": "successful genesis_memory.add calls (by action and by session-end migration)",
+    "duplicate_rate": "share of lessons repeating an earlier one (same text, or cosine >= 0.92)",
+    "generic_rate": "share of lessons naming no outcome, condition or number",
+    "specificity_mean": "named artifacts/methods, numbers and condition words per lesson",
+    "uptake_rate": "share of lessons in the agent's own RAG store later shown in a prompt",
+    "lesson_retrievals": "times a lesson was shown in a later prompt",
+    "failure_lessons": "lessons naming an action that failed before they were stored",
+    "application_pairs": "(failure lesson, failed action) pairs whose lesson was later retrieved",
+    "failures_per_turn_before": "that failure per turn before the lesson was stored",
+    "failures_per_turn_after": "that failure per turn once the lesson was first retrieved",
+    "relevance_hybrid": "hybrid similarity of retrieved memories to the turn's situation",
+    "relevance_cosine": "embedding cosine of retrieved memories to the turn's situation",
+    "relevance_lexical": "share of a memory's search terms found in the turn's situation",
+    "scrip_delta_total": "final minus starting scrip, summed over agents",
+    "bounties_won": "successful bounty claims",
+    "memory_trades": "licences, copies and memory stores sold",
+    "buyers_scrip_delta_mean": "mean scrip gain of agents who bought memory",
+    "non_buyers_scrip_delta_mean": "mean scrip gain of agents who bought none",
+    "context_tokens_per_turn": "prompt tokens the assembler sent per turn",
+    "model_tokens_per_turn": "prompt + completion tokens billed per turn (repairs included)",
+    "cost_usd": "model spend",
+    "invalid_action_rate": "failed actions per turn",
+    "unparseable_rate": "replies that were not a valid action, per turn",
+    "loop_breaker_triggers": "turns on which the loop breaker warned or forced",
+}
+"""One line per metric, shown beside it (the full definitions: plans/metrics.md)."""
 _ARROW = {"higher": " (higher is better)", "lower": " (lower is better)"}
 CSV_COLUMNS = ("experiment", "cell", "model", "config", "seed", "agent", "metric", "value", "better")
 PLOTTED = ("score", "lessons_stored", "duplicate_rate", "generic_rate", "specificity_mean", "uptake_rate",
@@ -206,7 +234,7 @@ def _group_cells(group: dict[str, Any], key: str) -> str:
 
 
 def metric_label(key: str, label: str) -> str:
-    return label + _ARROW.get(BETTER.get(key, ""), "")
+    return label + _ARROW.get(BETTER.get(key, ""), "") + (f": {DEFINITIONS[key]}" if key in DEFINITIONS else "")
 
 
 def difference_rows(document: dict[str, Any]) -> list[list[Any]]:

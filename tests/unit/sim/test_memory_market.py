@@ -111,3 +111,12 @@ def test_cell_reports_link_back_to_the_comparison(market):
     page = (out / "cells" / "scripted__memory__s1" / "report.html").read_text()
     assert '<a href="../../comparison.html">' in page and (out / "comparison.html").exists()
     assert 'href="cells/scripted__memory__s1/report.html"' in (out / "comparison.html").read_text()
+
+
+def test_each_metric_shows_its_definition_and_better_direction(market):
+    from mnemarket.sim.comparison_report import DEFINITIONS, METRICS
+
+    assert {key for key, _ in METRICS} <= set(DEFINITIONS)  # every metric shown has its definition
+    page = (Path(market["_out"]) / "comparison.md").read_text()
+    assert ("| lessons stored (higher is better): successful genesis_memory.add calls (by action and by "
+            "session-end migration) |") in page
