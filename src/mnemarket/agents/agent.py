@@ -555,7 +555,8 @@ class Agent:
             "YOUR OUTCOMES THIS SESSION (newest last):\n" + _history_text(outcomes),
             ("LESSONS YOU ALREADY HAVE (do not repeat them):\n" + "\n".join(f"- {as_data(k)}" for k in known))
             if known else "",
-            step.prompt.format(max_lessons=step.max_lessons),
+            # Only this placeholder: a prompt from YAML may hold other braces, which must not crash a run.
+            step.prompt.replace("{max_lessons}", str(step.max_lessons)),
             'Reply as JSON: "lessons", a list of objects with "kind" (LESSON or STRATEGY), "about" (the action '
             'it is about) and "text" (what happened and what to do next time, in your own words).') if part)
         return [Message(role="system", content=self.config.system_prompt.strip()), Message(role="user", content=user)]

@@ -88,19 +88,19 @@ def _invokes(event: Event, service: str, method: str | None = None) -> bool:
             and (method is None or action.get("method") == method))
 
 
-def lessons_written(world: World, events: list[Event], agent: str) -> int:
-    """Distinct `LESSON:`/`STRATEGY:`/`INSIGHT:` entries that reached ``agent``'s working-memory
-    artifact, by its own writes and edits or by its lesson step."""
-    found: set[str] = set()
+def lessons_written(world: World, events: list[Event]) -> dict[str, int]:
+    """Per agent, distinct `LESSON:`/`STRATEGY:`/`INSIGHT:` entries that reached its working-memory
+    artifact, by its own writes and edits or by its lesson step (one pass over the events)."""
+    found: dict[str, set[str]] = {}
     for event in events:
-        if event.principal != agent or not event.success or event.action_type not in ("write_artifact", "edit_artifact"):
+        if not event.success or event.action_type not in ("write_artifact", "edit_artifact"):
             continue
         target = world.artifacts.get(str(event.action.get("artifact_id")))
-        if target is None or target.type != "working_memory" or target.owner != agent:
+        if target is None or target.type != "working_memory" or target.owner != event.principal:
             continue
         text = event.action.get("content") or event.action.get("new_text") or ""
-        found.update(prefixed_entries(str(text), DEFAULT_PREFIXES))
-    return len(found)
+        found.setdefault(event.principal, set()).update(prefixed_entries(str(text), DEFAULT_PREFIXES))
+    return {agent: len(entries) for agent, entries in found.items()}
 
 
 def summarize(world: World, genesis: Genesis | None = None, *, open_store: OpenStore | None = None) -> dict[str, Any]:
@@ -115,6 +115,7 @@ def summarize(world: World, genesis: Genesis | None = None, *, open_store: OpenS
     migrated = [e for e in events if is_migration(e) and e.success]
     agents = sorted({e.principal for e, _ in turns})
     per_agent: dict[str, Any] = {}
+    written = lessons_written(world, events)
     for agent in agents:
         mine = [(e, r) for e, r in turns if e.principal == agent]
         n = len(mine)
@@ -122,7 +123,7 @@ def summarize(world: World, genesis: Genesis | None = None, *, open_store: OpenS
             "turns": n,
             "invalid_actions": sum(1 for e, _ in mine if is_invalid_decision(e)),
             "failed_actions": sum(1 for e, _ in mine if not e.success),
-            "lessons_written": lessons_written(world, events, agent),
+            "lessons_written": written.get(agent, 0),
             "memory_invokes": sum(1 for e, _ in mine if _invokes(e, MEMORY_ID)),
             "bounties_paid": sum(1 for e, _ in mine if _invokes(e, BOUNTY_ID, "claim") and e.success),
             "lessons_stored_by_action": sum(1 for e, _ in mine if is_lesson(e)),

@@ -299,17 +299,26 @@ def lesson_evidence(run: RunData, embedder: Any = None, vocab: set[str] | None =
     events = {int(e["id"]): e for e in run.events}
     models = {a["id"]: a.get("model", "") for a in run.agents}
     model = run.config.get("options", {}).get("model")
+    # One pass over the contexts and the events for all lessons (each lesson reads its agent's share).
+    retrieved: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for record in run.contexts:
+        for rank, hit in enumerate(record.get("rag_hits") or []):
+            retrieved.setdefault((str(record.get("agent")), str(hit.get("id"))), []).append(
+                {"session": record["session"], "turn": record["turn"], "rank": rank + 1, "score": hit.get("score")})
+    turns_of: dict[str, list[dict[str, Any]]] = {}
+    for event in run.events:
+        if is_turn(event):
+            turns_of.setdefault(str(event.get("principal")), []).append(event)
+    firsts = {agent: first_retrievals(run, agent) for agent in {lesson.agent for lesson in everything}}
     rows = []
     for index, lesson in enumerate(everything):
         duplicate_of = next((everything[j].id for j in range(index) if norms[j] == norms[index]
                              or (similar is not None and similar[index, j] >= DUPLICATE_COSINE)), "")
-        retrievals = [{"session": r["session"], "turn": r["turn"], "rank": rank + 1, "score": hit.get("score")}
-                      for r in run.contexts if r.get("agent") == lesson.agent
-                      for rank, hit in enumerate(r.get("rag_hits") or []) if hit.get("id") == lesson.id]
-        turns = [e for e in run.events if e.get("principal") == lesson.agent and is_turn(e)]
+        retrievals = retrieved.get((lesson.agent, lesson.id), [])
+        turns = turns_of.get(lesson.agent, [])
         failed = {s for e in turns if e["id"] < lesson.event_id and not _ok(e) and (s := signature(e)) is not None}
         named = sorted(f"{a}.{m}" for a, m in failed if mentions(lesson.text, (a, m)))
-        first = first_retrievals(run, lesson.agent).get(lesson.id)
+        first = firsts[lesson.agent].get(lesson.id)
         recurred = None if not named or first is None else any(
             not _ok(e) and (sig := signature(e)) is not None and f"{sig[0]}.{sig[1]}" in named
             for e in turns if e["id"] >= first)

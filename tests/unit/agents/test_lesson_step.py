@@ -97,3 +97,12 @@ def test_lessons_past_the_working_memory_limit_push_out_the_oldest():
     assert len(text) <= 400
     kept = parse_working_memory(text).lessons
     assert kept[-1].startswith("LESSON: number 29") and not any(k.startswith("LESSON: number 0 ") for k in kept)
+
+
+def test_a_lesson_prompt_with_stray_braces_is_shown_as_written():
+    seen = []
+    agent, _ = make_agent(policy(lambda m: seen.append(m[-1].content) or {"lessons": []}),
+                          lesson_step=LessonStepConfig(after=["failure"], prompt="Up to {max_lessons}; use {json}."))
+    run_turn(agent, 1, 1)
+    asyncio.run(agent.ask_lessons(1, 1, "failure"))  # format() would raise KeyError on {json}
+    assert "Up to 2; use {json}." in seen[0]

@@ -42,7 +42,7 @@ def test_an_unusable_verdict_is_recorded_as_a_failure():
     cells = [{"metrics": {"lessons": [lesson("LESSON: x", 0, True)]}}]
     rate_lessons(ScriptedLLM(lambda m, s: {"specific": 9}, repair=False), cells)
     assert "error" in cells[0]["metrics"]["lessons"][0]["judge"]
-    assert agreement(cells) | {} == {"lessons_rated": 0, "judge_failures": 1, "judge_score_mean": None,
+    assert agreement(cells) == {"lessons_rated": 0, "judge_failures": 1, "judge_score_mean": None,
                                      "spearman_with_specificity": None, "score_generic_mean": None,
                                      "score_specific_mean": None}
 
