@@ -51,7 +51,7 @@ class PrecomputedOnly(Embedder):
     model_id = "bench-synthetic-384"
     dim = DIM
 
-    def embed(self, texts):
+    def encode(self, texts):
         raise RuntimeError("benchmark must pass precomputed vectors")
 
 
@@ -79,7 +79,7 @@ def minilm_anchors() -> np.ndarray:
 
         texts = list(dict.fromkeys(r["text"] for seed in range(1, 6) for r in generate(seed).records))
         embedder = default_embedder()
-        _ANCHORS.append(np.concatenate([embedder.embed(texts[i : i + 256]) for i in range(0, len(texts), 256)]))
+        _ANCHORS.append(np.concatenate([embedder.vectors(texts[i : i + 256]) for i in range(0, len(texts), 256)]))
     return _ANCHORS[0]
 
 
@@ -245,7 +245,7 @@ def ingest_with_embedding(count: int = 2000) -> tuple[float, float]:
         seed += 1
     texts = texts[:count]
     store = MemoryStore()
-    store.embedder.embed(["warm up"])
+    store.embedder.vectors(["warm up"])
     t0 = time.perf_counter()
     store.add_many([{"text": t, "created": float(i // 10)} for i, t in enumerate(texts)])
     batched = count / (time.perf_counter() - t0)

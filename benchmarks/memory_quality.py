@@ -97,7 +97,7 @@ def evaluate_locomo(embedder, conversations: list[locomo_dev.Conversation], ks=(
         ingest_seconds += time.perf_counter() - start
         turns += len(conv.turns)
         dia_of = {r.id: r.metadata["dia_id"] for r in store.records()}
-        vectors = store.embedder.embed([q["question"] for q in conv.questions])
+        vectors = store.embedder.vectors([q["question"] for q in conv.questions])
         for name, mode, weights in configs:
             for q, vector in zip(conv.questions, vectors):
                 if mode == "default":

@@ -38,14 +38,14 @@ def bench_embeddings(threads: int | None) -> dict[str, float]:
     from mnemarket.providers import MiniLMEmbedder
 
     embedder = MiniLMEmbedder(threads=threads, batch_size=32)
-    embedder.embed(SENTENCES[:32])  # warm-up
+    embedder.vectors(SENTENCES[:32])  # warm-up
     n = 64
     start = time.perf_counter()
     for sentence in SENTENCES[:n]:
-        embedder.embed([sentence])
+        embedder.vectors([sentence])
     batch1 = n / (time.perf_counter() - start)
     start = time.perf_counter()
-    embedder.embed(SENTENCES)
+    embedder.vectors(SENTENCES)
     return {"minilm_batch1_per_s": batch1, "minilm_batch32_per_s": len(SENTENCES) / (time.perf_counter() - start)}
 
 

@@ -203,7 +203,7 @@ def main() -> None:
     def embed(texts):
         missing = [t for t in dict.fromkeys(texts) if hashlib.sha1(t.encode()).hexdigest() not in cache]
         if missing:
-            for text, vector in zip(missing, embedder.embed(missing)):
+            for text, vector in zip(missing, embedder.vectors(missing)):
                 cache[hashlib.sha1(text.encode()).hexdigest()] = np.asarray(vector, dtype=np.float32)
             cache_file.write_bytes(pickle.dumps(cache))
         return np.stack([cache[hashlib.sha1(t.encode()).hexdigest()] for t in texts])

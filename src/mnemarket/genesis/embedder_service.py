@@ -60,7 +60,7 @@ class GenesisEmbedder(Invokable):
                             cost=lambda args: per * len(args.texts), cost_text=f"{per} scrip per text"))
 
     def _payload(self, texts: list[str]) -> dict:
-        vectors = self.embedder.embed(texts).round(VECTOR_DECIMALS)
+        vectors = self.embedder.vectors(texts).round(VECTOR_DECIMALS)  # no answer: a failed action (above)
         return {"model_id": self.embedder.model_id, "dim": self.embedder.dim, "vectors": vectors.tolist()}
 
     def _embed(self, ctx: InvokeContext, args: EmbedArgs) -> MethodOutcome:

@@ -230,7 +230,7 @@ class GenesisMemory(Invokable):
         self._store_artifact(ctx, args.store_id, "write")
         store = self.store(args.store_id)
         entry_id = f"e{ctx.world.event_count + 1}"
-        vector = self.embedder.embed([args.text])[0]
+        vector = self.embedder.embed_one(args.text)
         tick = ctx.tick  # read now: under world.batch() the hook runs at the later flush
         metadata = {**args.metadata, "author": ctx.caller, "tick": tick}
         def write(conn: Any) -> None:

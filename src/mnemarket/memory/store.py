@@ -548,7 +548,7 @@ class MemoryStore:
                      batch_size: int) -> np.ndarray:
         if embeddings is None:
             embedder = self.embedder
-            parts = [embedder.embed(texts[i : i + batch_size]) for i in range(0, len(texts), batch_size)]
+            parts = [embedder.vectors(texts[i : i + batch_size]) for i in range(0, len(texts), batch_size)]
             vectors = np.concatenate(parts).astype(np.float32, copy=False)
         else:
             vectors = np.asarray(embeddings, dtype=np.float32)
@@ -622,7 +622,7 @@ class MemoryStore:
                 store_model=model, other_model=bad.embedding_model)
         vectors = np.zeros((len(records), 0), dtype=np.float32)
         if foreign:
-            fresh = self.embedder.embed([r.text for r in foreign])
+            fresh = self.embedder.vectors([r.text for r in foreign])
             by_id = {id(r): v for r, v in zip(foreign, fresh)}
             vectors = np.stack(cast(list[np.ndarray], [by_id[id(r)] if id(r) in by_id else r.embedding
                                                        for r in records])).astype(np.float32)
@@ -876,10 +876,10 @@ class MemoryStore:
             n = self._cols.n
             live = np.flatnonzero(self._cols.alive[:n])
             texts = self._values.take_values("text", live.tolist())
-            parts = [embedder.embed(texts[i : i + batch_size]) for i in range(0, len(texts), batch_size)]
+            parts = [embedder.vectors(texts[i : i + batch_size]) for i in range(0, len(texts), batch_size)]
             vectors = np.concatenate(parts).astype(np.float32) if parts else np.zeros((0, embedder.dim), np.float32)
             ids = [self._ids[r] for r in live.tolist()]
-            alias_vectors = (embedder.embed(self._alias_queries).astype(np.float32) if self._alias_queries
+            alias_vectors = (embedder.vectors(self._alias_queries).astype(np.float32) if self._alias_queries
                              else np.zeros((0, embedder.dim), np.float32))
 
             def work(conn: Transaction) -> None:
@@ -1151,7 +1151,7 @@ class MemoryStore:
             if vector.shape[0] != self._dim:
                 raise UserError(f"query_embedding has {vector.shape[0]} dimensions, the store has {self._dim}")
             return vector
-        return self.embedder.embed([query])[0]
+        return self.embedder.embed_one(query)
 
     def _dense_candidates(self, q: np.ndarray, mask: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Rows and cosines of the dense candidates: every masked row, or the ANN's neighbours."""
@@ -1370,7 +1370,7 @@ class MemoryStore:
             out[live] = self._ensure_lexical().scores(query, n, live)[live]
             return out
         assert self._dense is not None
-        rows, sims = self._dense.cosine(self.embedder.embed([query])[0], live)
+        rows, sims = self._dense.cosine(self.embedder.embed_one(query), live)
         if mode == "dense":
             out[rows] = sims
             return out

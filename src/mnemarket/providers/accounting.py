@@ -20,7 +20,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from mnemarket.errors import BudgetExceeded, ConfigError
-from mnemarket.providers.embedding import Embedder, EmbeddingFailed
+from mnemarket.providers.embedding import Embedder
 from mnemarket.providers.llm import DEFAULT_MAX_TOKENS, LLM, LLMResult, MessagesLike
 
 DEFAULT_PRINCIPAL = "anonymous"
@@ -246,35 +246,29 @@ class AccountedEmbedder(Embedder):
         self._clock = clock
         _refuse_unpriced_under_money_cap(inner.model_id, inner.billing, budget)
 
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        return self.embed_billed(texts)[0]
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        return self.encode_billed(texts)[0]
 
-    def embed_billed(self, texts: Sequence[str]) -> tuple[np.ndarray, int, float]:
+    def encode_billed(self, texts: Sequence[str]) -> tuple[np.ndarray, int, float]:
+        """Check the budget, ask ``inner``, log and charge what its :class:`EmbedResult` says; a
+        failed call is logged and charged (earlier batches were billed) before it is raised on."""
         if self.budget is not None:
             self.budget.check(self.principal)
         started = time.perf_counter()
         try:
-            vectors, tokens, cost = self.inner.embed_billed(texts)
-        except EmbeddingFailed as exc:  # no answer; what earlier batches cost is still billed
-            failed = exc.result
-            self.log.append(CallRecord(time=self._clock(), principal=self.principal, kind="embed",
-                                       model_id=self.model_id, latency=time.perf_counter() - started,
-                                       ok=False, error=failed.error, items=len(texts), failure="provider",
-                                       prompt_tokens=failed.tokens, cost=failed.cost))
-            if self.budget is not None:
-                self.budget.charge(failed.cost, failed.tokens)
-            raise
-        except Exception as exc:
+            result = self.inner.embed(texts)
+        except Exception as exc:  # wiring (rejected request, replay divergence): logged, raised on
             self.log.append(CallRecord(time=self._clock(), principal=self.principal, kind="embed",
                                        model_id=self.model_id, latency=time.perf_counter() - started,
                                        ok=False, error=str(exc), items=len(texts), failure="provider"))
             raise
         self.log.append(CallRecord(time=self._clock(), principal=self.principal, kind="embed", model_id=self.model_id,
                                    latency=time.perf_counter() - started, items=len(texts),
-                                   prompt_tokens=tokens, cost=cost))
+                                   ok=result.ok, error=result.error, failure=None if result.ok else "provider",
+                                   prompt_tokens=result.tokens, cost=result.cost))
         if self.budget is not None:
-            self.budget.charge(cost, tokens)
-        return vectors, tokens, cost
+            self.budget.charge(result.cost, result.tokens)
+        return result.unwrap()
 
 
 __all__ = ["AccountedEmbedder", "AccountedLLM", "Budget", "CallLog", "CallRecord", "Totals"]

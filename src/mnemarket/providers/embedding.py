@@ -1,11 +1,15 @@
-"""The embedder contract: texts in, L2-normalised float32 rows out.
+"""The embedder contract: texts in, L2-normalised float32 rows out, or a failure as a value.
 
-A remote embedder can fail to answer (timeout, refused connection, persistent 429/5xx). The memory
-engine needs vectors, so :meth:`Embedder.embed` cannot hand back a failure in place of an array;
-instead :meth:`Embedder.embed_result` returns the failure as a value (:class:`EmbedResult`,
-``ok=False``) and ``embed`` raises exactly one error for it, :class:`EmbeddingFailed`, which carries
-that value. It is a :class:`~mnemarket.errors.ProviderUnavailable`: a run stops resumable on it, and
-the genesis services record it as a failed action.
+A remote embedder can fail to answer (timeout, refused connection, persistent 429/5xx). As with
+:meth:`mnemarket.providers.llm.LLM.generate`, :meth:`Embedder.embed` returns that failure as a value
+(:class:`EmbedResult`, ``ok=False``) and never raises for it. The memory engine and the metrics need
+an array, and a zero or NaN row would corrupt a store silently, so :meth:`Embedder.vectors` (and
+:meth:`Embedder.embed_one`) raise exactly one error for a failed result, :class:`EmbeddingFailed`,
+which carries the value. It is a :class:`~mnemarket.errors.ProviderUnavailable`: a run stops
+resumable on it, and the genesis services record it as a failed action.
+
+Back ends implement :meth:`Embedder.encode` (and paid ones :meth:`Embedder.encode_billed`), raising
+:class:`EmbeddingFailed` when the provider gave no answer; callers use ``embed`` or ``vectors``.
 """
 
 from __future__ import annotations
@@ -39,6 +43,16 @@ class EmbedResult:
     def ok(self) -> bool:
         return self.error is None
 
+    def unwrap(self) -> tuple[np.ndarray, int, float]:
+        """``(vectors, tokens, cost)`` of an answered call; how wrappers pass an inner result on.
+
+        Raises:
+            EmbeddingFailed: the call got no answer; carries this result.
+        """
+        if not self.ok or self.vectors is None:
+            raise EmbeddingFailed(self)
+        return self.vectors, self.tokens, self.cost
+
 
 class EmbeddingFailed(ProviderUnavailable):
     """An embedding call got no usable answer after its retries; ``result`` is the failure value."""
@@ -62,39 +76,57 @@ class Embedder(ABC):
     """As :attr:`mnemarket.providers.llm.LLM.billing`; paid embedders are accounted by runs."""
 
     @abstractmethod
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """Embed ``texts``.
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """Do the work of embedding ``texts`` (back ends implement this; callers use :meth:`embed`).
 
         Returns:
             A C-contiguous float32 array of shape ``(len(texts), dim)`` whose rows have unit L2 norm
             (an all-zero row is allowed only for empty text).
+
+        Raises:
+            EmbeddingFailed: the provider gave no answer; carries the failure value.
         """
 
-    def embed_billed(self, texts: Sequence[str]) -> tuple[np.ndarray, int, float]:
-        """Embed ``texts`` and say what it cost: ``(vectors, input tokens, USD)``.
+    def encode_billed(self, texts: Sequence[str]) -> tuple[np.ndarray, int, float]:
+        """:meth:`encode` and say what it cost: ``(vectors, input tokens, USD)``.
 
-        Free local embedders report ``(vectors, 0, 0.0)``; paid ones override this so accounting
-        can bill and cap embedding spend.
+        Free local embedders report ``(vectors, 0, 0.0)``; paid ones and wrappers override this so
+        accounting can bill and cap embedding spend.
         """
-        return self.embed(texts), 0, 0.0
+        return self.encode(texts), 0, 0.0
 
-    def embed_result(self, texts: Sequence[str]) -> EmbedResult:
-        """Embed ``texts`` without raising for a provider's failure to answer.
+    def embed(self, texts: Sequence[str]) -> EmbedResult:
+        """Embed ``texts``; a provider's failure to answer is a value, never an exception.
 
         Returns:
-            ``ok`` with vectors, tokens and cost; or ``ok=False`` with ``error`` when the back end
-            timed out, refused the connection or stayed overloaded. Wiring problems (a rejected
-            request, a missing package) still raise :class:`~mnemarket.errors.ProviderError`.
+            ``ok`` with vectors, tokens and cost; or ``ok=False`` with ``error`` naming the cause when
+            the back end timed out, refused the connection or stayed overloaded (``tokens`` and
+            ``cost`` then say what earlier batches of the call were billed).
+
+        Raises:
+            ProviderError: wiring problems (a rejected request, a missing package, a replay that
+                diverged, a spend cap reached) that a retry will not change.
         """
         try:
-            vectors, tokens, cost = self.embed_billed(texts)
+            vectors, tokens, cost = self.encode_billed(texts)
         except EmbeddingFailed as exc:
             return exc.result
         return EmbedResult(model_id=self.model_id, vectors=vectors, tokens=tokens, cost=cost)
 
+    def vectors(self, texts: Sequence[str]) -> np.ndarray:
+        """The rows of :meth:`embed`, for callers that need an array (the memory engine, metrics).
+
+        Returns:
+            A float32 array of shape ``(len(texts), dim)`` with unit rows.
+
+        Raises:
+            EmbeddingFailed: the provider gave no answer; ``.result`` is the failed :class:`EmbedResult`.
+        """
+        return self.embed(texts).unwrap()[0]
+
     def embed_one(self, text: str) -> np.ndarray:
-        """Embed a single text; a convenience over :meth:`embed`."""
-        return self.embed([text])[0]
+        """The vector of a single text; a convenience over :meth:`vectors` (raises as it does)."""
+        return self.vectors([text])[0]
 
 
 def l2_normalise(matrix: np.ndarray) -> np.ndarray:
@@ -105,4 +137,4 @@ def l2_normalise(matrix: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(matrix / norms, dtype=np.float32)
 
 
-__all__ = ["Embedder", "l2_normalise"]
+__all__ = ["EmbedResult", "Embedder", "EmbeddingFailed", "l2_normalise"]

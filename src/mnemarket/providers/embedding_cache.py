@@ -68,11 +68,12 @@ class CachedEmbedder(Embedder):
                 found[key] = np.frombuffer(blob, dtype="<f4")
         return found
 
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        return self.embed_billed(texts)[0]
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        return self.encode_billed(texts)[0]
 
-    def embed_billed(self, texts: Sequence[str]) -> tuple[np.ndarray, int, float]:
-        """Embed, billing only the misses sent to ``inner`` (cache hits are free)."""
+    def encode_billed(self, texts: Sequence[str]) -> tuple[np.ndarray, int, float]:
+        """Embed, billing only the misses sent to ``inner`` (cache hits are free); a failed inner
+        call caches nothing and raises its :class:`EmbeddingFailed`."""
         texts = list(texts)
         tokens, cost = 0, 0.0
         keys = [hashlib.sha256(t.encode("utf-8")).digest() for t in texts]
@@ -87,7 +88,7 @@ class CachedEmbedder(Embedder):
                 missing.setdefault(key, position)
         self.hits += len(texts) - sum(1 for k in keys if k in missing)
         if missing:
-            fresh, tokens, cost = self.inner.embed_billed([texts[p] for p in missing.values()])
+            fresh, tokens, cost = self.inner.embed([texts[p] for p in missing.values()]).unwrap()
             self.misses += len(missing)
             by_key = dict(zip(missing, fresh))
             for position, key in enumerate(keys):
@@ -125,10 +126,10 @@ class MemoEmbedder(Embedder):
         self.hits = 0
         self.misses = 0
 
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        return self.embed_billed(texts)[0]
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        return self.encode_billed(texts)[0]
 
-    def embed_billed(self, texts: Sequence[str]) -> tuple[np.ndarray, int, float]:
+    def encode_billed(self, texts: Sequence[str]) -> tuple[np.ndarray, int, float]:
         texts = list(texts)
         out = np.empty((len(texts), self.dim), dtype=np.float32)
         with self._lock:
@@ -143,7 +144,7 @@ class MemoEmbedder(Embedder):
             self.hits += len(texts) - sum(len(p) for p in missing.values())
         if not missing:
             return out, 0, 0.0
-        fresh, tokens, cost = self.inner.embed_billed(list(missing))
+        fresh, tokens, cost = self.inner.embed(list(missing)).unwrap()
         with self._lock:
             self.misses += len(missing)
             for (text, positions), vector in zip(missing.items(), fresh):

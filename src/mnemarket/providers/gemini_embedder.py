@@ -73,19 +73,19 @@ class GeminiEmbedder(Embedder):
         self._client = gemini_client(api_key=api_key, base_url=base_url, timeout_s=timeout_s,
                                      api_version=api_version, vertexai=vertexai)
         if check:
-            probe = self.embed(["start-up check"])
+            probe = self.encode(["start-up check"])
             if probe.shape != (1, dim):
                 raise ProviderError(f"Gemini model {model!r} returned shape {probe.shape}, expected (1, {dim})")
 
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        return self.embed_billed(texts)[0]
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        return self.encode_billed(texts)[0]
 
-    def embed_billed(self, texts: Sequence[str]) -> tuple[np.ndarray, int, float]:
+    def encode_billed(self, texts: Sequence[str]) -> tuple[np.ndarray, int, float]:
         """Embed and bill ``texts``.
 
         Raises:
             EmbeddingFailed: no answer (timeout, refused connection, persistent 429/5xx, a body
-                that is not the API's); carries the failure value that :meth:`embed_result`
+                that is not the API's); carries the failure value that :meth:`~Embedder.embed`
                 returns instead, with what earlier batches of the call were billed.
             ProviderError: the API rejected the request (4xx) or returned the wrong number or size
                 of vectors: wiring that a retry will not change.

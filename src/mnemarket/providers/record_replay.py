@@ -194,13 +194,18 @@ class RecordingEmbedder(Embedder):
         self.dim = inner.dim
         self.billing = inner.billing
 
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        vectors = self.inner.embed(texts)
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        return self.encode_billed(texts)[0]
+
+    def encode_billed(self, texts: Sequence[str]) -> tuple[np.ndarray, int, float]:
+        """Pass ``inner``'s answer (and its bill) on and record it; a call without an answer is
+        not recorded (a replay re-runs from answers only)."""
+        vectors, tokens, cost = self.inner.embed(texts).unwrap()
         self.recording.append("embed", {
             "model_id": self.model_id, "dim": self.dim, "n": len(texts),
             "texts_hash": texts_hash(texts), "vectors": _encode_vectors(vectors),
         })
-        return vectors
+        return vectors, tokens, cost
 
 
 class ReplayEmbedder(Embedder):
@@ -208,7 +213,7 @@ class ReplayEmbedder(Embedder):
 
     Raises:
         ProviderError: the recording holds no embedding calls.
-        ReplayDivergence: (from ``embed``) the texts differ at that call, or calls ran out.
+        ReplayDivergence: (from ``embed`` and ``vectors``) the texts differ at that call, or calls ran out.
     """
 
     def __init__(self, path: str | Path):
@@ -221,7 +226,7 @@ class ReplayEmbedder(Embedder):
         self._next = 0
         self._lock = threading.Lock()
 
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
         digest = texts_hash(texts)
         with self._lock:
             index = self._next

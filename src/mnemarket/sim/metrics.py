@@ -174,7 +174,7 @@ def duplicate_flags(texts: Sequence[str], embedder: Any = None, threshold: float
     norms = [normalise_text(t) for t in texts]
     flags = [norms[i] in set(norms[:i]) for i in range(len(norms))]
     if embedder is not None and len(texts) > 1:
-        vectors = np.asarray(embedder.embed(list(texts)), dtype=np.float32)
+        vectors = np.asarray(embedder.vectors(list(texts)), dtype=np.float32)
         sims = vectors @ vectors.T
         earlier = np.tril(sims, k=-1) >= threshold
         flags = [f or bool(earlier[i].any()) for i, f in enumerate(flags)]
@@ -294,7 +294,7 @@ def lesson_evidence(run: RunData, embedder: Any = None, vocab: set[str] | None =
     norms = [normalise_text(t) for t in texts]
     similar = None
     if embedder is not None and len(texts) > 1:
-        vectors = np.asarray(embedder.embed(texts), dtype=np.float32)
+        vectors = np.asarray(embedder.vectors(texts), dtype=np.float32)
         similar = vectors @ vectors.T
     events = {int(e["id"]): e for e in run.events}
     models = {a["id"]: a.get("model", "") for a in run.agents}
@@ -383,8 +383,8 @@ def retrieval_relevance(run: RunData, agent: str, embedder: Any = None) -> dict[
                for i, text in hits]
     cosine = hybrid = None
     if embedder is not None:
-        situation_vectors = np.asarray(embedder.embed([s for s, _, _ in items]), dtype=np.float32)
-        hit_vectors = np.asarray(embedder.embed([text for _, text in hits]), dtype=np.float32)
+        situation_vectors = np.asarray(embedder.vectors([s for s, _, _ in items]), dtype=np.float32)
+        hit_vectors = np.asarray(embedder.vectors([text for _, text in hits]), dtype=np.float32)
         index = np.array([i for i, _ in hits])
         cosines = np.sum(situation_vectors[index] * hit_vectors, axis=1)
         shares = np.array([term_share(items[i][0], text) for i, text in hits])

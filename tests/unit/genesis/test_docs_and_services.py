@@ -130,10 +130,10 @@ class FlakyEmbedder(HashingEmbedder):
 
     down = False
 
-    def embed(self, texts):
+    def encode(self, texts):
         if self.down:
             raise EmbeddingFailed(EmbedResult(model_id=self.model_id, error="httpx2.ConnectError: refused"))
-        return super().embed(texts)
+        return super().encode(texts)
 
 
 def test_an_embedding_model_that_does_not_answer_is_a_failed_action_and_costs_nothing():

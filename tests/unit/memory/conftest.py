@@ -33,7 +33,7 @@ class FixedEmbedder(Embedder):
         self.dim = len(next(iter(table.values())))
         self.model_id = model_id
 
-    def embed(self, texts):
+    def encode(self, texts):
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for i, text in enumerate(texts):
             vec = self.table.get(text)

@@ -40,7 +40,7 @@ QUERIES = ["who traded gold at the castle", "bread at the market", "wine in the 
 def test_approximate_agrees_with_exact_on_text_embeddings():
     embedder = HashingEmbedder(dim=128)
     items = corpus(4000)
-    vectors = embedder.embed([i["text"] for i in items])
+    vectors = embedder.vectors([i["text"] for i in items])
     exact = MemoryStore(embedder, index="exact")
     approx = MemoryStore(embedder, index="approximate", ann=SMALL_ANN)
     exact.add_many(items, embeddings=vectors)
@@ -94,7 +94,7 @@ def test_approximate_agrees_with_exact_on_real_minilm_embeddings():
 
     embedder = default_embedder()
     items = corpus(1500)
-    vectors = embedder.embed([i["text"] for i in items])
+    vectors = embedder.vectors([i["text"] for i in items])
     exact = MemoryStore(embedder, index="exact")
     approx = MemoryStore(embedder, index="approximate", ann=AnnConfig(threshold=1, exact_below=0, pool=10))
     exact.add_many(items, embeddings=vectors)
@@ -114,7 +114,7 @@ def test_default_store_uses_the_real_embedder():
 def test_filtered_search_fetches_pool_over_selectivity_up_to_max_fetch(monkeypatch):
     embedder = HashingEmbedder(dim=64)
     items = corpus(3000)  # five agents: a one-agent filter keeps about a fifth
-    vectors = embedder.embed([i["text"] for i in items])
+    vectors = embedder.vectors([i["text"] for i in items])
     exact = MemoryStore(embedder, index="exact")
     exact.add_many(items, embeddings=vectors)
     counts: list[int] = []
@@ -152,7 +152,7 @@ def test_ann_maps_keys_to_rows_before_and_after_compaction():
     search once compaction has removed rows (both must return the records the vectors belong to)."""
     embedder = HashingEmbedder(dim=64)
     items = corpus(600)
-    vectors = embedder.embed([i["text"] for i in items])
+    vectors = embedder.vectors([i["text"] for i in items])
     store = MemoryStore(embedder, index="approximate", ann=SMALL_ANN)
     ids = store.add_many(items, embeddings=vectors)
 

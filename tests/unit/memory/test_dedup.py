@@ -41,7 +41,7 @@ def test_near_duplicate_uses_the_cosine_threshold(embedder):
     base = "LESSON: escrow deposit requires setting authorized_writer first"
     near = "LESSON: escrow deposit requires setting the authorized_writer first"
     rid = store.add(base, kind="lesson")
-    cosine = float(embedder.embed([base])[0] @ embedder.embed([near])[0])
+    cosine = float(embedder.vectors([base])[0] @ embedder.vectors([near])[0])
     assert 0.5 < cosine < 0.999
     assert find_duplicate(store, near, threshold=cosine - 0.01) == rid
     assert find_duplicate(store, near, threshold=cosine + 0.01) is None

@@ -22,7 +22,7 @@ def test_reembed_on_open_converts_the_store(open_store):
     store = open_store(embedder=new, on_model_mismatch="reembed")
     assert store.embedding_model == "hashing-32"
     record = store.get("m1", with_embedding=True)
-    assert record.embedding_model == "hashing-32" and np.array_equal(record.embedding, new.embed(["green pear"])[0])
+    assert record.embedding_model == "hashing-32" and np.array_equal(record.embedding, new.vectors(["green pear"])[0])
     assert store.search("green pear", k=1, mode="dense", touch=False)[0].id == "m1"
     reopened = open_store(embedder=new)
     assert reopened.get("m1", with_embedding=True) == record
@@ -38,7 +38,7 @@ def test_foreign_vectors_are_refused_until_reembedded(embedder):
     with pytest.raises(EmbeddingModelMismatchError, match="cannot join"):
         store.add_many(["x"], embeddings=np.ones((1, 32), np.float32), embedding_model="hashing-32")
     [rid] = store.add_records([foreign], reembed=True, keep_ids=False)
-    assert np.array_equal(store.get(rid, with_embedding=True).embedding, embedder.embed(["imported lesson"])[0])
+    assert np.array_equal(store.get(rid, with_embedding=True).embedding, embedder.vectors(["imported lesson"])[0])
 
 
 def test_reembed_in_memory_switches_model(embedder):

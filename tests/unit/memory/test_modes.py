@@ -70,8 +70,8 @@ def test_lexical_mode_returns_only_matching_records_ranked_by_bm25(store):
 
 def test_dense_mode_ranks_by_cosine(store, embedder):
     hits = store.search("knight castle", k=5, mode="dense", touch=False)
-    q = embedder.embed(["knight castle"])[0]
-    cos = embedder.embed(DOCS) @ q
+    q = embedder.vectors(["knight castle"])[0]
+    cos = embedder.vectors(DOCS) @ q
     assert [h.text for h in hits] == [DOCS[i] for i in np.argsort(-cos, kind="stable")]
     assert [h.dense for h in hits] == pytest.approx(sorted(cos.tolist(), reverse=True), abs=1e-6)
 

@@ -23,7 +23,7 @@ def test_add_returns_ids_and_get_returns_every_field(embedder):
         "source_ids": ["x1", "x2"], "questions_addressed": ["Who does Alice trust?"], "reinforced_by": [],
         "archived": False,
     }
-    assert np.array_equal(record.embedding, embedder.embed(["Alice distrusts Bob"])[0])
+    assert np.array_equal(record.embedding, embedder.vectors(["Alice distrusts Bob"])[0])
     assert len(store) == 1 and rid in store
 
 
@@ -146,7 +146,7 @@ def test_add_records_copies_between_stores(embedder):
 
 def test_precomputed_embeddings_are_stored_as_given(embedder):
     store = MemoryStore(embedder)
-    vectors = embedder.embed(["p", "q"])
+    vectors = embedder.vectors(["p", "q"])
     ids = store.add_many(["p", "q"], embeddings=vectors)
     assert np.array_equal(store.get(ids[1], with_embedding=True).embedding, vectors[1])
     with pytest.raises(UserError, match="shape"):

@@ -75,11 +75,11 @@ def test_embedding_calls_are_logged_and_refused_over_budget(tmp_path):
     log = CallLog(tmp_path / "calls.jsonl")
     budget = Budget(max_tokens=0)
     embedder = AccountedEmbedder(HashingEmbedder(16), log, principal="memory")
-    assert embedder.embed(["a", "b", "c"]).shape == (3, 16)
+    assert embedder.vectors(["a", "b", "c"]).shape == (3, 16)
     (record,) = CallLog.read(tmp_path / "calls.jsonl")
     assert record.kind == "embed" and record.items == 3 and record.principal == "memory" and record.model_id == "hashing-16"
     with pytest.raises(BudgetExceeded):
-        AccountedEmbedder(HashingEmbedder(16), log, budget=budget).embed(["a"])
+        AccountedEmbedder(HashingEmbedder(16), log, budget=budget).vectors(["a"])
 
 
 def test_a_money_cap_over_an_unpriced_remote_model_is_refused(tmp_path):

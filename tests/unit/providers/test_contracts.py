@@ -19,9 +19,12 @@ def embedder(request, tmp_path, minilm):
 
 def test_embedder_contract(embedder):
     texts = ["the market opens", "memories are traded", "the market opens"]
-    vectors = embedder.embed(texts)
+    vectors = embedder.vectors(texts)
     assert vectors.dtype == np.float32 and vectors.shape == (3, embedder.dim)
     np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
     np.testing.assert_allclose(vectors[0], vectors[2], atol=1e-6)
     assert embedder.embed_one("memories are traded") @ vectors[1] > 0.999
+    result = embedder.embed(texts)  # the value form holds the same rows
+    assert result.ok and result.error is None and result.model_id == embedder.model_id
+    np.testing.assert_allclose(result.vectors, vectors, atol=1e-6)
     assert isinstance(embedder.model_id, str) and embedder.model_id

@@ -10,34 +10,34 @@ class CountingEmbedder(HashingEmbedder):
         super().__init__(dim)
         self.calls: list[list[str]] = []
 
-    def embed(self, texts):
+    def encode(self, texts):
         self.calls.append(list(texts))
-        return super().embed(texts)
+        return super().encode(texts)
 
 
 def test_identical_text_is_embedded_once_even_across_instances(tmp_path):
     path = tmp_path / "cache.sqlite"
     inner = CountingEmbedder()
     cache = CachedEmbedder(inner, path)
-    first = cache.embed(["alpha", "beta", "alpha"])
+    first = cache.vectors(["alpha", "beta", "alpha"])
     assert inner.calls == [["alpha", "beta"]]
     np.testing.assert_array_equal(first[0], first[2])
     cache.close()
 
     inner2 = CountingEmbedder()
     reopened = CachedEmbedder(inner2, path)
-    again = reopened.embed(["beta", "gamma", "alpha"])
+    again = reopened.vectors(["beta", "gamma", "alpha"])
     assert inner2.calls == [["gamma"]]
-    np.testing.assert_allclose(again, HashingEmbedder(64).embed(["beta", "gamma", "alpha"]), atol=1e-7)
+    np.testing.assert_allclose(again, HashingEmbedder(64).vectors(["beta", "gamma", "alpha"]), atol=1e-7)
     assert (reopened.hits, reopened.misses) == (2, 1)
     assert reopened.model_id == inner.model_id and reopened.dim == 64
 
 
 def test_cache_is_keyed_by_model(tmp_path):
     path = tmp_path / "cache.sqlite"
-    CachedEmbedder(HashingEmbedder(64), path).embed(["same text"])
+    CachedEmbedder(HashingEmbedder(64), path).vectors(["same text"])
     other = CountingEmbedder(32)
-    vectors = CachedEmbedder(other, path).embed(["same text"])
+    vectors = CachedEmbedder(other, path).vectors(["same text"])
     assert other.calls == [["same text"]]  # a different model never reuses another's vectors
     assert vectors.shape == (1, 32)
 
@@ -45,8 +45,8 @@ def test_cache_is_keyed_by_model(tmp_path):
 def test_minilm_behind_the_cache_returns_the_same_vectors(tmp_path, minilm):
     cache = CachedEmbedder(minilm, tmp_path / "c.sqlite")
     texts = ["memory is an artifact", "agents trade what they remember"]
-    np.testing.assert_allclose(cache.embed(texts), minilm.embed(texts), atol=1e-6)
-    np.testing.assert_allclose(cache.embed(texts[::-1]), minilm.embed(texts[::-1]), atol=1e-6)
+    np.testing.assert_allclose(cache.vectors(texts), minilm.vectors(texts), atol=1e-6)
+    np.testing.assert_allclose(cache.vectors(texts[::-1]), minilm.vectors(texts[::-1]), atol=1e-6)
     assert cache.hits == 2
 
 
@@ -56,19 +56,19 @@ def test_memo_embedder_embeds_repeats_once_and_stays_bounded():
     class Counting(HashingEmbedder):
         calls: list[list[str]] = []
 
-        def embed(self, texts):
+        def encode(self, texts):
             self.calls.append(list(texts))
-            return super().embed(texts)
+            return super().encode(texts)
 
     inner = Counting(dim=16)
     memo = MemoEmbedder(inner, capacity=3)
-    first = memo.embed(["a", "b", "a"])
+    first = memo.vectors(["a", "b", "a"])
     assert inner.calls == [["a", "b"]]  # the repeat inside one batch is embedded once
-    assert (first[0] == first[2]).all() and (first == inner.embed(["a", "b", "a"])).all()
+    assert (first[0] == first[2]).all() and (first == inner.vectors(["a", "b", "a"])).all()
     inner.calls.clear()
-    memo.embed(["b", "a"])
+    memo.vectors(["b", "a"])
     assert inner.calls == [] and memo.hits == 2
-    memo.embed(["c", "d"])  # capacity 3: "b" (least recently used) is evicted
+    memo.vectors(["c", "d"])  # capacity 3: "b" (least recently used) is evicted
     inner.calls.clear()
-    memo.embed(["b"])
+    memo.vectors(["b"])
     assert inner.calls == [["b"]] and len(memo._vectors) == 3

@@ -218,21 +218,25 @@ def test_no_answer_is_a_failure_value_from_generate_agenerate_and_embed(gemini_k
         llm = GeminiLLM(base_url=url, **options)
         results = [llm.generate(HI), asyncio.run(llm.agenerate(HI))]
         log = CallLog(tmp_path / "calls.jsonl")
-        embedder = AccountedEmbedder(GeminiEmbedder(dim=4, base_url=url, check=False, **options), log)
-        embedded = embedder.embed_result(["a", "b"])
+        bare = GeminiEmbedder(dim=4, base_url=url, check=False, **options)
+        embedder = AccountedEmbedder(bare, log)
+        embedded = [bare.embed(["a", "b"]), embedder.embed(["a", "b"])]  # returns; raising would fail here
         with pytest.raises(EmbeddingFailed) as raised:
-            embedder.embed(["a"])
+            embedder.vectors(["a"])
     for outcome in results:
         assert not outcome.ok and outcome.failure == "provider" and outcome.provider_failed
         assert expected in outcome.error and "after 2 attempts" in outcome.error
-    assert not embedded.ok and embedded.vectors is None and expected in embedded.error
-    assert "after 2 attempts" in embedded.error and embedded.model_id == "gemini:gemini-embedding-001:4"
-    # embed() must return vectors, so its one error is EmbeddingFailed carrying the same value; it is
-    # a ProviderUnavailable, which stops a run resumable instead of failing an agent's action.
+    for outcome in embedded:
+        assert not outcome.ok and outcome.vectors is None and expected in outcome.error
+        assert "after 2 attempts" in outcome.error and outcome.model_id == "gemini:gemini-embedding-001:4"
+        assert outcome.tokens == 0 and outcome.cost == 0.0
+    # vectors() must return an array, so its one error is EmbeddingFailed carrying the failed value;
+    # it is a ProviderUnavailable, which stops a run resumable instead of failing an agent's action.
     assert isinstance(raised.value, ProviderUnavailable) and expected in raised.value.result.error
+    assert not raised.value.result.ok and raised.value.result.vectors is None
     assert [(r.kind, r.ok, r.failure) for r in CallLog.read(log.path)] == [("embed", False, "provider")] * 2
     if cause == "timeout":
-        assert len(server.requests) == 2 * 2 + 2 * 2  # two attempts per call, none after giving up
+        assert len(server.requests) == 2 * 2 + 3 * 2  # two attempts per call, none after giving up
 
 
 def test_output_cap_spent_on_thinking_is_a_reply_failure(gemini_key):
@@ -334,7 +338,9 @@ def test_embedder_sends_one_content_per_text_and_normalises(gemini_key, model):
     prices = PriceTable(prices={model: ModelPrice(input_per_million=0.15)})
     with FakeServer(gemini_api(_embeddings)) as server:
         embedder = GeminiEmbedder(model, dim=4, prices=prices, base_url=server.url, **FAST)
-        vectors = embedder.embed(["a", "b", "c"])
+        result = embedder.embed(["a", "b", "c"])
+    assert result.ok and result.error is None and result.model_id == embedder.model_id
+    vectors = result.vectors
     assert embedder.model_id == f"gemini:{model}:4" and vectors.shape == (3, 4)
     np.testing.assert_allclose(vectors[0], [0.6, 0.8, 0, 0], atol=1e-6)
     np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-6)
@@ -354,10 +360,11 @@ def test_embedding_spend_is_billed_and_capped(gemini_key):
         inner = GeminiEmbedder(dim=4, base_url=server.url, check=False, **FAST)
         log, budget = CallLog(), Budget(max_cost=0.2)
         embedder = AccountedEmbedder(inner, log, principal="memory", budget=budget)
-        embedder.embed(["x"])
-        embedder.embed(["y"])
-        with pytest.raises(BudgetExceeded):
+        first = embedder.embed(["x"])
+        embedder.vectors(["y"])
+        with pytest.raises(BudgetExceeded):  # a cap is not the provider's silence: it raises
             embedder.embed(["z"])
+    assert first.ok and first.tokens == 1_000_000 and first.cost == pytest.approx(0.15)
     assert budget.spent_cost == pytest.approx(0.30) and budget.spent_tokens == 2_000_000
     assert log.totals()["memory"].cost == pytest.approx(0.30) and len(server.requests) == 2
 

@@ -13,15 +13,15 @@ def test_default_embedder_is_shared_minilm(minilm):
 
 def test_rows_are_unit_float32_in_input_order(minilm):
     texts = ["short", "a considerably longer sentence about trading memories in a market", "mid length text"]
-    vectors = minilm.embed(texts)
+    vectors = minilm.vectors(texts)
     assert vectors.shape == (3, 384) and vectors.dtype == np.float32 and vectors.flags["C_CONTIGUOUS"]
     np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
     for i, text in enumerate(texts):  # batching (sorted, padded) does not change a text's vector
-        np.testing.assert_allclose(minilm.embed([text])[0], vectors[i], atol=1e-5)
+        np.testing.assert_allclose(minilm.vectors([text])[0], vectors[i], atol=1e-5)
 
 
 def test_paraphrases_score_higher_than_unrelated(minilm):
-    a, b, c, d = minilm.embed([
+    a, b, c, d = minilm.vectors([
         "The agent sold its memory of the river for ten credits.",
         "For ten credits, the agent traded away what it remembered about the river.",
         "Photosynthesis converts light into chemical energy.",
@@ -32,12 +32,12 @@ def test_paraphrases_score_higher_than_unrelated(minilm):
 
 
 def test_empty_input_gives_empty_matrix(minilm):
-    assert minilm.embed([]).shape == (0, 384)
+    assert minilm.vectors([]).shape == (0, 384)
 
 
 def test_threads_are_configurable():
     embedder = MiniLMEmbedder(threads=1, batch_size=2)
-    assert embedder.embed(["x", "y", "z"]).shape == (3, 384)
+    assert embedder.vectors(["x", "y", "z"]).shape == (3, 384)
 
 
 def test_missing_tokenizer_says_what_to_set(monkeypatch, tmp_path):

@@ -76,7 +76,7 @@ def test_embeddings_learn_dim_restore_order_and_normalise():
 
     with FakeServer(openai_api(handler)) as server:
         embedder = make_embedder(f"openai:{server.url}/v1:nomic-embed-text", **FAST)
-        vectors = embedder.embed(["a", "abc"])
+        vectors = embedder.vectors(["a", "abc"])
     assert embedder.dim == 3
     expected = np.array([[1, 1, 0], [3, 1, 0]], dtype=np.float32)
     np.testing.assert_allclose(vectors, expected / np.linalg.norm(expected, axis=1, keepdims=True), atol=1e-6)
@@ -86,10 +86,10 @@ def test_embeddings_learn_dim_restore_order_and_normalise():
 def test_embedding_server_that_went_away_is_a_failure_value():
     with FakeServer(openai_api(lambda r: FakeResponse(body={"data": [{"index": 0, "embedding": [1.0, 0.0]}]}))) as server:
         embedder = make_embedder(f"openai:{server.url}/v1:e", attempts=2, initial_delay_s=0.01, timeout_s=2)
-    result = embedder.embed_result(["a"])
+    result = embedder.embed(["a"])  # a value, not an exception
     assert not result.ok and result.vectors is None and "ConnectError" in result.error and "2 attempts" in result.error
     with pytest.raises(EmbeddingFailed, match="ConnectError"):
-        embedder.embed(["a"])
+        embedder.vectors(["a"])
 
 
 def llama_cpp_like(request):

@@ -25,7 +25,7 @@ def run(llm, embedder):
     """A tiny 'run': two LLM calls (one structured) and one embedding call."""
     a = llm.generate([{"role": "user", "content": "say hi"}], max_tokens=16)
     b = llm.generate([{"role": "user", "content": "left or right?"}], schema=Pick, seed=3)
-    v = embedder.embed(["left", "right"])
+    v = embedder.vectors(["left", "right"])
     return a, b, v
 
 

@@ -22,7 +22,7 @@ class KeywordEmbedder:
     model_id = "keyword"
     dim = 2
 
-    def embed(self, texts):
+    def vectors(self, texts):
         return np.array([[1.0, 0.0] if "escrow" in t.lower() else [0.0, 1.0] for t in texts], dtype=np.float32)
 
 
