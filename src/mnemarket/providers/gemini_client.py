@@ -10,6 +10,7 @@ sets ``vertexai=False`` unless asked, turns SDK retries off, and :func:`call_wit
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import re
@@ -141,8 +142,9 @@ def call_with_retries(call: Callable[[], T], *, model: str, attempts: int = DEFA
     waiting at least a 429's ``retryDelay`` (capped at :data:`MAX_DELAY_S`).
 
     Raises:
-        ModelCallFailed: still failing after ``attempts`` tries (or the server asked for a longer wait
-            than the cap), or a timeout/refused connection: the provider's failure, as a value upstream.
+        ModelCallFailed: still failing after ``attempts`` tries (a timeout, a refused connection, a
+            connection closed mid-reply, a body cut off mid-JSON), or the server asked for a longer
+            wait than the cap: the provider's failure, as a value upstream.
         ProviderError: the API rejected the request (4xx other than 408/429): it will not change.
     """
     from google.genai import errors
@@ -158,6 +160,8 @@ def call_with_retries(call: Callable[[], T], *, model: str, attempts: int = DEFA
             failure, asked = describe_api_error(exc, model), retry_delay_s(exc)
         except transport as exc:
             failure, asked = f"{type(exc).__module__.split('.')[0]}.{type(exc).__name__}: {exc or 'no detail'}", None
+        except json.JSONDecodeError as exc:  # a body cut off mid-JSON (the SDK parses it unguarded): transient
+            failure, asked = f"the response body is not complete JSON ({exc})", None
         except errors.UnknownApiResponseError as exc:  # a body that is not the API's JSON (a proxy page)
             raise ModelCallFailed(f"unreadable response: {exc}") from exc
         if attempt >= attempts:

@@ -9,6 +9,7 @@ count against ``maxOutputTokens``, so the budget is added to it.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -247,7 +248,10 @@ class GeminiLLM(CompletionLLM):
         if first.text:
             yield first.text
         received = 1
-        broken: tuple[type[BaseException], ...] = (errors.APIError, *transport_errors())
+        # A connection closed mid-stream is a transport error; an event cut off mid-JSON surfaces as
+        # UnknownApiResponseError (or a bare JSONDecodeError, depending on the SDK's HTTP stack).
+        broken: tuple[type[BaseException], ...] = (errors.APIError, errors.UnknownApiResponseError,
+                                                   json.JSONDecodeError, *transport_errors())
         try:
             for chunk in stream:
                 received += 1

@@ -43,6 +43,13 @@ class FakeResponse:
     headers: dict[str, str] = field(default_factory=dict)
     delay_s: float = 0.0
     """Seconds to wait before answering (a server slower than the client's timeout)."""
+    raw: bytes | None = None
+    """If set, sent verbatim as the whole body (e.g. JSON cut off mid-way), as ``content_type``."""
+    content_type: str = "application/json"
+    """The type of a ``raw`` body."""
+    cut_at: int | None = None
+    """If set, only the first ``cut_at`` bytes of the body are sent, then the connection is closed
+    (a server that died mid-reply: ``Content-Length`` still promises the whole body)."""
 
 
 Handler = Callable[[FakeRequest], FakeResponse]
@@ -73,6 +80,8 @@ class FakeServer:
                 if response.sse is not None:
                     payload = "".join(f"data: {json.dumps(item)}\n\n" for item in response.sse).encode()
                     content_type = "text/event-stream"
+                elif response.raw is not None:
+                    payload, content_type = response.raw, response.content_type
                 else:
                     payload = json.dumps(response.body).encode()
                     content_type = "application/json"
@@ -83,7 +92,11 @@ class FakeServer:
                     self.send_header(key, value)
                 self.end_headers()
                 try:
-                    self.wfile.write(payload)
+                    self.wfile.write(payload if response.cut_at is None else payload[: response.cut_at])
+                    if response.cut_at is not None:
+                        self.wfile.flush()
+                        self.close_connection = True
+                        self.connection.shutdown(socket.SHUT_RDWR)
                 except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout)
                     pass
 

@@ -1,4 +1,5 @@
 import numpy as np
+import pytest
 
 from mnemarket.providers import CachedEmbedder, HashingEmbedder
 
@@ -72,3 +73,36 @@ def test_memo_embedder_embeds_repeats_once_and_stays_bounded():
     inner.calls.clear()
     memo.vectors(["b"])
     assert inner.calls == [["b"]] and len(memo._vectors) == 3
+
+
+def test_wrappers_pass_a_failure_on_as_a_value_and_keep_nothing_of_it(tmp_path):
+    """The cache, the memo and the recorder compose through ``embed()``: an inner call without an
+    answer comes out of each as the same failed value (vectors() raises it), nothing of it is cached
+    or recorded, and the next answered call goes to the provider again."""
+    from mnemarket.providers import EmbeddingFailed, EmbedResult, MemoEmbedder, Recording, RecordingEmbedder
+
+    class Paid(CountingEmbedder):
+        down = True
+
+        def encode_billed(self, texts):
+            self.calls.append(list(texts))
+            if self.down:
+                raise EmbeddingFailed(EmbedResult(model_id=self.model_id, error="httpx2.ReadTimeout (after 2 attempts)"))
+            return HashingEmbedder.encode(self, texts), 7 * len(texts), 0.5
+
+    recording = Recording(tmp_path / "rec.jsonl")
+    for make in (lambda inner: CachedEmbedder(inner, tmp_path / f"c{id(inner)}.sqlite"),
+                 lambda inner: MemoEmbedder(inner, capacity=8),
+                 lambda inner: RecordingEmbedder(inner, recording)):
+        inner = Paid(16)
+        wrapper = make(inner)
+        failed = wrapper.embed(["a", "b"])
+        assert not failed.ok and failed.vectors is None and "ReadTimeout" in failed.error
+        with pytest.raises(EmbeddingFailed, match="ReadTimeout"):
+            wrapper.vectors(["a"])
+        inner.down = False
+        answered = wrapper.embed(["a", "b"])
+        assert answered.ok and (answered.tokens, answered.cost) == (14, 0.5)  # the bill passes through
+        np.testing.assert_allclose(answered.vectors, HashingEmbedder(16).vectors(["a", "b"]), atol=1e-7)
+        assert inner.calls == [["a", "b"], ["a"], ["a", "b"]]  # the failures left nothing to reuse
+    assert len(recording.path.read_text().splitlines()) == 1  # only the answered call was recorded

@@ -3,6 +3,7 @@ that checks what the real one checks (path and version, key, schema keywords, th
 retired models)."""
 
 import asyncio
+import json
 from typing import Literal
 
 import numpy as np
@@ -311,6 +312,57 @@ def test_streaming_failures_are_named_and_rejections_not_retried(gemini_key):
         with pytest.raises(ProviderError, match="HTTP 400"):
             list(GeminiLLM(base_url=server.url, **FAST).stream_text(HI))
     assert len(server.requests) == 1
+
+
+def _sse(chunks):
+    return [f"data: {json.dumps(chunk)}\n\n".encode() for chunk in chunks]
+
+
+@pytest.mark.parametrize("how", ["connection closed", "event cut mid-JSON"])
+def test_a_stream_broken_partway_yields_what_came_then_says_where_it_broke(gemini_key, how):
+    """The text before the break arrives; then one ModelCallFailed naming the cause and the chunk,
+    never a transport or parser exception, and no retry (it would repeat text already yielded)."""
+    chunks = [gemini_generate_body("Hel"), gemini_generate_body("lo!"), gemini_generate_body(" world")]
+    events = _sse(chunks)
+    if how == "connection closed":  # headers promise all three events; the server dies inside the third
+        response = FakeResponse(sse=chunks, cut_at=len(events[0]) + len(events[1]) + 20)
+        expected, text, cause = "after 2 chunk(s)", ["Hel", "lo!"], "RemoteProtocolError"
+    else:  # the body ends cleanly, but its second event stops mid-JSON
+        response = FakeResponse(raw=events[0] + events[1][:40], content_type="text/event-stream")
+        expected, text, cause = "after 1 chunk(s)", ["Hel"], "UnknownApiResponseError"
+    received = []
+    with FakeServer(gemini_api(lambda r: response)) as server:
+        with pytest.raises(ModelCallFailed) as raised:
+            for fragment in GeminiLLM(base_url=server.url, **FAST).stream_text(HI):
+                received.append(fragment)
+    assert received == text
+    assert f"broke off {expected}" in str(raised.value) and cause in str(raised.value)
+    assert len(server.requests) == 1
+
+
+def test_a_body_cut_off_mid_json_is_a_failure_value_from_generate_and_embed(gemini_key):
+    """A server that closes the connection partway through its body, and one whose (complete) body
+    is JSON cut off mid-way: generate and embed return failures naming the cause after the retries."""
+    reply = json.dumps(gemini_generate_body('{"action": "offer", "price": 12}')).encode()
+    vectors = {"embeddings": [{"values": [3.0, 4.0, 0.0, 0.0]}]}
+    cases = [
+        (FakeResponse(body=json.loads(reply), cut_at=len(reply) // 2),
+         FakeResponse(body=vectors, cut_at=20), "RemoteProtocolError"),
+        (FakeResponse(raw=reply[: len(reply) // 2]),
+         FakeResponse(raw=json.dumps(vectors).encode()[:20]), "not complete JSON"),
+    ]
+    for generate_reply, embed_reply, cause in cases:
+        with FakeServer(gemini_api(lambda r, reply=generate_reply: reply)) as server:
+            result = GeminiLLM(base_url=server.url, **FAST).generate(HI, schema=Offer)
+        assert not result.ok and result.provider_failed and cause in result.error, result.error
+        assert "after 3 attempts" in result.error and len(server.requests) == 3  # a cut is retried
+        with FakeServer(gemini_api(lambda r, reply=embed_reply: reply)) as server:
+            embedder = GeminiEmbedder(dim=4, base_url=server.url, check=False, **FAST)
+            embedded = embedder.embed(["a"])
+            with pytest.raises(EmbeddingFailed, match=cause):
+                embedder.vectors(["a"])
+        assert not embedded.ok and embedded.vectors is None and cause in embedded.error, embedded.error
+        assert "after 3 attempts" in embedded.error
 
 
 def test_missing_key_says_what_to_set(no_api_keys):

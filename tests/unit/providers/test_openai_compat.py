@@ -92,6 +92,35 @@ def test_embedding_server_that_went_away_is_a_failure_value():
         embedder.vectors(["a"])
 
 
+@pytest.mark.parametrize("how", ["connection closed", "body cut mid-JSON"])
+def test_a_reply_cut_off_partway_is_a_failure_value_from_generate_and_embed(how):
+    """Nothing here streams (the chat and embedding calls read whole bodies), so the break to survive
+    is a body cut off: generate and embed return failures naming the cause; no exception escapes."""
+    import json
+
+    def cut(body):
+        whole = json.dumps(body).encode()
+        if how == "connection closed":  # Content-Length promises the whole body; the server dies halfway
+            return FakeResponse(body=body, cut_at=len(whole) // 2)
+        return FakeResponse(raw=whole[: len(whole) // 2])
+
+    vectors = {"data": [{"index": 0, "embedding": [1.0, 0.0]}]}
+    replies = iter([FakeResponse(body=vectors)])  # the embedder's start-up probe gets a whole answer
+
+    def handler(request):
+        if request.path.endswith("/embeddings"):
+            return next(replies, None) or cut(vectors)
+        return cut(openai_chat_body('{"side": "bid", "amount": 4}'))
+
+    with FakeServer(openai_api(handler)) as server:
+        result = OpenAICompatLLM(f"{server.url}/v1", "m", structured_mode="json_schema", **FAST).generate(
+            [{"role": "user", "content": "bid?"}], schema=Bid)
+        embedded = make_embedder(f"openai:{server.url}/v1:e", **FAST).embed(["a"])
+    cause = "RemoteProtocolError" if how == "connection closed" else "non-JSON"
+    assert not result.ok and result.provider_failed and cause in result.error, result.error
+    assert not embedded.ok and embedded.vectors is None and cause in embedded.error, embedded.error
+
+
 def llama_cpp_like(request):
     """Answers as llama-cpp-python's server does: json_schema refused (500, a validation message),
     json_object with a schema honoured."""
