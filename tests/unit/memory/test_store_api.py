@@ -151,3 +151,31 @@ def test_precomputed_embeddings_are_stored_as_given(embedder):
     assert np.array_equal(store.get(ids[1], with_embedding=True).embedding, vectors[1])
     with pytest.raises(UserError, match="shape"):
         store.add_many(["r"], embeddings=vectors)
+
+
+def test_an_embedder_that_does_not_answer_raises_embedding_failed_and_changes_nothing(embedder):
+    """The memory engine needs vectors, so it takes them through ``Embedder.vectors``: a provider's
+    silence (a failed EmbedResult from ``embed``) is one EmbeddingFailed, and no half-made record."""
+    from mnemarket.providers import EmbeddingFailed, EmbedResult, HashingEmbedder
+
+    class Silent(HashingEmbedder):
+        down = False
+
+        def encode(self, texts):
+            if self.down:
+                raise EmbeddingFailed(EmbedResult(model_id=self.model_id, error="httpx2.ConnectError: refused"))
+            return super().encode(texts)
+
+    silent = Silent(dim=64)
+    store = MemoryStore(silent)
+    rid = store.add("the well is dry")
+    silent.down = True
+    assert not silent.embed(["water"]).ok  # the value form does not raise
+    with pytest.raises(EmbeddingFailed, match="ConnectError") as raised:
+        store.add("water at the mill")
+    assert raised.value.result.vectors is None
+    with pytest.raises(EmbeddingFailed, match="ConnectError"):
+        store.search("water", k=3)
+    assert len(store) == 1
+    silent.down = False
+    assert [hit.id for hit in store.search("well", k=3)] == [rid]
