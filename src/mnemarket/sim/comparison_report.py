@@ -1,25 +1,27 @@
 """comparison.json, .md, .html and .csv of an experiment.
 
-The html page is self-contained (inline CSS and SVG, no scripts or fonts); every value that
-reaches the markup is escaped, since model names, config names and agent ids come from files.
-Plots: one horizontal bar chart per headline metric, a bar per (model, config) group at the
-mean over seeds, a whisker of +-1 standard deviation, and a dot per seed.
+The html page is self-contained (inline CSS and SVG, no scripts or fonts, a Content-Security-Policy
+that allows neither). This module builds its data; the markup is templates/comparison.html.j2,
+rendered with autoescape, so model names, config names and agent ids (they come from files) and
+lesson texts are escaped. Plots: one horizontal bar chart per headline metric, a bar per
+(model, config) group at the mean over seeds, a whisker of +-1 standard deviation, and a dot per seed.
 """
 
 from __future__ import annotations
 
 import csv
-import html
 import json
 import math
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from mnemarket.sim.report_charts import PALETTE
+from mnemarket.sim.html_templates import Cell, Column, Link, Table, render
+from mnemarket.sim.report_charts import PALETTE, LineChart, line_chart
 
 METRICS: tuple[tuple[str, str], ...] = (
     ("score", "score (share of the upper bound earned)"),
@@ -114,11 +116,9 @@ CURVES = (("bounty_reward", "bounty reward earned per session", "scrip"),
           ("failures_per_turn", "failed actions per turn, per session", "failures/turn"))
 
 
-def learning_curves(document: dict[str, Any]) -> str:
+def learning_curve_charts(document: dict[str, Any]) -> list[LineChart]:
     """One line chart per curve metric: x = session, a line per group (mean over its seeds)."""
-    from mnemarket.sim.report_charts import line_chart
-
-    figures = []
+    charts = []
     for key, title, unit in CURVES:
         values: dict[str, dict[int, list[float]]] = {}
         for row in document["cells"]:
@@ -129,8 +129,13 @@ def learning_curves(document: dict[str, Any]) -> str:
         series = {label: (np.array(sorted(points), dtype=float),
                           np.array([np.mean(points[s]) for s in sorted(points)], dtype=float))
                   for label, points in values.items()}
-        figures.append(line_chart(series, title=title, y_label=unit, x_label="session", step=False))
-    return "".join(figures)
+        charts.append(line_chart(series, title=title, y_label=unit, x_label="session", step=False))
+    return charts
+
+
+def learning_curves(document: dict[str, Any]) -> str:
+    """The learning-curve charts as HTML (`<figure>`s), as comparison.html shows them."""
+    return render("charts.html.j2", line_charts=learning_curve_charts(document), bar_charts=[])
 
 
 def write_reports(out_dir: Path, document: dict[str, Any]) -> Path:
@@ -314,29 +319,59 @@ def render_markdown(document: dict[str, Any]) -> str:
 
 # -- html ----------------------------------------------------------------------------------------------------
 
-def _e(value: Any) -> str:
-    return html.escape(str(value), quote=True)
+def _html_table(headers: Sequence[str], rows: Sequence[Sequence[Any]], links: dict[Any, Cell] | None = None) -> Table:
+    """A table of plain cells (always drawn, header only when empty); ``links`` maps a first-column
+    value to the cell shown instead (e.g. a `Link` to the cell's report)."""
+    def cells(row: Sequence[Any]) -> list[Cell]:
+        if not row:
+            return []
+        first: Cell = (links or {}).get(row[0]) or str(row[0])
+        return [first, *(str(c) for c in row[1:])]
+    return Table([Column(str(h)) for h in headers], [cells(row) for row in rows], empty=None)
 
 
-def _html_table(headers: Sequence[str], rows: Sequence[Sequence[Any]],
-                raw_first: dict[Any, str] | None = None) -> str:
-    """A table of escaped cells; ``raw_first`` maps a first-column value to ready (escaped) markup."""
-    head = "".join(f"<th>{_e(h)}</th>" for h in headers)
+@dataclass(frozen=True)
+class Bar:
+    """One group's row of a bar chart, in SVG user units (formatted)."""
 
-    def cells(row: Sequence[Any]) -> str:
-        first = (raw_first or {}).get(row[0]) if row else None
-        rest = row[1:] if first is not None else row
-        return (f"<td>{first}</td>" if first is not None else "") + "".join(f"<td>{_e(c)}</td>" for c in rest)
-    body = "".join(f"<tr>{cells(row)}</tr>" for row in rows)
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    label: str
+    stat: str
+    mean: str
+    colour: str
+    y: int
+    mid: str
+    bar_x: str
+    bar_w: str
+    whisker: tuple[str, str] | None
+    dots: Sequence[str]
 
 
-def bar_chart(title: str, groups: Sequence[dict[str, Any]], key: str, seed_values: dict[str, list[float]]) -> str:
-    """Horizontal bars (mean), whiskers (+-1 std) and dots (one per seed) for one metric."""
+@dataclass(frozen=True)
+class BarChart:
+    """The geometry of one metric's bar chart (templates/macros.html.j2 `bar_chart` draws it)."""
+
+    title: str
+    rows: Sequence[Bar] = ()
+    label_w: int = 230
+    plot_w: int = 320
+    row_h: int = 26
+    top: int = 28
+    height: int = 0
+    zero: str = ""
+    low: str = ""
+    high: str = ""
+
+    @property
+    def width(self) -> int:
+        return self.label_w + self.plot_w + 70
+
+
+def bar_chart(title: str, groups: Sequence[dict[str, Any]], key: str, seed_values: dict[str, list[float]]) -> BarChart:
+    """Horizontal bars (mean), whiskers (+-1 std) and dots (one per seed) for one metric; no rows: no data."""
     entries = [(group_label(g), g["metrics"].get(key)) for g in groups]
     entries = [(label, stat) for label, stat in entries if stat]
     if not entries:
-        return f'<figure class="chart"><figcaption>{_e(title)}: no data</figcaption></figure>'
+        return BarChart(title)
     label_w, plot_w, row_h, top = 230, 320, 26, 28
     height = top + row_h * len(entries) + 24
     values = [stat["mean"] + stat["std"] for _, stat in entries] + [stat["mean"] - stat["std"] for _, stat in entries]
@@ -348,36 +383,23 @@ def bar_chart(title: str, groups: Sequence[dict[str, Any]], key: str, seed_value
     def x(v: float) -> float:
         return label_w + (v - low) / (high - low) * plot_w
 
-    svg = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{label_w + plot_w + 70}" height="{height}" '
-           f'role="img" aria-label="{_e(title)}">',
-           f'<text x="4" y="16" font-size="13" font-weight="bold">{_e(title)}</text>',
-           f'<line x1="{x(0):.1f}" y1="{top - 4}" x2="{x(0):.1f}" y2="{height - 20}" stroke="#888"/>']
+    rows = []
     for i, (label, stat) in enumerate(entries):
         y = top + i * row_h
-        colour = PALETTE[i % len(PALETTE)]
         x0, x1 = sorted((x(0), x(stat["mean"])))
-        svg.append(f'<text x="{label_w - 6}" y="{y + 15}" font-size="11" text-anchor="end">{_e(label)}</text>')
-        svg.append(f'<rect x="{x0:.1f}" y="{y + 4}" width="{max(x1 - x0, 1):.1f}" height="{row_h - 10}" '
-                   f'fill="{colour}" fill-opacity="0.55"><title>{_e(label)}: {_e(stat_text(stat))}</title></rect>')
-        if stat["std"]:
-            lo, hi = x(stat["mean"] - stat["std"]), x(stat["mean"] + stat["std"])
-            svg.append(f'<line x1="{lo:.1f}" y1="{y + row_h / 2:.1f}" x2="{hi:.1f}" y2="{y + row_h / 2:.1f}" '
-                       'stroke="#222" stroke-width="1.5"/>')
-        for v in seed_values.get(label, []):
-            svg.append(f'<circle cx="{x(v):.1f}" cy="{y + row_h / 2:.1f}" r="3" fill="#111"/>')
-        svg.append(f'<text x="{label_w + plot_w + 6}" y="{y + 15}" font-size="11">{_e(fmt(stat["mean"]))}</text>')
-    svg.append(f'<text x="{label_w}" y="{height - 6}" font-size="10" fill="#555">{_e(fmt(low))}</text>')
-    svg.append(f'<text x="{label_w + plot_w}" y="{height - 6}" font-size="10" fill="#555" text-anchor="end">'
-               f'{_e(fmt(high))}</text>')
-    svg.append("</svg>")
-    return f'<figure class="chart">{"".join(svg)}</figure>'
+        whisker = (f"{x(stat['mean'] - stat['std']):.1f}", f"{x(stat['mean'] + stat['std']):.1f}") if stat["std"] else None
+        rows.append(Bar(label=label, stat=stat_text(stat), mean=fmt(stat["mean"]), colour=PALETTE[i % len(PALETTE)],
+                        y=y, mid=f"{y + row_h / 2:.1f}", bar_x=f"{x0:.1f}", bar_w=f"{max(x1 - x0, 1):.1f}",
+                        whisker=whisker, dots=[f"{x(v):.1f}" for v in seed_values.get(label, [])]))
+    return BarChart(title, rows, label_w, plot_w, row_h, top, height, zero=f"{x(0):.1f}", low=fmt(low), high=fmt(high))
 
 
-def _cell_link(row: dict[str, Any], out_dir: Path | None) -> str:
+def _cell_link(row: dict[str, Any], out_dir: Path | None) -> Cell:
+    """A link to the cell's report.html when it exists (relative to comparison.html), else the cell id."""
     report = Path(row["run_dir"]) / "report.html" if out_dir is not None and row.get("run_dir") else None
     if report is None or not report.exists():
-        return _e(row["id"])
-    return f'<a href="{_e(os.path.relpath(report, out_dir))}">{_e(row["id"])}</a>'
+        return str(row["id"])
+    return Link(href=os.path.relpath(report, out_dir), text=str(row["id"]))
 
 
 def render_html(document: dict[str, Any], out_dir: Path | None = None) -> str:
@@ -395,65 +417,39 @@ def render_html(document: dict[str, Any], out_dir: Path | None = None) -> str:
             value = cell.get(key)
             if isinstance(value, (int, float)) and not isinstance(value, bool):
                 seed_values.setdefault(key, {}).setdefault(label, []).append(float(value))
-    charts = "".join(bar_chart(labels[key], groups, key, seed_values.get(key, {})) for key in plotted)
     group_table = _html_table(["metric", *[group_label(g) for g in groups]],
                               [["seeds finished", *[g["seeds"] for g in groups]]]
                               + [[metric_label(key, label), *[_group_cells(g, key) for g in groups]]
-                                 for key, label in metrics]) if groups else "<p>No finished cells yet.</p>"
+                                 for key, label in metrics]) if groups else None
     cell_table = _html_table(["cell", "status", "seconds", *columns],
                              [[row["id"], row["status"], row.get("seconds") or "–",
                                *[fmt(row.get("metrics", {}).get("cell", {}).get(k)) for k in columns]]
                               for row in document["cells"]],
-                             raw_first={row["id"]: _cell_link(row, out_dir) for row in document["cells"]})
+                             links={row["id"]: _cell_link(row, out_dir) for row in document["cells"]})
     baseline = document.get("baseline") or {}
-    differences = (f"<h2>Differences from the baseline {_e(baseline.get('model'))} / {_e(baseline.get('config'))}"
-                   f" (mean of per-seed differences)</h2>"
-                   + _html_table(list(DIFFERENCE_HEADERS), difference_rows(document))
-                   + "".join(f'<p class="warning">warning: {_e(w)}</p>' for w in document.get("warnings", []))
-                   ) if document.get("differences") else ""
-    if document.get("judge"):
-        differences += f"<h2>LLM judge of lesson quality</h2><p>{_e(judge_text(document['judge']))}</p>"
-    differences += f'<h2>Learning curves (mean over seeds)</h2><div class="charts">{learning_curves(document)}</div>'
-
     agent_rows = [[row["id"], agent, *[fmt(figures.get(k)) for k in AGENT_COLUMNS]]
                   for row in document["cells"] for agent, figures in row.get("metrics", {}).get("agents", {}).items()]
-    agent_table = _html_table(["cell", "agent", *AGENT_COLUMNS], agent_rows)
     config_rows = [[name, json.dumps(spec.get("agents", {})), json.dumps(spec.get("per_agent", {})),
                     spec.get("description", "")] for name, spec in matrix["configs"].items()]
-    return f"""<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Comparison: {_e(document['experiment'])}</title>
-<style>
-body{{font-family:system-ui,sans-serif;margin:2em;max-width:1300px;color:#222}}
-table{{border-collapse:collapse;margin:1em 0;font-size:13px}}
-th,td{{border:1px solid #ccc;padding:3px 7px;text-align:right}}
-th:first-child,td:first-child{{text-align:left}} thead{{background:#f3f3f3}}
-.charts{{display:flex;flex-wrap:wrap;gap:12px}} figure.chart{{margin:0;border:1px solid #eee;padding:6px}}
-code{{background:#f6f6f6;padding:1px 4px}}
-</style></head><body>
-<h1>Comparison: {_e(document['experiment'])}</h1>
-<p>{_e(document.get('description', ''))}</p>
-<ul>
-<li>scenario <code>{_e(document['scenario'])}</code>;
-experiment file <code>{_e(document['experiment_file'])}</code></li>
-<li>models {_e(', '.join(matrix['models']))}; seeds {_e(', '.join(map(str, matrix['seeds'])))};
-sessions x turns {_e(matrix['sessions'] or 'scenario')} x {_e(matrix['turns'] or 'scenario')}</li>
-<li>metrics embedder {_e(document['metrics_embedder'] or 'none')}; generated {_e(document['generated'])} on
-{_e(document['machine']['platform'])} ({_e(document['machine']['cores'])} cores)</li>
-</ul>
-<h2>Memory configurations</h2>
-{_html_table(["config", "merged into every agent", "per agent", "description"], config_rows)}
-<h2>Plots (bar = mean over seeds, whisker = ±1 std, dots = seeds)</h2>
-<div class="charts">{charts}</div>
-<h2>Groups (mean ± sample std [95% bootstrap interval] over seeds)</h2>
-{group_table}
-{differences}
-<h2>Cells</h2>
-{cell_table}
-<h2>Agents</h2>
-{agent_table}
-<p>Definitions of every metric: plans/metrics.md.</p>
-</body></html>
-"""
+    return render(
+        "comparison.html.j2",
+        experiment=str(document["experiment"]), description=str(document.get("description", "")),
+        scenario=str(document["scenario"]), experiment_file=str(document["experiment_file"]),
+        models=", ".join(map(str, matrix["models"])), seeds=", ".join(map(str, matrix["seeds"])),
+        sessions=str(matrix["sessions"] or "scenario"), turns=str(matrix["turns"] or "scenario"),
+        embedder=str(document["metrics_embedder"] or "none"), generated=str(document["generated"]),
+        platform=str(document["machine"]["platform"]), cores=str(document["machine"]["cores"]),
+        configs=_html_table(["config", "merged into every agent", "per agent", "description"], config_rows),
+        bar_charts=[bar_chart(labels[key], groups, key, seed_values.get(key, {})) for key in plotted],
+        groups=group_table,
+        differences=_html_table(list(DIFFERENCE_HEADERS), difference_rows(document))
+        if document.get("differences") else None,
+        baseline=f"{baseline.get('model')} / {baseline.get('config')}",
+        warnings=[str(w) for w in document.get("warnings", [])],
+        judge=judge_text(document["judge"]) if document.get("judge") else "",
+        learning_curves=learning_curve_charts(document),
+        cells=cell_table,
+        agents=_html_table(["cell", "agent", *AGENT_COLUMNS], agent_rows))
 
 
 __all__ = ["CSV_COLUMNS", "render_html", "render_markdown", "write_reports"]

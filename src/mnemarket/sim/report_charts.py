@@ -1,14 +1,15 @@
 """Inline SVG line charts for report.html: step series sampled on a tick grid, axes, legend.
 
-Everything is generated here as text (no JS, no fonts or images), so the page stays
-self-contained. Every label that reaches the markup is escaped: agent ids are chosen by agents.
+This module computes the geometry (numbers and SVG point strings); templates/macros.html.j2 draws
+it as inline SVG (no JS, no fonts or images), so the page stays self-contained, and autoescape
+escapes every label (agent ids are chosen by agents).
 """
 
 from __future__ import annotations
 
-import html
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -77,10 +78,55 @@ def _label(value: float) -> str:
     return f"{value:,.0f}" if float(value).is_integer() else f"{value:,.2f}".rstrip("0").rstrip(".")
 
 
+@dataclass(frozen=True)
+class Tick:
+    """A grid line at `at` (user units, formatted) labelled `label`; `text_at` places the label."""
+
+    at: str
+    text_at: str
+    label: str
+
+
+@dataclass(frozen=True)
+class ChartLine:
+    """One series: its SVG points, colour and dash, and its last value for the legend."""
+
+    name: str
+    points: str
+    colour: str
+    dash: str
+    last: str
+    last_x: str
+
+
+@dataclass(frozen=True)
+class LineChart:
+    """The geometry of one line chart, in SVG user units (formatted); the template draws it."""
+
+    title: str
+    x_label: str
+    y_label: str
+    width: int = 960
+    height: int = 300
+    left: int = 64
+    top: int = 12
+    plot_w: int = 0
+    plot_h: int = 0
+    y_ticks: Sequence[Tick] = ()
+    x_ticks: Sequence[Tick] = ()
+    marks: Sequence[Tick] = ()
+    lines: Sequence[ChartLine] = ()
+
+    @property
+    def bottom(self) -> int:
+        return self.top + self.plot_h
+
+
 def line_chart(series: Mapping[str, Series], *, title: str, y_label: str, x_label: str = "tick",
                palette: Mapping[str, tuple[str, str]] | None = None, step: bool = True,
-               marks: Mapping[float, str] | None = None, width: int = 960, height: int = 300) -> str:
-    """A `<figure>` with one SVG line per series and an HTML legend.
+               marks: Mapping[float, str] | None = None, width: int = 960, height: int = 300) -> LineChart:
+    """The geometry of a chart with one line per series (templates/macros.html.j2 `line_chart` draws
+    it as a `<figure>` with an SVG and an HTML legend; no lines: "no data").
 
     Args:
         series: name -> (x, y); x ascending.
@@ -94,10 +140,9 @@ def line_chart(series: Mapping[str, Series], *, title: str, y_label: str, x_labe
         height: SVG height in user units.
     """
     palette = palette or colours(list(series))
-    caption = f"<figcaption>{html.escape(title)}</figcaption>"
     data = {name: (np.asarray(x, float), np.asarray(y, float)) for name, (x, y) in series.items() if len(x)}
     if not data:
-        return f'<figure class="chart">{caption}<p class="muted">no data</p></figure>'
+        return LineChart(title=title, x_label=x_label, y_label=y_label, width=width, height=height)
     left, right, top, bottom = 64, 16, 12, 44
     plot_w, plot_h = width - left - right, height - top - bottom
     x_min = min(float(x.min()) for x, _ in data.values())
@@ -115,47 +160,30 @@ def line_chart(series: Mapping[str, Series], *, title: str, y_label: str, x_labe
     def sy(y: np.ndarray) -> np.ndarray:
         return top + plot_h - (y - y_min) / (y_max - y_min) * plot_h
 
-    parts = [f'<svg class="plot" viewBox="0 0 {width} {height}" role="img" aria-label="{html.escape(title)}">'
-             f'<title>{html.escape(title)}</title>',
-             f'<rect x="{left}" y="{top}" width="{plot_w}" height="{plot_h}" class="area"/>']
-    for value in y_ticks:
+    def y_tick(value: float) -> Tick:
         y = float(sy(np.array(value)))
-        parts.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{y:.1f}" y2="{y:.1f}" class="grid"/>'
-                     f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">{_label(value)}</text>')
-    for value in _ticks(x_min, x_max, integer=True):
+        return Tick(f"{y:.1f}", f"{y + 4:.1f}", _label(value))
+
+    def x_tick(value: float, label: str) -> Tick:
         x = float(sx(np.array(value)))
-        parts.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{top}" y2="{top + plot_h}" class="grid"/>'
-                     f'<text x="{x:.1f}" y="{top + plot_h + 16}" text-anchor="middle">{_label(value)}</text>')
-    parts.append(f'<text x="{left + plot_w / 2}" y="{height - 6}" text-anchor="middle" class="axis">'
-                 f'{html.escape(x_label)}</text>'
-                 f'<text transform="translate(14 {top + plot_h / 2}) rotate(-90)" text-anchor="middle" '
-                 f'class="axis">{html.escape(y_label)}</text>')
-    for at, label in sorted((marks or {}).items()):
-        if x_min <= at <= x_max:
-            x = float(sx(np.array(at)))
-            parts.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{top}" y2="{top + plot_h}" class="mark" '
-                         f'stroke="#888" stroke-dasharray="2 3"/><text x="{x + 3:.1f}" y="{top + 10}" '
-                         f'class="mark">{html.escape(label)}</text>')
+        return Tick(f"{x:.1f}", f"{x + 3:.1f}", label)
+
+    lines = []
     for name, (xs, ys) in data.items():
         px, py = sx(xs), sy(ys)
         if step and len(px) > 1:  # hold each value until the next sample, then jump
             px = np.repeat(px, 2)[1:]
             py = np.repeat(py, 2)[:-1]
         colour, dash = palette.get(name, (PALETTE[0], ""))
-        points = " ".join(f"{a:.1f},{b:.1f}" for a, b in zip(px, py))
-        dash_attr = f' stroke-dasharray="{dash}"' if dash else ""
-        parts.append(f'<polyline points="{points}" fill="none" stroke="{colour}" stroke-width="2"{dash_attr}>'
-                     f'<title>{html.escape(name)}: {_label(float(ys[-1]))} at {x_label} {_label(float(xs[-1]))}'
-                     f'</title></polyline>')
-    parts.append("</svg>")
-    legend = "".join(
-        f'<span class="key"><svg width="22" height="10" aria-hidden="true"><line x1="0" x2="22" y1="5" y2="5" '
-        f'stroke="{palette.get(name, (PALETTE[0], ""))[0]}" stroke-width="3"'
-        + (f' stroke-dasharray="{palette[name][1]}"' if name in palette and palette[name][1] else "")
-        + f'/></svg>{html.escape(name)} <b>{_label(float(data[name][1][-1]))}</b></span>'
-        for name in data)
-    return f'<figure class="chart">{caption}{"".join(parts)}<div class="legend">{legend}</div></figure>'
+        lines.append(ChartLine(name=name, points=" ".join(f"{a:.1f},{b:.1f}" for a, b in zip(px, py)),
+                               colour=colour, dash=dash, last=_label(float(ys[-1])), last_x=_label(float(xs[-1]))))
+    return LineChart(
+        title=title, x_label=x_label, y_label=y_label, width=width, height=height, left=left, top=top,
+        plot_w=plot_w, plot_h=plot_h, y_ticks=[y_tick(v) for v in y_ticks],
+        x_ticks=[x_tick(v, _label(v)) for v in _ticks(x_min, x_max, integer=True)],
+        marks=[x_tick(at, label) for at, label in sorted((marks or {}).items()) if x_min <= at <= x_max],
+        lines=lines)
 
 
-__all__ = ["MAX_POINTS", "PALETTE", "Series", "colours", "cumulative_counts", "line_chart", "sample_steps",
-    "tick_grid"]
+__all__ = ["MAX_POINTS", "PALETTE", "ChartLine", "LineChart", "Series", "Tick", "colours", "cumulative_counts",
+           "line_chart", "sample_steps", "tick_grid"]

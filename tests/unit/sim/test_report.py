@@ -171,7 +171,7 @@ def test_agent_text_is_escaped_and_page_loads_nothing(run):
     page = path.read_text()
     assert HOSTILE not in page and "<img" not in page and "<b>report test" not in page
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
-    assert "&lt;img src=x onerror=&quot;alert(2)&quot;&gt;" in page
+    assert "&lt;img src=x onerror=&#34;alert(2)&#34;&gt;" in page  # Jinja2 autoescape writes " as &#34;
     assert "<script" not in page.lower()
     tags = parse(page).tags
     assert {tag for tag, _ in tags}.isdisjoint({"script", "img", "link", "iframe", "object", "embed", "image"})
@@ -283,7 +283,7 @@ def test_bounties_section_says_who_was_paid_and_who_may_claim(tmp_path):
     assert page.count("<details><summary>s") == 30  # every turn of the 2 x 5 x 3 demo
     assert "s2 t5 " in turns and "Prompt sections (budget" in turns and "genesis" in turns
     claim = next(chunk for chunk in page.split("<details>") if "s1 t5 beta" in chunk)
-    assert "&quot;method&quot;: &quot;claim&quot;" in claim and "7421" in claim  # the raw reply, escaped
+    assert "&#34;method&#34;: &#34;claim&#34;" in claim and "7421" in claim  # the raw reply, escaped
     assert ">OK<" in claim and "Retrieved memories" in claim
     # Charts mark where session 2 began.
     assert page.count('class="mark">session 2</text>') == 3
