@@ -22,11 +22,11 @@ from typing import Any
 
 CONTEXTS = "contexts.jsonl"
 PARTS = "contexts.parts.jsonl"
-TEXT_FIELDS = ("system", "user", "rag_query")
+TEXT_FIELDS = ("system", "user", "rag_query", "reply")
 KNOWN_PIECES = 4_096
 """Pieces remembered for reuse (about 0.5 MB of digests); older ones are written again if they recur."""
 _MIN_CHARS = 48  # shorter strings stay in the record
-_PIECES = re.compile(r"(?<=\n)|(?<=\. )|(?<=\}, )")
+_PIECES = re.compile(r"(?<=\n)|(?<=\. )|(?<=\}, )|(?<=, )(?=\")")  # lines, sentences, JSON members
 
 
 class ContextLog:
@@ -57,8 +57,9 @@ class ContextLog:
         if isinstance(out.get("sections"), list):
             out["sections"] = self._ref(json.dumps(out["sections"]), new, always=True)
         if isinstance(out.get("rag_hits"), list):
-            out["rag_hits"] = [{**h, "text": self._ref(h["text"], new)} if isinstance(h.get("text"), str) else h
-                               for h in out["rag_hits"]]
+            # hit texts recur turn after turn (the same memories come back): always by reference
+            out["rag_hits"] = [{**h, "text": self._ref(h["text"], new, always=True)}
+                               if isinstance(h.get("text"), str) else h for h in out["rag_hits"]]
         return out
 
     def _ref(self, text: str, new: list[str], always: bool = False) -> str | dict[str, str]:
@@ -105,7 +106,8 @@ def read_contexts(run_dir: str | Path) -> list[dict[str, Any]]:
 
 
 def _has_refs(record: dict[str, Any]) -> bool:
-    return any(isinstance(record.get(name), dict) for name in (*TEXT_FIELDS, "sections"))
+    return (any(isinstance(record.get(name), dict) for name in (*TEXT_FIELDS, "sections"))
+            or any(isinstance(h, dict) and isinstance(h.get("text"), dict) for h in record.get("rag_hits") or ()))
 
 
 def _decode(record: dict[str, Any], parts: list[str]) -> dict[str, Any]:

@@ -15,6 +15,8 @@ def _record(agent: str, turn: int) -> dict:
             "rag_hits": [{"id": "m1", "text": "LESSON: pepper sells best at dawn near the blue awning.", "score": 0.5},
                          {"id": f"m{turn}", "text": "short", "score": 0.25}],
             "loop": 0, "loop_trigger": None, "system": SYSTEM,
+            "reply": json.dumps({"action_type": "write_artifact", "target": f"{agent}_note_{turn}", "text": "",
+                                 "old_text": "", "amount": 0, "reasoning": "keep notes of every price"}),
             "user": f"Turn {turn} of session 1. Balance: 50 scrip.\n\nYOUR RECENT ACTIONS (newest last):\n{history}"}
 
 
@@ -28,6 +30,9 @@ def test_records_read_back_exactly_and_repeated_text_is_stored_once(tmp_path):
     stored = (tmp_path / CONTEXTS).stat().st_size + (tmp_path / PARTS).stat().st_size
     assert stored < plain / 4, (stored, plain)
     assert (tmp_path / PARTS).read_text().count("does thing 7.") == 1
+    # replies share their repeated JSON members; hit texts, short or long, are stored once
+    assert (tmp_path / PARTS).read_text().count("keep notes of every price") == 1
+    assert (tmp_path / PARTS).read_text().count("pepper sells best at dawn") == 1
 
 
 def test_a_resumed_log_appends_after_a_killed_write(tmp_path):
