@@ -5,6 +5,8 @@ runs T turns per agent through the real runner, agents, kernel, memory engine an
 cheap deterministic model (a scripted "growth" policy, ~0.1 ms a call) whose actions keep the
 world growing: a new artifact, a long-term memory add, a memory search and a working-memory
 lesson (which migrates at session end), in turn. Sessions are `--session-turns` turns long.
+Every agent starts with scrip enough for all its memory adds, so every action keeps succeeding
+and the first and last turns do the same work on a bigger world.
 
 Figures: `first_ms` / `last_ms` are the mean wall time per agent-turn over the first and last 100
 agent-turns (a turn's time divided by N; session ends excluded), `setup_s` loading the scenario
@@ -12,7 +14,8 @@ and setting up the world and agents, `rss_mb_start` after setup and the first tu
 at the end (`rss_anon_*` / `rss_file_*` split it into the process's own memory and mapped file
 pages, among them world.db's pages read through SQLite's memory-mapped I/O; `world_db_mb` is the
 database's size at the end), and
-`context_log_bytes_per_turn` the per-turn context log's size over agent-turns.
+`context_log_bytes_per_turn` the per-turn context log's size over agent-turns, `failed_actions`
+the run's failed actions (0 when the workload stayed the same throughout).
 
 Usage: python benchmarks/sim_bench.py --agents 6 --turns-per-agent 2000 [--session-turns 50] --json
 With --json the last line of stdout is one JSON object.
@@ -85,8 +88,12 @@ def write_scenario(folder: Path, agents: int, sessions: int, turns: int) -> Path
     paths = []
     for i in range(agents):
         path = folder / f"a{i:04d}.yaml"
+        # Scrip for every memory add of the run (1 each, a quarter of the turns) and then some: an
+        # agent that ran dry would turn a quarter of its late turns into failures, each with an
+        # episodic capture and a lesson step, and last_ms would measure a different workload.
         path.write_text(yaml.safe_dump({"extends": str(ROOT / "agents" / "base.yaml"), "id": f"a{i:04d}",
-                                        "name": f"Trader {i}", "model": "local"}))
+                                        "name": f"Trader {i}", "model": "local",
+                                        "starting_scrip": 100 + sessions * turns}))
         paths.append(str(path))
     scenario = folder / "growth.yaml"
     scenario.write_text(yaml.safe_dump({
@@ -125,6 +132,7 @@ def bench(agents: int, turns_per_agent: int, session_turns: int) -> dict[str, An
             status = runner.run(progress)
             parts_end = _rss_parts_mb()
             db_bytes = sum(p.stat().st_size for p in (Path(tmp) / "run").glob("world.db*"))
+            failed = sum(1 for event in (runner.world.events() if runner.world else []) if not event.success)
         finally:
             runner.close()
         log = Path(tmp) / "run" / "contexts.jsonl"
@@ -139,7 +147,8 @@ def bench(agents: int, turns_per_agent: int, session_turns: int) -> dict[str, An
             "rss_file_mb_start": round((marks["parts_start"] or {}).get("file", 0.0), 1),
             "rss_file_mb_end": round(parts_end["file"], 1),
             "world_db_mb": round(db_bytes / 2**20, 1),
-            "context_log_bytes_per_turn": round(log_bytes / max(1, len(turn_ms) * agents), 1)}
+            "context_log_bytes_per_turn": round(log_bytes / max(1, len(turn_ms) * agents), 1),
+            "failed_actions": failed}
 
 
 def main() -> None:
