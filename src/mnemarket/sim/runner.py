@@ -43,6 +43,7 @@ from mnemarket.providers import (
 from mnemarket.providers.llm import Usage
 from mnemarket.scenarios import PlanTurn, ScriptedPlanPolicy, SessionEnd, SessionHook
 from mnemarket.sim.context_log import ContextLog
+from mnemarket.sim.heap import release_free_heap
 from mnemarket.sim.run_lock import RunLock
 from mnemarket.sim.scenario import (
     MOVED_SERVICE_MODULES,
@@ -314,6 +315,7 @@ class Runner:
         crashpoints.set_phase("turns")
         try:
             for session in range(1, self.config.sessions + 1):
+                release_free_heap()  # what setup or the last session freed (sim/heap.py)
                 self._start_session(session)
                 for turn in range(1, self.config.turns + 1):
                     if self._turn_done(session, turn):

@@ -35,6 +35,14 @@ def test_empty_input_gives_empty_matrix(minilm):
     assert minilm.vectors([]).shape == (0, 384)
 
 
+def test_session_keeps_no_buffers_per_input_shape(minilm):
+    # Every batch has its own (texts x tokens) shape; per-shape plans and an arena grew RSS without
+    # bound over a long run (benchmarks/sim_bench.py measures the growth).
+    options = minilm._session.get_session_options()
+    assert options.enable_mem_pattern is False
+    assert options.enable_cpu_mem_arena is False
+
+
 def test_threads_are_configurable():
     embedder = MiniLMEmbedder(threads=1, batch_size=2)
     assert embedder.vectors(["x", "y", "z"]).shape == (3, 384)
