@@ -11,9 +11,10 @@ and the first and last turns do the same work on a bigger world.
 Figures: `first_ms` / `last_ms` are the mean wall time per agent-turn over the first and last 100
 agent-turns (a turn's time divided by N; session ends excluded), `setup_s` loading the scenario
 and setting up the world and agents, `rss_mb_start` after setup and the first turn, `rss_mb_end`
-at the end (`rss_anon_*` / `rss_file_*` split it into the process's own memory and mapped file
-pages, among them world.db's pages read through SQLite's memory-mapped I/O; `world_db_mb` is the
-database's size at the end), and
+after the last turn (`rss_anon_*` / `rss_file_*` split them into the process's own memory and
+mapped file pages, among them world.db's pages read through SQLite's memory-mapped I/O),
+`rss_mb_after_outputs` once events.jsonl, summary.json and report.html are written (the report
+holds the whole run at once), `world_db_mb` the database's size at the end,
 `context_log_bytes_per_turn` the per-turn context log's size over agent-turns, `failed_actions`
 the run's failed actions (0 when the workload stayed the same throughout).
 
@@ -118,7 +119,8 @@ def bench(agents: int, turns_per_agent: int, session_turns: int) -> dict[str, An
         runner.setup()
         setup_s = time.perf_counter() - started
         turn_ms: list[float] = []
-        marks: dict[str, Any] = {"last": time.perf_counter(), "rss_start": None, "parts_start": None}
+        marks: dict[str, Any] = {"last": time.perf_counter(), "rss_start": None, "parts_start": None,
+                                 "rss_end": None, "parts_end": None}
 
         def progress(kind: str, session: int, turn: int) -> None:
             now = time.perf_counter()
@@ -126,11 +128,11 @@ def bench(agents: int, turns_per_agent: int, session_turns: int) -> dict[str, An
                 turn_ms.append((now - marks["last"]) * 1000 / agents)
                 if marks["rss_start"] is None:
                     marks["rss_start"], marks["parts_start"] = _rss_mb(), _rss_parts_mb()
+                marks["rss_end"], marks["parts_end"] = _rss_mb(), _rss_parts_mb()
             marks["last"] = now  # a session end's time is not a turn's
 
         try:
             status = runner.run(progress)
-            parts_end = _rss_parts_mb()
             db_bytes = sum(p.stat().st_size for p in (Path(tmp) / "run").glob("world.db*"))
             failed = sum(1 for event in (runner.world.events() if runner.world else []) if not event.success)
         finally:
@@ -141,11 +143,11 @@ def bench(agents: int, turns_per_agent: int, session_turns: int) -> dict[str, An
     return {"agents": agents, "turns_per_agent": len(turn_ms), "state": status.state,
             "first_ms": round(sum(turn_ms[:window]) / window, 2), "last_ms": round(sum(turn_ms[-window:]) / window, 2),
             "setup_s": round(setup_s, 2), "rss_mb_start": round(marks["rss_start"] or 0.0, 1),
-            "rss_mb_end": round(_rss_mb(), 1),
+            "rss_mb_end": round(marks["rss_end"] or 0.0, 1), "rss_mb_after_outputs": round(_rss_mb(), 1),
             "rss_anon_mb_start": round((marks["parts_start"] or {}).get("anon", 0.0), 1),
-            "rss_anon_mb_end": round(parts_end["anon"], 1),
+            "rss_anon_mb_end": round((marks["parts_end"] or {}).get("anon", 0.0), 1),
             "rss_file_mb_start": round((marks["parts_start"] or {}).get("file", 0.0), 1),
-            "rss_file_mb_end": round(parts_end["file"], 1),
+            "rss_file_mb_end": round((marks["parts_end"] or {}).get("file", 0.0), 1),
             "world_db_mb": round(db_bytes / 2**20, 1),
             "context_log_bytes_per_turn": round(log_bytes / max(1, len(turn_ms) * agents), 1),
             "failed_actions": failed}
