@@ -5,7 +5,9 @@ turn, step, the memories the prompt retrieved); the policy plays that agent's pl
 for it. Each decision may contain `{re:PATTERN}` placeholders, filled with the first group
 PATTERN matches in what the agent was shown (the messages of the call: for instance a fact its
 memory search returned). When that lacks the fact the decision becomes a noop saying so, so the
-baseline can only use what its memory actually surfaced.
+baseline can only use what its memory actually surfaced. A turn may instead be
+``{first_of: [decision, ...]}``: the first alternative whose patterns all fill is played, so a
+plan can use a remembered fix when its memory shows it and make the obvious first attempt when not.
 """
 
 from __future__ import annotations
@@ -64,29 +66,41 @@ class ScriptedPlanPolicy:
         sessions = self.plan.get(agent, [])
         if session > len(sessions) or turn > len(sessions[session - 1]):
             return {"action_type": "noop", "reasoning": "scripted plan has nothing for this turn"}
+        planned = sessions[session - 1][turn - 1]
+        # `first_of`: alternatives, the first whose patterns all fill is played (what the agent
+        # was shown decides, e.g. a remembered fix or, lacking it, the obvious first attempt).
+        options = planned["first_of"] if set(planned) == {"first_of"} else [planned]
         missing: list[str] = []
+        for option in options:
+            decision, missing = _fill(option, text)
+            if not missing:
+                return decision
+        # Cut to the decision schema's reasoning bound: an over-long noop would be "repaired" by a
+        # second call whose prompt then holds the pattern itself, which it matches.
+        reason = f"not in my context: {missing[0]}" if missing else "scripted plan: first_of lists no alternative"
+        return {"action_type": "noop", "reasoning": reason[:self.reasoning_chars]}
 
-        def fill(match: re.Match) -> str:
-            found = re.search(match.group(1), text)
-            if not found:
-                missing.append(match.group(1))
-                return ""
-            return found.group(1) if found.groups() else found.group(0)
 
-        def walk(value: Any) -> Any:
-            if isinstance(value, str):
-                return _PLACEHOLDER.sub(fill, value)
-            if isinstance(value, dict):
-                return {k: walk(v) for k, v in value.items()}
-            if isinstance(value, list):
-                return [walk(v) for v in value]
-            return value
-        decision = walk(sessions[session - 1][turn - 1])
-        if missing:
-            # Cut to the decision schema's reasoning bound: an over-long noop would be "repaired" by a
-            # second call whose prompt then holds the pattern itself, which it matches.
-            return {"action_type": "noop", "reasoning": f"not in my context: {missing[0]}"[:self.reasoning_chars]}
-        return decision
+def _fill(decision: Any, text: str) -> tuple[Any, list[str]]:
+    """``decision`` with each `{re:PATTERN}` filled from ``text``, and the patterns that found nothing."""
+    missing: list[str] = []
+
+    def fill(match: re.Match) -> str:
+        found = re.search(match.group(1), text)
+        if not found:
+            missing.append(match.group(1))
+            return ""
+        return found.group(1) if found.groups() else found.group(0)
+
+    def walk(value: Any) -> Any:
+        if isinstance(value, str):
+            return _PLACEHOLDER.sub(fill, value)
+        if isinstance(value, dict):
+            return {k: walk(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [walk(v) for v in value]
+        return value
+    return walk(decision), missing
 
 
 __all__ = ["PlanTurn", "ScriptedPlanPolicy"]

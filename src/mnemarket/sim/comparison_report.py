@@ -170,7 +170,8 @@ def tidy_rows(document: dict[str, Any]) -> list[dict[str, Any]]:
 
 LESSON_COLUMNS = ("experiment", "cell", "model", "config", "seed", "agent", "lesson_id", "session", "migrated",
                   "text", "duplicate_of", "generic", "generic_reason", "specificity", "specific_items",
-                  "retrievals", "first_retrieved", "failures_named", "failure_recurred", "judge_score")
+                  "retrievals", "first_retrieved", "failures_named", "failure_recurred", "failure_recurred_after_stored",
+                  "judge_score")
 
 
 def lesson_rows(document: dict[str, Any]) -> list[dict[str, Any]]:
@@ -190,6 +191,9 @@ def lesson_rows(document: dict[str, Any]) -> list[dict[str, Any]]:
                 "first_retrieved": f"s{first['session']}t{first['turn']}" if first else "",
                 "failures_named": ";".join(lesson["failures_named"]),
                 "failure_recurred": "" if lesson["failure_recurred"] is None else lesson["failure_recurred"],
+                # .get: a comparison.json written before the field was added
+                "failure_recurred_after_stored": "" if lesson.get("failure_recurred_after_stored") is None
+                else lesson["failure_recurred_after_stored"],
                 "judge_score": lesson.get("judge", {}).get("score", ""),
             })
     return rows

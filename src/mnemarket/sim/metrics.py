@@ -287,7 +287,8 @@ def lesson_evidence(run: RunData, embedder: Any = None, vocab: set[str] | None =
     """Every stored lesson with the judgement behind each metric: which earlier lesson it
     duplicates, why it is generic, the specific items it names, every later retrieval (session,
     turn, rank, score) and, for a lesson about a failure, whether that failure recurred after the
-    lesson was first retrieved."""
+    lesson was first retrieved (`failure_recurred`) and after it was stored, shown or not
+    (`failure_recurred_after_stored`: a kept lesson that memory never surfaces does not help)."""
     vocab = vocabulary(run) if vocab is None else vocab
     everything = lessons(run)
     texts = [lesson.text for lesson in everything]
@@ -319,9 +320,8 @@ def lesson_evidence(run: RunData, embedder: Any = None, vocab: set[str] | None =
         failed = {s for e in turns if e["id"] < lesson.event_id and not _ok(e) and (s := signature(e)) is not None}
         named = sorted(f"{a}.{m}" for a, m in failed if mentions(lesson.text, (a, m)))
         first = firsts[lesson.agent].get(lesson.id)
-        recurred = None if not named or first is None else any(
-            not _ok(e) and (sig := signature(e)) is not None and f"{sig[0]}.{sig[1]}" in named
-            for e in turns if e["id"] >= first)
+        recurred = None if not named or first is None else _fails_again(turns, named, first)
+        recurred_after_stored = _fails_again(turns, named, lesson.event_id) if named else None
         meta = events.get(lesson.event_id, {}).get("meta", {})
         rows.append({
             "lesson_id": lesson.id, "agent": lesson.agent, "model": model or models.get(lesson.agent, ""),
@@ -330,8 +330,15 @@ def lesson_evidence(run: RunData, embedder: Any = None, vocab: set[str] | None =
             "generic_reason": "names no outcome, condition or number" if is_generic(lesson.text) else "",
             "specific_items": sorted(specific_items(lesson.text, vocab)),
             "retrievals": retrievals, "failures_named": named, "failure_recurred": recurred,
+            "failure_recurred_after_stored": recurred_after_stored,
         })
     return rows
+
+
+def _fails_again(turns: list[dict[str, Any]], named: list[str], start: int) -> bool:
+    """Whether one of the ``named`` actions (``service.method``) failed in a turn from event ``start`` on."""
+    return any(not _ok(e) and (sig := signature(e)) is not None and f"{sig[0]}.{sig[1]}" in named
+               for e in turns if e["id"] >= start)
 
 
 # -- retrieval relevance -------------------------------------------------------------------------------------

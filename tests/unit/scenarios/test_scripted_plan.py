@@ -26,3 +26,21 @@ def test_the_turn_comes_from_the_runner_not_the_prompt():
     assert missing["action_type"] == "noop" and len(missing["reasoning"]) <= 40
     policy.current = PlanTurn(agent="ada", session=2, turn=1, step="act")
     assert policy(shown, None)["reasoning"] == "scripted plan has nothing for this turn"
+
+
+def test_first_of_plays_the_first_alternative_whose_patterns_fill():
+    write = {"action_type": "write_artifact", "target": "report"}
+    plan = {"cy": [[{"first_of": [{**write, "text": "report, {re:LESSON: reports need (surveyed by cy)}"},
+                                  {**write, "text": "report"}]},
+                    {"first_of": [{"action_type": "noop", "reasoning": "{re:(never shown)}"}]},
+                    {"first_of": []}]]}
+    policy = ScriptedPlanPolicy(plan, reasoning_chars=60)
+    policy.current = PlanTurn(agent="cy", session=1, turn=1, step="act",
+                              memories=["LESSON: reports need surveyed by cy"])
+    assert policy([], None)["text"] == "report, surveyed by cy"  # the remembered fix
+    policy.current = PlanTurn(agent="cy", session=1, turn=1, step="act")
+    assert policy([], None)["text"] == "report"  # not remembered: the obvious first attempt
+    policy.current = PlanTurn(agent="cy", session=1, turn=2, step="act")
+    assert policy([], None) == {"action_type": "noop", "reasoning": "not in my context: (never shown)"}
+    policy.current = PlanTurn(agent="cy", session=1, turn=3, step="act")
+    assert policy([], None)["action_type"] == "noop"

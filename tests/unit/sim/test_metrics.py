@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from mnemarket.sim.metrics import (
-    RunData, aggregate_groups, application, cell_metrics, costs, duplicate_flags, economy, is_generic, lesson_quality,
-    lessons, load_run, mentions, retrieval_relevance, specific_items, specificity, uptake,
+    RunData, aggregate_groups, application, cell_metrics, costs, duplicate_flags, economy, is_generic, lesson_evidence,
+    lesson_quality, lessons, load_run, mentions, retrieval_relevance, specific_items, specificity, uptake,
 )
 
 LESSON = "LESSON: genesis_escrow.deposit fails unless access.authorized_writer is genesis_escrow"
@@ -149,6 +149,21 @@ def test_application_compares_the_same_failure_before_and_after_retrieval():
     unretrieved = application(run, "ann")
     assert (unretrieved["failure_lessons"], unretrieved["application_pairs"]) == (1, 0)
     assert unretrieved["failures_per_turn_after"] is None
+
+
+def test_lesson_evidence_says_whether_the_failure_it_names_recurred():
+    def ann(run):
+        [row] = [r for r in lesson_evidence(run) if r["agent"] == "ann"]
+        assert row["failures_named"] == ["genesis_escrow.deposit"]
+        return row["failure_recurred"], row["failure_recurred_after_stored"]
+
+    run = hand_built_run()
+    assert ann(run) == (False, False)  # retrieved, and the deposit went through
+    run.events[7]["success"] = False
+    assert ann(run) == (True, True)
+    for event in run.events:  # never retrieved: no after-retrieval verdict, but it came back once stored
+        event["meta"].pop("rag_hits", None)
+    assert ann(run) == (None, True)
 
 
 def test_a_lesson_not_naming_the_failed_action_is_not_about_it():
