@@ -43,7 +43,7 @@ from mnemarket.providers import (
 from mnemarket.providers.llm import Usage
 from mnemarket.scenarios import PlanTurn, ScriptedPlanPolicy, SessionEnd, SessionHook
 from mnemarket.sim.context_log import ContextLog
-from mnemarket.sim.heap import keep_large_buffers_mapped, release_free_heap
+from mnemarket.sim.heap import release_free_heap
 from mnemarket.sim.run_lock import RunLock
 from mnemarket.sim.scenario import (
     MOVED_SERVICE_MODULES,
@@ -228,7 +228,6 @@ class Runner:
             StoreError: the world database is missing or empty although the run had made progress.
         """
         self._lock.acquire()
-        keep_large_buffers_mapped()  # before the run's buffers: see sim/heap.py
         crashpoints.set_phase("setup")
         resolved = self.config.resolved
         self._check_database()
