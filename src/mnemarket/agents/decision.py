@@ -132,6 +132,10 @@ def _cap(out: dict[str, Any]) -> dict[str, Any]:
         out["maxLength"] = min(int(out.get("maxLength", MAX_DECODED_CHARS)), MAX_DECODED_CHARS)
     if out.get("type") == "array":
         out["maxItems"] = min(int(out.get("maxItems", MAX_DECODED_ITEMS)), MAX_DECODED_ITEMS)
+    if out.get("type") == "object" and "properties" not in out and out.get("additionalProperties", True) is not False:
+        # A free-form dict (write_artifact's metadata): a small model invents key after key in it
+        # until the output cap cuts the reply. Decode it empty; the argument model still takes any.
+        out["properties"], out["additionalProperties"] = {}, False
     return _cap_integer(out)
 
 

@@ -91,6 +91,23 @@ def test_write_artifact_args_are_the_unions_own_optional_fields_and_advanced_arg
     assert set(search["properties"]["args"]["properties"]) == {"store_id", "query"}  # k and kind keep defaults
 
 
+def _open_objects(node):
+    if isinstance(node, list):
+        return [o for item in node for o in _open_objects(item)]
+    if not isinstance(node, dict):
+        return []
+    own = [node] if node.get("type") == "object" and node.get("additionalProperties", True) is not False else []
+    return own + [o for value in node.values() for o in _open_objects(value)]
+
+
+def test_no_free_form_object_decodes_so_a_model_cannot_invent_keys_to_the_output_cap():
+    agent = agent_with(["write_artifact", "genesis_memory.add", "genesis_memory.search"])
+    options = alternatives(agent)
+    write = next(a for a in options if a["properties"]["action_type"]["const"] == "write_artifact")
+    assert "metadata" in write["properties"]["args"]["properties"]  # offered, but only as {}
+    assert _open_objects(options) == []
+
+
 def test_integers_decode_bounded_so_a_price_cannot_run_to_the_output_cap():
     agent = agent_with(["genesis_memory.offer_licence"])
     offer = next(a for a in alternatives(agent) if a["properties"].get("method", {}).get("const") == "offer_licence")
