@@ -21,7 +21,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from mnemarket.errors import StoreError
 from mnemarket.store import memory_repo as repo
-from mnemarket.store.engine import make_engine
+from mnemarket.store.engine import describe, make_engine
 
 
 class SqlMemoryPersistence:
@@ -95,8 +95,12 @@ class SqlMemoryPersistence:
             if column is None:
                 continue
             values = data.pop(column)
-            data[name] = (repo.decode_json_lists(values) if column in repo.LIST_COLUMNS
-                          else repo.decode_json_column(values))
+            try:
+                data[name] = (repo.decode_json_lists(values) if column in repo.LIST_COLUMNS
+                              else repo.decode_json_column(values))
+            except StoreError as exc:  # rows are decoded after the read: name the file here
+                raise StoreError(f"memory database {describe(transaction.engine)} is damaged: store {store_id!r}, "
+                                 f"{name}: {exc}; restore it from a backup or start a new run") from exc
         return data
 
     def update_records(self, transaction: Any, store_id: str, updates: Sequence[Mapping[str, Any]]) -> None:

@@ -90,8 +90,7 @@ def decode_json_column(texts: Sequence[str]) -> list[Any]:
         problem = f"{type(exc).__name__}: {str(exc)[:120]}"
     if values is None or len(values) != len(texts):  # a row like '1,2' parses but splits in two
         problem = problem if values is None else "a row holds more than one JSON value"
-        raise StoreError(f"a memory row holds text that is not one JSON value ({problem}); the database is "
-                         "damaged: restore it from a backup or start a new run")
+        raise StoreError(f"a row holds text that is not one JSON value ({problem})")
     return values
 
 
