@@ -102,7 +102,18 @@ def read_contexts(run_dir: str | Path) -> list[dict[str, Any]]:
             parts_path = run_dir / PARTS
             parts = [json.loads(p) for p in parts_path.read_text().splitlines() if p] if parts_path.exists() else []
         records.append(_decode(record, parts) if parts is not None else record)
-    return records
+    return _latest_per_turn(records)
+
+
+def _latest_per_turn(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One record per (agent, session, turn, step), the last logged. A run killed after logging a
+    turn's contexts but before committing its decisions decides and logs the turn again on resume:
+    the later record is the one that was applied."""
+    def key(i: int, record: dict[str, Any]) -> tuple[Any, ...]:
+        parts = tuple(record.get(name) for name in ("agent", "session", "turn", "step"))
+        return parts if None not in parts[:3] else (i,)  # records without a turn's identity all stay
+    latest = {key(i, r): i for i, r in enumerate(records)}
+    return [r for i, r in enumerate(records) if latest[key(i, r)] == i]
 
 
 def _has_refs(record: dict[str, Any]) -> bool:

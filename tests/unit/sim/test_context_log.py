@@ -51,3 +51,13 @@ def test_plain_records_of_older_runs_pass_through(tmp_path):
     records = [_record("alpha", 1), _record("alpha", 2)]
     (tmp_path / CONTEXTS).write_text("".join(json.dumps(r) + "\n" for r in records))
     assert read_contexts(tmp_path) == records
+
+
+def test_a_turn_logged_again_after_a_kill_reads_back_once_as_logged_last(tmp_path):
+    first = [_record("alpha", 1), _record("beta", 1)]
+    ContextLog(tmp_path).write(first)
+    # killed before the turn's decisions were committed: the resumed run decides and logs it again
+    again = [_record("alpha", 1) | {"reply": "second try"}, _record("beta", 1) | {"reply": "second try"}]
+    ContextLog(tmp_path).write(again)
+    ContextLog(tmp_path).write([_record("alpha", 2)])
+    assert read_contexts(tmp_path) == [*again, _record("alpha", 2)]
