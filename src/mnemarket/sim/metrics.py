@@ -169,16 +169,29 @@ def is_generic(text: str) -> bool:
     return not (OUTCOME_WORDS.search(text) or CONDITION_WORDS.search(text) or NUMBER.search(text))
 
 
-def duplicate_flags(texts: Sequence[str], embedder: Any = None, threshold: float = DUPLICATE_COSINE) -> list[bool]:
-    """For each text, whether it repeats an earlier one: equal normalised text, or cosine >= threshold."""
+def duplicate_sources(texts: Sequence[str], embedder: Any = None,
+                      threshold: float = DUPLICATE_COSINE) -> list[int | None]:
+    """For each text, the index of the first earlier text it repeats (equal normalised text, or
+    cosine >= threshold), or None: the one judgement behind the duplicate rate and the evidence."""
     norms = [normalise_text(t) for t in texts]
-    flags = [norms[i] in set(norms[:i]) for i in range(len(norms))]
+    close = None
     if embedder is not None and len(texts) > 1:
         vectors = np.asarray(embedder.vectors(list(texts)), dtype=np.float32)
-        sims = vectors @ vectors.T
-        earlier = np.tril(sims, k=-1) >= threshold
-        flags = [f or bool(earlier[i].any()) for i, f in enumerate(flags)]
-    return flags
+        close = np.tril(vectors @ vectors.T >= threshold, k=-1)
+    first_seen: dict[str, int] = {}
+    sources: list[int | None] = []
+    for i, norm in enumerate(norms):
+        candidates = [j for j in (first_seen.get(norm),
+                                  int(np.argmax(close[i])) if close is not None and close[i].any() else None)
+                      if j is not None]
+        sources.append(min(candidates) if candidates else None)
+        first_seen.setdefault(norm, i)
+    return sources
+
+
+def duplicate_flags(texts: Sequence[str], embedder: Any = None, threshold: float = DUPLICATE_COSINE) -> list[bool]:
+    """For each text, whether it repeats an earlier one (see `duplicate_sources`)."""
+    return [source is not None for source in duplicate_sources(texts, embedder, threshold)]
 
 
 def lesson_quality(run: RunData, agent: str, embedder: Any = None,
@@ -291,12 +304,12 @@ def lesson_evidence(run: RunData, embedder: Any = None, vocab: set[str] | None =
     (`failure_recurred_after_stored`: a kept lesson that memory never surfaces does not help)."""
     vocab = vocabulary(run) if vocab is None else vocab
     everything = lessons(run)
-    texts = [lesson.text for lesson in everything]
-    norms = [normalise_text(t) for t in texts]
-    similar = None
-    if embedder is not None and len(texts) > 1:
-        vectors = np.asarray(embedder.vectors(texts), dtype=np.float32)
-        similar = vectors @ vectors.T
+    # Duplicates are judged among each agent's own lessons, as the duplicate rate counts them.
+    duplicate_of: dict[int, str] = {}
+    for agent in {lesson.agent for lesson in everything}:
+        mine = [i for i, lesson in enumerate(everything) if lesson.agent == agent]
+        for i, source in zip(mine, duplicate_sources([everything[i].text for i in mine], embedder)):
+            duplicate_of[i] = everything[mine[source]].id if source is not None else ""
     events = {int(e["id"]): e for e in run.events}
     models = {a["id"]: a.get("model", "") for a in run.agents}
     model = run.config.get("options", {}).get("model")
@@ -313,8 +326,6 @@ def lesson_evidence(run: RunData, embedder: Any = None, vocab: set[str] | None =
     firsts = {agent: first_retrievals(run, agent) for agent in {lesson.agent for lesson in everything}}
     rows = []
     for index, lesson in enumerate(everything):
-        duplicate_of = next((everything[j].id for j in range(index) if norms[j] == norms[index]
-                             or (similar is not None and similar[index, j] >= DUPLICATE_COSINE)), "")
         retrievals = retrieved.get((lesson.agent, lesson.id), [])
         turns = turns_of.get(lesson.agent, [])
         failed = {s for e in turns if e["id"] < lesson.event_id and not _ok(e) and (s := signature(e)) is not None}
@@ -326,7 +337,7 @@ def lesson_evidence(run: RunData, embedder: Any = None, vocab: set[str] | None =
         rows.append({
             "lesson_id": lesson.id, "agent": lesson.agent, "model": model or models.get(lesson.agent, ""),
             "session": meta.get("session"), "migrated": lesson.migrated, "store_id": lesson.store_id,
-            "text": lesson.text, "duplicate_of": duplicate_of, "generic": is_generic(lesson.text),
+            "text": lesson.text, "duplicate_of": duplicate_of[index], "generic": is_generic(lesson.text),
             "generic_reason": "names no outcome, condition or number" if is_generic(lesson.text) else "",
             "specific_items": sorted(specific_items(lesson.text, vocab)),
             "retrievals": retrievals, "failures_named": named, "failure_recurred": recurred,
@@ -573,6 +584,6 @@ def _weighted(pairs: Sequence[tuple[float, int]]) -> float | None:
 
 __all__ = [
     "DUPLICATE_COSINE", "Lesson", "RunData", "agent_metrics", "aggregate_groups", "application", "cell_metrics",
-    "costs", "duplicate_flags", "economy", "is_generic", "lesson_quality", "lessons", "load_run", "mentions",
+    "costs", "duplicate_flags", "duplicate_sources", "economy", "is_generic", "lesson_quality", "lessons", "load_run", "mentions",
     "retrieval_relevance", "signature", "specific_items", "specificity", "uptake", "vocabulary",
 ]

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from mnemarket.sim.metrics import (
-    RunData, aggregate_groups, application, cell_metrics, costs, duplicate_flags, economy, is_generic, lesson_evidence,
+    RunData, aggregate_groups, application, cell_metrics, costs, duplicate_flags, duplicate_sources, economy, is_generic, lesson_evidence,
     lesson_quality, lessons, load_run, mentions, retrieval_relevance, specific_items, specificity, uptake,
 )
 
@@ -111,6 +111,19 @@ def test_duplicates_exact_after_normalising_and_near_by_cosine():
     assert duplicate_flags(texts) == [False, True, False, False]
     # With an embedder, 'ESCROW again' is at cosine 1 with the first text: a near duplicate.
     assert duplicate_flags(texts, KeywordEmbedder()) == [False, True, False, True]
+    assert duplicate_sources(texts, KeywordEmbedder()) == [None, 0, None, 0]  # the first it repeats
+
+
+def test_evidence_names_the_duplicate_the_rate_counts_within_the_agent():
+    run = hand_built_run()
+    rows = lesson_evidence(run)
+    bob = [r for r in rows if r["agent"] == "bob"]
+    assert [bool(r["duplicate_of"]) for r in bob] == duplicate_flags([r["text"] for r in bob])
+    assert bob[1]["duplicate_of"] == bob[0]["lesson_id"]
+    # another agent's lesson with the same text is not a duplicate of bob's: the rate is per agent
+    run.events[4]["action"]["args"]["text"] = bob[0]["text"]
+    [ann] = [r for r in lesson_evidence(run) if r["agent"] == "ann"]
+    assert ann["text"] == bob[0]["text"] and ann["duplicate_of"] == ""
 
 
 def test_lesson_quality_per_agent():
