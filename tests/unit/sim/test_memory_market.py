@@ -124,7 +124,12 @@ def test_lessons_csv_holds_each_lesson_with_its_evidence(market):
     unused = [r for r in rows if r["cell"] == "scripted__no_memory__s1" and r["agent"] == "bo"]
     assert unused and unused[0]["retrievals"] == "0"  # RAG off: kept but never shown
     random_rows = [r for r in rows if r["model"] == "random"]
-    assert random_rows and any(r["duplicate_of"] for r in random_rows)  # the random floor repeats itself
+    assert random_rows
+    # the evidence names as many duplicates as each agent's duplicate count says, no more
+    for cell in market["cells"]:
+        for agent, figures in cell["metrics"]["agents"].items():
+            named = sum(1 for r in rows if r["cell"] == cell["id"] and r["agent"] == agent and r["duplicate_of"])
+            assert named == figures["duplicates"], (cell["id"], agent)
 
 
 def test_learning_curves_follow_the_sessions(market):
