@@ -321,9 +321,10 @@ def write_comparison(experiment: Experiment, dirs: dict[Cell, Path], outcomes: d
 
     embedder = None
     if experiment.config.metrics_embedder:
-        from mnemarket.providers import make_embedder
+        from mnemarket.providers import MemoEmbedder, make_embedder
 
-        embedder = make_embedder(experiment.config.metrics_embedder)
+        # The duplicate rate and the per-lesson evidence embed the same lessons, and seeds repeat them.
+        embedder = MemoEmbedder(make_embedder(experiment.config.metrics_embedder), capacity=8192)
     rows = []
     for cell, run_dir in dirs.items():
         row: dict[str, Any] = {"id": cell.id, "model": cell.model, "config": cell.config, "seed": cell.seed,
