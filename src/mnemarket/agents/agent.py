@@ -584,7 +584,10 @@ class Agent:
                 content = with_lessons(self._working_memory_text(), lessons, self.config.working_memory.max_chars)
                 self.world.submit(self.id, {"action_type": "write_artifact", "artifact_id": self.config.working_memory_id,
                                             "content": content, "reasoning": "lesson step"}, meta=record.meta())
-            self.world.set_state(LESSON_STATE, f"{self.id}:{session}:{after_turn}:{trigger}", record.meta())
+            # A done-marker, small: the lessons are in the write's event, and the world holds its
+            # state in memory (a long run has a marker per session and failure).
+            self.world.set_state(LESSON_STATE, f"{self.id}:{session}:{after_turn}:{trigger}",
+                                 {"lessons": len(lessons), "error": error})
         return record
 
     # -- session end ----------------------------------------------------------------------------------

@@ -234,7 +234,7 @@ def decision_for(text_chars: int, view: WorldView) -> type[Decision]:
     return _decision_for(decision_schema(text_chars), view)
 
 
-@lru_cache(maxsize=64)
+@lru_cache(maxsize=16)  # a growing world's views are nearly all new; each class is ~20 KB
 def _decision_for(base: type[Decision], view: WorldView) -> type[Decision]:
     cls = create_model(f"{base.__name__}InWorld", __base__=base)
     _VIEWS[cls] = view

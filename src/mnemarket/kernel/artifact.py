@@ -61,6 +61,11 @@ class AccessPolicy(BaseModel):
         return who
 
 
+DEFAULT_ACCESS = AccessPolicy()
+"""The policy of an artifact created without one: one shared instance (policies are frozen), not
+~0.5 KB more in each of a long run's thousands of artifacts."""
+
+
 class Artifact(BaseModel):
     """One thing in the world: text content plus provenance, ownership and a policy.
 
@@ -75,7 +80,7 @@ class Artifact(BaseModel):
     creator: str
     owner: str
     metadata: dict[str, Any] = Field(default_factory=dict)
-    access: AccessPolicy = Field(default_factory=AccessPolicy)
+    access: AccessPolicy = Field(default_factory=lambda: DEFAULT_ACCESS)
     read_price: int = Field(default=0, ge=0, description="scrip paid to the owner by each reader")
     invoke_price: int = Field(default=0, ge=0, description="scrip paid to the owner per invoke")
     max_chars: int | None = Field(default=None, ge=1, description="size limit of this artifact's content")

@@ -1,13 +1,14 @@
-"""Give freed heap memory back to the operating system between sessions (glibc).
+"""Give freed heap memory back to the operating system as a run goes (glibc).
 
 A run allocates and frees many short-lived buffers of varying sizes: onnxruntime outputs (texts x
 tokens x 384 floats), numpy temporaries, JSON documents. glibc keeps freed memory in its heap, and
 after a large buffer is freed it raises its mmap threshold, so later buffers of that size come from
 the heap too, where their freed space fragments and stays resident: within a session the growth
-benchmark's anonymous memory swung by tens of MB. `malloc_trim(0)` as each session starts returns
-the free pages. Fixing the threshold instead (`mallopt`, 128 KB) kept memory ~50 MB lower but made
-every agent-turn ~28 % slower (each large buffer a fresh mapping, page-faulted in), so it is not
-done. On a C library without `malloc_trim` (musl, macOS) this is a no-op.
+benchmark's anonymous memory swung by tens of MB. `malloc_trim(0)` returns the free pages: as each
+session starts, and every few dozen agent-turns (:class:`HeapTrimmer`). Fixing the threshold
+instead (`mallopt`, 128 KB) kept memory ~50 MB lower but made every agent-turn ~28 % slower (each
+large buffer a fresh mapping, page-faulted in), so it is not done. On a C library without
+`malloc_trim` (musl, macOS) this is a no-op.
 """
 
 from __future__ import annotations
@@ -35,4 +36,27 @@ def release_free_heap() -> bool:
     return bool(trim(0)) if trim is not None else False
 
 
-__all__ = ["release_free_heap"]
+TRIM_EVERY_AGENT_TURNS = 60
+"""Agent-turns between two trims. What a turn frees and glibc keeps is bounded by this many turns'
+churn (a few MB) instead of a whole session's (tens of MB); a trim costs a few ms, so ~0.1 ms an
+agent-turn (benchmarks/README.md "Simulation overhead")."""
+
+
+class HeapTrimmer:
+    """Trims the heap once every :data:`TRIM_EVERY_AGENT_TURNS` agent-turns (at least once a round)."""
+
+    def __init__(self, every: int = TRIM_EVERY_AGENT_TURNS) -> None:
+        self.every = every
+        self._since = 0
+
+    def turn_played(self, agents: int) -> bool:
+        """Count a round of ``agents`` agent-turns; True when it trimmed."""
+        self._since += agents
+        if self._since < self.every:
+            return False
+        self._since = 0
+        release_free_heap()
+        return True
+
+
+__all__ = ["TRIM_EVERY_AGENT_TURNS", "HeapTrimmer", "release_free_heap"]

@@ -43,7 +43,7 @@ from mnemarket.providers import (
 from mnemarket.providers.llm import Usage
 from mnemarket.scenarios import PlanTurn, ScriptedPlanPolicy, SessionEnd, SessionHook
 from mnemarket.sim.context_log import ContextLog
-from mnemarket.sim.heap import release_free_heap
+from mnemarket.sim.heap import HeapTrimmer, release_free_heap
 from mnemarket.sim.run_lock import RunLock
 from mnemarket.sim.scenario import (
     MOVED_SERVICE_MODULES,
@@ -312,6 +312,7 @@ class Runner:
     async def run_async(self, progress: Progress | None = None) -> RunStatus:
         world = self.world or self.setup()
         status = RunStatus(run_dir=self.run_dir, state="finished")
+        heap = HeapTrimmer()
         crashpoints.set_phase("turns")
         try:
             for session in range(1, self.config.sessions + 1):
@@ -325,6 +326,7 @@ class Runner:
                         world.set_state(RUN, "last_turn", {"session": session, "turn": turn})
                         world.advance_tick()
                     status.turns_done += 1
+                    heap.turn_played(len(self.agents))
                     if progress:
                         progress("turn", session, turn)
                 await self._lesson_steps("session_end", session, self.config.turns)

@@ -7,6 +7,7 @@ Bulk paths use executemany and select only the columns they need.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -19,7 +20,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.sql import Select
 
 from mnemarket.errors import StoreError
-from mnemarket.store.engine import damaged
+from mnemarket.store.engine import damaged, mapped_reads
 from mnemarket.store.memory_tables import (
     MEMORY_TABLES,
     MemoryAliasRow,
@@ -227,17 +228,19 @@ def load_records(conn: Connection, store_id: str, columns: Sequence[str] | None 
             capacity = conn.execute(select(func.count()).select_from(RECORDS).where(*condition)).scalar_one()
         matrix, filled = np.empty((capacity, dim), dtype=np.float32), 0
     blob_column = names.index("embedding") if "embedding" in names else -1
-    for rows in _fetch_chunks(conn, select(*selected).where(*condition).order_by(RECORDS.c.seq)):
-        for position, (name, values) in enumerate(zip(names, zip(*rows))):
-            if position == blob_column and matrix is not None and dim is not None:
-                block = decode_embeddings(values, dim)
-                if filled + len(block) > matrix.shape[0]:  # rows committed since the count, or a low bound
-                    matrix = np.concatenate([matrix[:filled], block])
+    whole_store = ids is None and seqs is None
+    with mapped_reads(conn) if whole_store else contextlib.nullcontext():
+        for rows in _fetch_chunks(conn, select(*selected).where(*condition).order_by(RECORDS.c.seq)):
+            for position, (name, values) in enumerate(zip(names, zip(*rows))):
+                if position == blob_column and matrix is not None and dim is not None:
+                    block = decode_embeddings(values, dim)
+                    if filled + len(block) > matrix.shape[0]:  # rows committed since the count, or a low bound
+                        matrix = np.concatenate([matrix[:filled], block])
+                    else:
+                        matrix[filled : filled + len(block)] = block
+                    filled += len(block)
                 else:
-                    matrix[filled : filled + len(block)] = block
-                filled += len(block)
-            else:
-                out[name].extend(values)
+                    out[name].extend(values)
     if matrix is not None:
         out["embedding"] = matrix[:filled]
     return out

@@ -2,7 +2,7 @@ import platform
 
 import pytest
 
-from mnemarket.sim.heap import release_free_heap
+from mnemarket.sim.heap import HeapTrimmer, release_free_heap
 
 
 def _rss_anon_mb() -> float:
@@ -27,3 +27,11 @@ def test_freed_heap_goes_back_to_the_system():
 
 
 
+
+def test_the_trimmer_trims_once_per_its_share_of_agent_turns():
+    trimmer = HeapTrimmer(every=60)
+    # 6 agents: rounds 1-9 count up to 54 agent-turns, round 10 reaches 60 and trims, then it counts again.
+    assert [trimmer.turn_played(6) for _ in range(20)] == ([False] * 9 + [True]) * 2
+    # A round of more agents than the share trims every round.
+    many = HeapTrimmer(every=60)
+    assert [many.turn_played(1000) for _ in range(3)] == [True, True, True]
