@@ -13,6 +13,7 @@ from mnemarket.errors import InvalidArgument, ProviderError
 from mnemarket.kernel.actions import Action, parse_action
 from mnemarket.kernel.artifact import Artifact, Operation
 from mnemarket.kernel.artifact_index import ArtifactIndex
+from mnemarket.kernel.artifact_table import ArtifactTable
 from mnemarket.kernel.bounds import json_problem, safe_text
 from mnemarket.kernel.changes import ChangeSet, CommitHook
 from mnemarket.kernel.events import Event
@@ -49,7 +50,7 @@ class World:
     # -- state --------------------------------------------------------------------------------------
     def _load(self) -> None:
         snap = self.persistence.load()
-        self.artifacts: dict[str, Artifact] = dict(snap.artifacts) if snap else {}
+        self.artifacts = ArtifactTable(snap.artifacts.items() if snap else ())
         self.index = ArtifactIndex(self.artifacts.values())
         """Live artifacts by owner, type and reader, kept on commit (see `kernel.artifact_index`)."""
         self.principals: dict[str, str] = dict(snap.principals) if snap else {}
