@@ -11,7 +11,8 @@ and the first and last turns do the same work on a bigger world.
 Figures: `first_ms` / `last_ms` are the mean wall time per agent-turn over the first and last 100
 agent-turns (a turn's time divided by N; session ends excluded), `setup_s` loading the scenario
 and setting up the world and agents, `rss_mb_start` after setup and the first turn, `rss_mb_end`
-after the last turn (`rss_anon_*` / `rss_file_*` split them into the process's own memory and
+after the last turn, `rss_mb_mid` after the middle one (the second half's growth is the
+run's creep without the first sessions' warm-up: caches filling, allocator pools) (`rss_anon_*` / `rss_file_*` split them into the process's own memory and
 mapped file pages, among them world.db's pages read through SQLite's memory-mapped I/O),
 `rss_mb_after_outputs` once events.jsonl, summary.json and report.html are written (the report
 holds the whole run at once), `world_db_mb` the database's size at the end,
@@ -129,6 +130,8 @@ def bench(agents: int, turns_per_agent: int, session_turns: int) -> dict[str, An
                 if marks["rss_start"] is None:
                     marks["rss_start"], marks["parts_start"] = _rss_mb(), _rss_parts_mb()
                 marks["rss_end"], marks["parts_end"] = _rss_mb(), _rss_parts_mb()
+                if len(turn_ms) == math.ceil(turns_per_agent / 2):
+                    marks["rss_mid"] = marks["rss_end"]
             marks["last"] = now  # a session end's time is not a turn's
 
         try:
@@ -143,7 +146,7 @@ def bench(agents: int, turns_per_agent: int, session_turns: int) -> dict[str, An
     return {"agents": agents, "turns_per_agent": len(turn_ms), "state": status.state,
             "first_ms": round(sum(turn_ms[:window]) / window, 2), "last_ms": round(sum(turn_ms[-window:]) / window, 2),
             "setup_s": round(setup_s, 2), "rss_mb_start": round(marks["rss_start"] or 0.0, 1),
-            "rss_mb_end": round(marks["rss_end"] or 0.0, 1), "rss_mb_after_outputs": round(_rss_mb(), 1),
+            "rss_mb_mid": round(marks.get("rss_mid") or 0.0, 1), "rss_mb_end": round(marks["rss_end"] or 0.0, 1), "rss_mb_after_outputs": round(_rss_mb(), 1),
             "rss_anon_mb_start": round((marks["parts_start"] or {}).get("anon", 0.0), 1),
             "rss_anon_mb_end": round((marks["parts_end"] or {}).get("anon", 0.0), 1),
             "rss_file_mb_start": round((marks["parts_start"] or {}).get("file", 0.0), 1),
