@@ -11,9 +11,10 @@ and the first and last turns do the same work on a bigger world.
 Figures: `first_ms` / `last_ms` are the mean wall time per agent-turn over the first and last 100
 agent-turns (a turn's time divided by N; session ends excluded), `setup_s` loading the scenario
 and setting up the world and agents, `rss_mb_start` after setup and the first turn, `rss_mb_end`
-after the last turn, `rss_mb_mid` after the middle one (the second half's growth is the
-run's creep without the first sessions' warm-up: caches filling, allocator pools) (`rss_anon_*` / `rss_file_*` split them into the process's own memory and
-mapped file pages, among them world.db's pages read through SQLite's memory-mapped I/O),
+after the last turn and `rss_mb_mid` after the middle one (the second half's growth is the run's
+creep without the first sessions' warm-up: caches filling, allocator pools); `rss_anon_*` /
+`rss_file_*` split them into the process's own memory and mapped file pages (SQLite maps world.db
+only while a store is loaded in bulk),
 `rss_mb_after_outputs` once events.jsonl, summary.json and report.html are written (the report
 holds the whole run at once), `world_db_mb` the database's size at the end,
 `context_log_bytes_per_turn` the per-turn context log's size over agent-turns, `failed_actions`
