@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import weakref
 from functools import lru_cache
-from typing import Any, Literal, get_args
+from typing import Any, Literal, cast, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
@@ -147,6 +147,13 @@ def _cap_integer(out: dict[str, Any]) -> dict[str, Any]:
 
 
 _VIEWS: weakref.WeakKeyDictionary[type[BaseModel], WorldView] = weakref.WeakKeyDictionary()
+_BASES: weakref.WeakKeyDictionary[type[BaseModel], type[Decision]] = weakref.WeakKeyDictionary()
+
+
+@lru_cache(maxsize=16)
+def _field_schemas(model: type[Decision]) -> str:
+    """A reply model's field schemas, integers capped (JSON text: one pydantic schema build per model)."""
+    return json.dumps(map_schema(flat_json_schema(model)["properties"], _cap_integer))
 
 
 def _alternative(props: dict[str, Any]) -> dict[str, Any]:
@@ -159,7 +166,7 @@ def _reply_json_schema(cls: type[Decision]) -> dict[str, Any]:
     `decision_for`), ids come as enums and each (service, method) is an alternative of its own with
     that method's argument schema. Omitted fields take their defaults when the reply is validated
     as a `Decision`, which stays the one validator."""
-    flat = map_schema(flat_json_schema(cls)["properties"], _cap_integer)
+    flat = json.loads(_field_schemas(_BASES.get(cls, cls)))
     # Field schemas are shared through $defs, not copied into every alternative: a GBNF converter
     # (llama.cpp's server, the local fallback) then writes each bounded string's rule once instead
     # of once per alternative, which past ~40 alternatives exceeds llama.cpp's grammar limits.
@@ -176,7 +183,7 @@ def _reply_json_schema(cls: type[Decision]) -> dict[str, Any]:
             continue
         if avoid is not None and avoid[0] == action and action in ("noop", "query_kernel"):
             continue
-        if view is not None and action == "invoke_artifact" and view.services:
+        if view is not None and action == "invoke_artifact":  # one alternative per method it may call, if any
             for service, method, args in view.services:
                 named = _with_names(json.loads(args), view)
                 if avoid == (action, service, method) or named is None:
@@ -234,10 +241,17 @@ def decision_for(text_chars: int, view: WorldView) -> type[Decision]:
     return _decision_for(decision_schema(text_chars), view)
 
 
-@lru_cache(maxsize=16)  # a growing world's views are nearly all new; each class is ~20 KB
+@lru_cache(maxsize=16)  # a growing world's views are nearly all new
 def _decision_for(base: type[Decision], view: WorldView) -> type[Decision]:
-    cls = create_model(f"{base.__name__}InWorld", __base__=base)
+    # The class only carries the view to the decoding schema: pydantic never builds its
+    # validator (defer_build), replies validate as `base`. Building one per agent per turn cost
+    # ~3 ms and left ~10 MB of the allocator's memory fragmented over a long run's first sessions.
+    namespace = {"model_config": {**base.model_config, "defer_build": True},
+                 "model_validate_json": classmethod(lambda _cls, data, **kw: base.model_validate_json(data, **kw)),
+                 "model_validate": classmethod(lambda _cls, obj, **kw: base.model_validate(obj, **kw))}
+    cls = cast(type[Decision], type(f"{base.__name__}InWorld", (base,), namespace))  # pydantic's metaclass builds it
     _VIEWS[cls] = view
+    _BASES[cls] = base
     return cls
 
 

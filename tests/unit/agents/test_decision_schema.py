@@ -85,6 +85,20 @@ def test_a_world_view_turns_ids_into_enums_and_services_into_method_alternatives
     assert _by(nobody, "transfer") == []
 
 
+def test_a_view_without_services_offers_no_invoke_and_its_class_validates_as_the_base():
+    from mnemarket.agents.decision import WorldView, decision_for
+
+    reply_model = decision_for(150, WorldView(readable=("alpha_notes",)))
+    schema = tight_json_schema(reply_model)
+    assert _by(schema, "invoke_artifact") == [] and _by(schema, "read_artifact")
+    # The per-view class only carries the view: pydantic never builds it, replies validate as the base.
+    assert reply_model.__pydantic_complete__ is False
+    parsed = reply_model.model_validate_json('{"action_type": "read_artifact", "target": "alpha_notes"}')
+    assert type(parsed) is decision_schema(150) and parsed.target == "alpha_notes"
+    with pytest.raises(ValueError, match="action_type"):
+        reply_model.model_validate({"action_type": "dance"})
+
+
 def test_an_agent_offers_what_its_world_holds():
     from tests.unit.agents.helpers import make_agent
 
