@@ -466,7 +466,7 @@ class Agent:
                          order=self._menu_order(step))
 
     async def decide(self, plan: TurnPlan) -> LLMResult:
-        schema = decision_for(self.config.budget.decision_text_chars, self.world_view(plan.avoid, plan.step))
+        schema = decision_for(self.config.budget.decision_text_chars, self.world_view(plan.avoid, plan.step), self.id)
         return await self.llm.agenerate(plan.messages, schema=schema, max_tokens=self.config.budget.max_output_tokens,
                                         temperature=self.config.temperature,
                                         seed=self.seed * 1_000_003 + plan.session * 1_009 + plan.turn)

@@ -8,6 +8,7 @@ of truth for what is valid.
 
 from __future__ import annotations
 
+import functools
 import json
 import weakref
 from functools import lru_cache
@@ -45,8 +46,9 @@ class Decision(BaseModel):
 
     @classmethod
     def reply_json_schema(cls) -> dict[str, Any]:
-        """The schema constrained decoding uses (see `mnemarket.providers.structured.REPLY_SCHEMA_HOOK`)."""
-        return _reply_json_schema(cls)
+        """The schema constrained decoding uses (see `mnemarket.providers.structured.REPLY_SCHEMA_HOOK`):
+        a fresh dict each call, for the view the class carries now."""
+        return json.loads(_reply_schema_text(_BASES.get(cls, cls), _VIEWS.get(cls)))
 
 
 #: The Decision fields each action type reads (`to_action_payload`); a reply carries only these.
@@ -160,18 +162,22 @@ def _alternative(props: dict[str, Any]) -> dict[str, Any]:
     return {"type": "object", "properties": props, "required": list(props), "additionalProperties": False}
 
 
-def _reply_json_schema(cls: type[Decision]) -> dict[str, Any]:
+@lru_cache(maxsize=16)  # views repeat in a still world (the demo), hardly in a growing one
+def _reply_schema_text(base: type[Decision], view: WorldView | None) -> str:
+    return json.dumps(_reply_json_schema(base, view))
+
+
+def _reply_json_schema(base: type[Decision], view: WorldView | None) -> dict[str, Any]:
     """One alternative per action type with only the fields it reads (then `reasoning`): a model
     cannot pad fields an action ignores, so replies are short. With a `WorldView` (see
     `decision_for`), ids come as enums and each (service, method) is an alternative of its own with
     that method's argument schema. Omitted fields take their defaults when the reply is validated
     as a `Decision`, which stays the one validator."""
-    flat = json.loads(_field_schemas(_BASES.get(cls, cls)))
+    flat = json.loads(_field_schemas(base))
     # Field schemas are shared through $defs, not copied into every alternative: a GBNF converter
     # (llama.cpp's server, the local fallback) then writes each bounded string's rule once instead
     # of once per alternative, which past ~40 alternatives exceeds llama.cpp's grammar limits.
     properties = {name: {"$ref": f"#/$defs/{name}"} for name in flat}
-    view = _VIEWS.get(cls)
     ids = {"read_artifact": view.readable, "delete_artifact": view.own, "edit_artifact": view.own,
            "transfer": view.principals} if view else {}
     avoid = view.avoid if view else None
@@ -236,21 +242,26 @@ def args_schema(args: type[BaseModel]) -> str:
     return json.dumps(_bounded(flat_json_schema(args)))
 
 
-def decision_for(text_chars: int, view: WorldView) -> type[Decision]:
-    """`decision_schema(text_chars)` whose decoding schema names only what ``view`` holds."""
-    return _decision_for(decision_schema(text_chars), view)
+def decision_for(text_chars: int, view: WorldView, holder: str = "") -> type[Decision]:
+    """`decision_schema(text_chars)` whose decoding schema names only what ``view`` holds.
+
+    The class is ``holder``'s own, made once and handed its current view each turn: an agent
+    decides once a round, so its class carries one view at a time. (A class per view cost ~3 ms
+    a turn to build, and a long run's first sessions left ~10 MB of the allocator fragmented.)
+    """
+    cls = _carrier(decision_schema(text_chars), holder)
+    _VIEWS[cls] = view
+    return cls
 
 
-@lru_cache(maxsize=16)  # a growing world's views are nearly all new
-def _decision_for(base: type[Decision], view: WorldView) -> type[Decision]:
-    # The class only carries the view to the decoding schema: pydantic never builds its
-    # validator (defer_build), replies validate as `base`. Building one per agent per turn cost
-    # ~3 ms and left ~10 MB of the allocator's memory fragmented over a long run's first sessions.
+@functools.cache  # one per agent and text bound
+def _carrier(base: type[Decision], holder: str) -> type[Decision]:
+    # Only the decoding schema reads the class: pydantic never builds it (defer_build) and
+    # replies validate as `base`, the one validator.
     namespace = {"model_config": {**base.model_config, "defer_build": True},
                  "model_validate_json": classmethod(lambda _cls, data, **kw: base.model_validate_json(data, **kw)),
                  "model_validate": classmethod(lambda _cls, obj, **kw: base.model_validate(obj, **kw))}
     cls = cast(type[Decision], type(f"{base.__name__}InWorld", (base,), namespace))  # pydantic's metaclass builds it
-    _VIEWS[cls] = view
     _BASES[cls] = base
     return cls
 

@@ -49,14 +49,13 @@ def _inline(node: Any, defs: dict[str, Any], depth: int = 0) -> Any:
 REPLY_SCHEMA_HOOK = "reply_json_schema"
 """A model class may define this classmethod to give the schema replies are decoded under (e.g. one
 alternative per action, each with only its own fields); it must accept a subset of what the model
-validates, so the model stays the one validator."""
+validates, so the model stays the one validator. It is asked on every call (the schema may follow
+state the class carries, such as an agent's view of the world), returns a fresh dict, and caches
+what it needs to itself."""
 
 
-@lru_cache(maxsize=64)  # as many as agents.decision keeps reply models (~25 KB of JSON each)
+@lru_cache(maxsize=64)
 def _tight_cached(schema: type[BaseModel]) -> str:
-    hook = getattr(schema, REPLY_SCHEMA_HOOK, None)
-    if callable(hook):
-        return json.dumps(hook())
     return json.dumps(flat_json_schema(schema))
 
 
@@ -70,6 +69,9 @@ def flat_json_schema(schema: type[BaseModel]) -> dict[str, Any]:
 
 def tight_json_schema(schema: type[BaseModel]) -> dict[str, Any]:
     """A self-contained, closed JSON schema for ``schema`` (a fresh dict each call)."""
+    hook = getattr(schema, REPLY_SCHEMA_HOOK, None)
+    if callable(hook):
+        return dict(hook())
     return json.loads(_tight_cached(schema))
 
 
