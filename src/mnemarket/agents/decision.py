@@ -8,7 +8,6 @@ of truth for what is valid.
 
 from __future__ import annotations
 
-import functools
 import json
 import weakref
 from functools import lru_cache
@@ -254,7 +253,7 @@ def decision_for(text_chars: int, view: WorldView, holder: str = "") -> type[Dec
     return cls
 
 
-@functools.cache  # one per agent and text bound
+@lru_cache(maxsize=4096)  # one per agent (of each world) and text bound
 def _carrier(base: type[Decision], holder: str) -> type[Decision]:
     # Only the decoding schema reads the class: pydantic never builds it (defer_build) and
     # replies validate as `base`, the one validator.

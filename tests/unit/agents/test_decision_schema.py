@@ -150,3 +150,15 @@ def test_llama_cpp_accepts_the_grammar_of_a_real_world_view(tmp_path):
 
     grammar = LlamaGrammar.from_string(llama_grammar_text(_demo_world_schema(tmp_path)), verbose=False)
     assert grammar is not None
+
+
+def test_each_holder_has_one_reply_class_carrying_its_latest_view():
+    from mnemarket.agents.decision import WorldView, decision_for
+
+    first = decision_for(150, WorldView(readable=("alpha_notes",)), "alpha@w1")
+    again = decision_for(150, WorldView(readable=("alpha_notes", "alpha_plan")), "alpha@w1")
+    other = decision_for(150, WorldView(readable=("beta_notes",)), "alpha@w2")  # same id, another world
+    assert again is first and other is not first
+    assert _by(tight_json_schema(first), "read_artifact")[0]["properties"]["target"] == {
+        "enum": ["alpha_notes", "alpha_plan"]}
+    assert _by(tight_json_schema(other), "read_artifact")[0]["properties"]["target"] == {"enum": ["beta_notes"]}
