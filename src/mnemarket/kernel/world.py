@@ -51,7 +51,7 @@ class World:
     def _load(self) -> None:
         snap = self.persistence.load()
         self.artifacts = ArtifactTable(snap.artifacts.items() if snap else ())
-        self.index = ArtifactIndex(self.artifacts.values())
+        self.index = ArtifactIndex(snap.artifacts.values() if snap else ())  # the built ones, not rebuilt from the table
         """Live artifacts by owner, type and reader, kept on commit (see `kernel.artifact_index`)."""
         self.principals: dict[str, str] = dict(snap.principals) if snap else {}
         self._sorted_principals: list[str] = []

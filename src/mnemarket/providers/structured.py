@@ -71,7 +71,7 @@ def tight_json_schema(schema: type[BaseModel]) -> dict[str, Any]:
     """A self-contained, closed JSON schema for ``schema`` (a fresh dict each call)."""
     hook = getattr(schema, REPLY_SCHEMA_HOOK, None)
     if callable(hook):
-        return dict(hook())
+        return hook()
     return json.loads(_tight_cached(schema))
 
 

@@ -38,8 +38,8 @@ def release_free_heap() -> bool:
 
 TRIM_EVERY_AGENT_TURNS = 60
 """Agent-turns between two trims. What a turn frees and glibc keeps is bounded by this many turns'
-churn (a few MB) instead of a whole session's (tens of MB); a trim costs a few ms, so ~0.1 ms an
-agent-turn (benchmarks/README.md "Simulation overhead")."""
+churn (a few MB) instead of a whole session's (tens of MB); a trim costs ~6 ms, so ~0.1 ms an
+agent-turn (benchmarks/README.md "Cost of the trims")."""
 
 
 class HeapTrimmer:

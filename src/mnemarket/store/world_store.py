@@ -16,7 +16,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from mnemarket.errors import StoreError
 from mnemarket.kernel import AccessPolicy, Artifact, ChangeSet, Event, LedgerEntry, WorldSnapshot
-from mnemarket.store.engine import damaged, make_engine
+from mnemarket.store.engine import damaged, make_engine, mapped_reads
 from mnemarket.store.schema import create_tables
 from mnemarket.store.world_tables import (
     WORLD_TABLES,
@@ -129,8 +129,9 @@ class SqlWorldStore:
                 snap.principals[row.id] = row.kind
                 snap.balances[row.id] = row.balance
             policies: dict[str, AccessPolicy] = {}
-            for row in conn.execute(select(_artifacts)):
-                snap.artifacts[row.id] = _artifact_from_row(row, policies)
+            with mapped_reads(conn):  # the one scan of every artifact row
+                for row in conn.execute(select(_artifacts)):
+                    snap.artifacts[row.id] = _artifact_from_row(row, policies)
             for row in conn.execute(select(_state)):
                 snap.state[(row.namespace, row.key)] = json.loads(row.value_json)
             return snap

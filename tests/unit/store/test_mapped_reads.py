@@ -45,3 +45,19 @@ def test_reopening_a_store_scans_it_mapped_and_leaves_its_connection_unmapped(tm
     assert pragmas == [f"PRAGMA mmap_size={SQLITE_MMAP_BYTES}", "PRAGMA mmap_size=0"]
     with engine.connect() as conn:  # the pooled connection the load used
         assert _mmap_size(conn) == 0
+
+
+def test_reopening_a_world_scans_its_artifacts_mapped(tmp_path):
+    from mnemarket.kernel import World
+    from mnemarket.store import SqlWorldStore
+
+    engine = make_engine(tmp_path / "w.db")
+    world = World(SqlWorldStore(engine=engine))
+    world.create_principal("a1", 10)
+    assert world.submit("a1", {"action_type": "write_artifact", "artifact_id": "note", "content": "hi"}).success
+    pragmas: list[str] = []
+    event.listen(engine, "before_cursor_execute",
+                 lambda _c, _cur, statement, *_: pragmas.append(statement) if "mmap_size" in statement else None)
+    reopened = World(SqlWorldStore(engine=engine))
+    assert reopened.get("note").content == "hi" and "note" in reopened.index.ids
+    assert pragmas == [f"PRAGMA mmap_size={SQLITE_MMAP_BYTES}", "PRAGMA mmap_size=0"]
