@@ -32,7 +32,7 @@ class LessonReply(BaseModel):
     lessons: list[Lesson] = Field(min_length=1, max_length=2)
 
 
-@lru_cache(maxsize=16)  # subjects differ by agent and session: few hits, ~20 KB a class
+@lru_cache(maxsize=2)  # subjects differ by agent and session: hardly a hit, and ~150 KB a class
 def lesson_schema(max_lessons: int, lesson_chars: int, subjects: tuple[str, ...] = ()) -> type[LessonReply]:
     """`LessonReply` with the configured count and length (the prefix counts toward the length).
     With ``subjects`` (the actions of the outcomes shown), each lesson names one of them: a small

@@ -1,7 +1,8 @@
 """An agent's own events as its turn logic needs them, kept incrementally from the event log.
 
-Each turn reads only the events committed since the last one (an indexed query by principal and
-id), so the cost of a turn does not grow with the run. A fresh process reads the agent's whole
+Each turn reads only the events committed since the last one (from the world's recent events
+when they reach back far enough, else an indexed query by principal and id), so the cost of a turn
+does not grow with the run. A fresh process reads the agent's whole
 log once, which rebuilds exactly the state an uninterrupted run holds: a resumed run sees what
 the killed one would have.
 """
@@ -47,7 +48,8 @@ class Trail:
         if world.event_count == self._seen:  # nothing happened since: no query
             return
         seen = world.event_count if world.flushed else -1
-        for event in world.events(principal=self.principal, after=self.last_id):
+        new = self._from_recent()
+        for event in world.events(principal=self.principal, after=self.last_id) if new is None else new:
             self.recent.append(event)
             record = turn_record(event)
             if record is not None:
@@ -56,6 +58,15 @@ class Trail:
             self.count += 1
             self.described_chars += len(self._describe(event))
         self._seen = seen
+
+    def _from_recent(self) -> list[Event] | None:
+        """The principal's events after `last_id` from the world's recent events, when those cover
+        them all and are all committed: the same objects, so a small world's window is not held twice
+        (the world keeps them as the store returns them). None when the store must be asked."""
+        recent = self.world.recent_events
+        if not self.world.flushed or not recent or recent[0].id > self.last_id + 1:
+            return None
+        return [e for e in recent if e.id > self.last_id and e.principal == self.principal]
 
     def events(self) -> list[Event]:
         """The newest events (up to `WINDOW`), oldest first."""

@@ -16,7 +16,7 @@ from mnemarket.kernel.artifact_index import ArtifactIndex
 from mnemarket.kernel.artifact_table import ArtifactTable
 from mnemarket.kernel.bounds import json_problem, safe_text
 from mnemarket.kernel.changes import ChangeSet, CommitHook
-from mnemarket.kernel.events import Event
+from mnemarket.kernel.events import Event, as_stored
 from mnemarket.kernel.invokable import Invokable
 from mnemarket.kernel.ledger import SYSTEM_PRINCIPAL, LedgerEntry, RuleKind, Supply, SupplyReport, SupplyRule
 from mnemarket.kernel.persistence import InMemoryPersistence, Persistence
@@ -225,7 +225,8 @@ class World:
         result.tick = self.tick
         result.event_id = self.event_count + 1
         event = Event(id=result.event_id, tick=self.tick, principal=principal, action_type=action_type,
-                      action=action_dump, result=result.model_dump(mode="json"), meta=meta or {})
+                      action=as_stored(action_dump), result=as_stored(result.model_dump(mode="json")),
+                      meta=as_stored(meta or {}))
         for entry in tx.changes.ledger:
             entry.event_id = event.id
         tx.changes.event = event

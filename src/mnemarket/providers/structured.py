@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from functools import lru_cache
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -54,9 +53,17 @@ state the class carries, such as an agent's view of the world), returns a fresh 
 what it needs to itself."""
 
 
-@lru_cache(maxsize=64)
-def _tight_cached(schema: type[BaseModel]) -> str:
-    return json.dumps(flat_json_schema(schema))
+_TIGHT_TEXT = "__mnemarket_tight_schema__"
+
+
+def _tight_text(schema: type[BaseModel]) -> str:
+    """The schema's tight JSON text, kept on the class itself: a cache keyed by class would keep
+    alive every per-call class (lesson replies differ by agent and session), ~100 KB each."""
+    text = schema.__dict__.get(_TIGHT_TEXT)  # the class's own, never a base class's
+    if text is None:
+        text = json.dumps(flat_json_schema(schema))
+        setattr(schema, _TIGHT_TEXT, text)
+    return text
 
 
 def flat_json_schema(schema: type[BaseModel]) -> dict[str, Any]:
@@ -72,7 +79,7 @@ def tight_json_schema(schema: type[BaseModel]) -> dict[str, Any]:
     hook = getattr(schema, REPLY_SCHEMA_HOOK, None)
     if callable(hook):
         return hook()
-    return json.loads(_tight_cached(schema))
+    return json.loads(_tight_text(schema))
 
 
 def map_schema(node: Any, rewrite: Callable[[dict[str, Any]], dict[str, Any]]) -> Any:

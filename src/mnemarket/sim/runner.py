@@ -240,10 +240,10 @@ class Runner:
         if base_embedder.billing != "free":  # a paid embedder is logged and capped like the agents' models
             base_embedder = AccountedEmbedder(base_embedder, self.call_log, principal=EMBEDDER_PRINCIPAL,
                                               budget=self.budget)
-        # RAG queries are templated and repeat turn after turn: a bounded LRU embeds each once. It
-        # holds a turn's batch-embedded queries of every agent until their searches ran; more would
-        # only grow the process (~1.8 KB a text).
-        embedder = self._embedder = MemoEmbedder(base_embedder, capacity=max(512, 2 * len(resolved.agents)))
+        # A turn's queries are embedded in one batch and searched after: a bounded LRU holds every
+        # agent's until then, and repeats soon after. More would only grow the process (~1.8 KB a
+        # text): at 6 agents x 200 turns, 64 entries hit exactly as often as 512 (plans/long-runs.md).
+        embedder = self._embedder = MemoEmbedder(base_embedder, capacity=max(64, 2 * len(resolved.agents)))
         # Memory stores share the world's database, so a memory write commits with its action.
         self.genesis = install_genesis(self.world, embedder, resolved.genesis,
                                        memory=SqlMemoryPersistence(world_store.engine))

@@ -16,6 +16,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from mnemarket.errors import StoreError
 from mnemarket.kernel import AccessPolicy, Artifact, ChangeSet, Event, LedgerEntry, WorldSnapshot
+from mnemarket.kernel.events import decode_part
 from mnemarket.store.engine import damaged, make_engine, mapped_reads
 from mnemarket.store.schema import create_tables
 from mnemarket.store.world_tables import (
@@ -196,8 +197,8 @@ class SqlWorldStore:
             query = query.limit(limit)
         with self._reading(), self.engine.connect() as conn:
             return [Event(id=r.id, tick=r.tick, principal=r.principal, action_type=r.action_type,
-                          action=json.loads(r.action_json), result=json.loads(r.result_json),
-                          meta=json.loads(r.meta_json))
+                          action=decode_part(r.action_json), result=decode_part(r.result_json),
+                          meta=decode_part(r.meta_json))
                     for r in conn.execute(query)]
 
     def ledger(self, *, principal: str | None = None, limit: int | None = None) -> list[LedgerEntry]:

@@ -8,6 +8,7 @@ from mnemarket.genesis import turn_record
 from mnemarket.genesis.event_text import describe_event as _describe_event
 from mnemarket.kernel import AccessPolicy, Artifact, World
 from mnemarket.memory import MemoryStore
+from mnemarket.store import SqlWorldStore
 from tests.unit.agents.helpers import make_agent, run_turn, turn_of
 
 
@@ -88,3 +89,16 @@ def test_no_memory_is_retrieved_when_rag_is_off_and_a_tight_budget_keeps_the_mem
     tight.longterm.add("LESSON: pepper sells at dawn", kind="lesson", created=0)
     plan = tight.prepare(1, 1)  # memories are never cut (issue 17): the budget takes history first
     assert [h.text for h in plan.rag_hits] == ["LESSON: pepper sells at dawn"] and "rag" not in plan.context.dropped()
+
+
+def test_a_small_worlds_trail_shares_the_worlds_recent_events_instead_of_copies(tmp_path):
+    agent, world = make_agent(_writer, World(SqlWorldStore(tmp_path / "world.db")))
+    for turn in range(1, 20):
+        run_turn(agent, 1, turn)
+    agent.trail.refresh()
+    held = {id(e) for e in world.recent_events}
+    assert len(agent.trail.recent) > 10 and all(id(e) in held for e in agent.trail.recent)
+    reader = Trail(world, "alpha", _describe_event)  # a late reader whose gap the world no longer holds
+    world.recent_events.popleft()
+    reader.refresh()
+    assert [e.model_dump() for e in reader.recent] == [e.model_dump() for e in agent.trail.recent]

@@ -112,3 +112,18 @@ def test_event_meta_hooks_and_per_principal_events_persist(engine_factory):
     assert [e.meta for e in reopened.events(principal="alice")] == [{"turn": 3, "step": "trade"}]
     assert [e.action_type for e in reopened.events(principal="bob")] == ["invalid", "transfer"]
     assert seen == ["ran"]
+
+
+def test_events_held_in_memory_read_exactly_as_stored_ones(engine_factory):
+    """Readers (agents' trails) take the world's recent events instead of stored copies, so both
+    must serialise alike: JSON types and key order, or a resumed run would render other prompts."""
+    world = make_world(SqlWorldStore(engine=engine_factory()))
+    world.execute("alice", Transfer(to="bob", amount=1, memo="m"), meta={"turn": 3, "step": "trade", "pair": (1, 2)})
+    world.submit("bob", {"zeta": 1, "action_type": "nope"}, meta={"z": 1, "a": {"y": 2, "b": 3}})
+    held = list(world.recent_events)
+    stored = make_world(SqlWorldStore(engine=engine_factory())).events()
+    assert [e.model_dump_json() for e in held] == [e.model_dump_json() for e in stored]
+    assert held[0].meta["pair"] == [1, 2]
+    for events in (held, stored):  # every event's keys are the same objects, not a copy per event
+        first, second = (list(e.result) for e in events)
+        assert first == second and all(a is b for a, b in zip(first, second))
