@@ -29,9 +29,11 @@ STOPWORDS: frozenset[str] = frozenset(
 """Very common English words left out of the index (they carry almost no BM25 weight)."""
 
 
-_STEMMER = Stemmer.Stemmer("english")
+_STEMMER = Stemmer.Stemmer("english", 2_000)
 # Snowball (Porter 2) English stems: "painted", "painting" and "paints" all match "paint". On the
-# LoCoMo dev set this alone took BM25 recall@10 from 0.587 to 0.623 (benchmarks/README.md).
+# LoCoMo dev set this alone took BM25 recall@10 from 0.587 to 0.623 (benchmarks/README.md). Its
+# cache of stems is 2,000 words, not 10,000: a long run's numbers and ids fill it with one-off
+# tokens (~150 bytes each), and the words worth caching are far fewer.
 
 
 def tokenize(text: str) -> list[str]:
@@ -60,11 +62,12 @@ class BM25Index:
         self._ptr = np.zeros(1, dtype=np.int64)
         self._rows = np.empty(0, dtype=np.int64)
         self._tf = np.empty(0, dtype=np.float32)
-        # delta segment
-        self._d_term: list[int] = []
-        self._d_row: list[int] = []
-        self._d_tf: list[float] = []
-        self._d_arrays: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        # delta segment: growable arrays, the first `_d_n` entries used (as lists, a posting cost
+        # ~24 bytes more, and every search after an add copied them into arrays again)
+        self._d_term = np.empty(0, dtype=np.int64)
+        self._d_row = np.empty(0, dtype=np.int64)
+        self._d_tf = np.empty(0, dtype=np.float32)
+        self._d_n = 0
 
     def __len__(self) -> int:
         return self.n_docs
@@ -86,6 +89,8 @@ class BM25Index:
         self.doc_len = grow(self.doc_len, rows[-1] + 1)
         self.n_rows = max(self.n_rows, rows[-1] + 1)
         batch_terms: list[int] = []
+        batch_rows: list[int] = []
+        batch_tf: list[int] = []
         for row, text in zip(rows, texts):
             tokens = tokenize(text)
             counts = self._term_ids(tokens)
@@ -93,14 +98,19 @@ class BM25Index:
             self.total_len += len(tokens)
             self.n_docs += 1
             batch_terms.extend(counts.keys())
-            self._d_row.extend([row] * len(counts))
-            self._d_tf.extend(counts.values())
-        self._d_term.extend(batch_terms)
+            batch_rows.extend([row] * len(counts))
+            batch_tf.extend(counts.values())
         self.df = grow(self.df, len(self.vocab))
         if batch_terms:
             self.df[: len(self.vocab)] += np.bincount(np.asarray(batch_terms, dtype=np.int64), minlength=len(self.vocab))
-        self._d_arrays = None
-        if len(self._d_term) > max(50_000, self._rows.size // 4):
+            start, self._d_n = self._d_n, self._d_n + len(batch_terms)
+            self._d_term = grow(self._d_term, self._d_n)
+            self._d_row = grow(self._d_row, self._d_n)
+            self._d_tf = grow(self._d_tf, self._d_n)
+            self._d_term[start : self._d_n] = batch_terms
+            self._d_row[start : self._d_n] = batch_rows
+            self._d_tf[start : self._d_n] = batch_tf
+        if self._d_n > max(50_000, self._rows.size // 4):
             self._merge()
 
     def remove(self, row: int, text: str) -> None:
@@ -115,24 +125,22 @@ class BM25Index:
     def _merge(self) -> None:
         """Fold the delta segment into the main CSR segment."""
         terms_main = np.repeat(np.arange(self._ptr.size - 1, dtype=np.int64), np.diff(self._ptr))
-        terms = np.concatenate([terms_main, np.asarray(self._d_term, dtype=np.int64)])
-        rows = np.concatenate([self._rows, np.asarray(self._d_row, dtype=np.int64)])
-        tf = np.concatenate([self._tf, np.asarray(self._d_tf, dtype=np.float32)])
+        d_term, d_row, d_tf = self._delta()
+        terms = np.concatenate([terms_main, d_term])
+        rows = np.concatenate([self._rows, d_row])
+        tf = np.concatenate([self._tf, d_tf])
         order = np.argsort(terms, kind="stable")
         terms, self._rows, self._tf = terms[order], rows[order], tf[order]
         counts = np.bincount(terms, minlength=len(self.vocab))
         self._ptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-        self._d_term, self._d_row, self._d_tf = [], [], []
-        self._d_arrays = None
+        self._d_term = np.empty(0, dtype=np.int64)
+        self._d_row = np.empty(0, dtype=np.int64)
+        self._d_tf = np.empty(0, dtype=np.float32)
+        self._d_n = 0
 
     def _delta(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        if self._d_arrays is None:
-            self._d_arrays = (
-                np.asarray(self._d_term, dtype=np.int64),
-                np.asarray(self._d_row, dtype=np.int64),
-                np.asarray(self._d_tf, dtype=np.float32),
-            )
-        return self._d_arrays
+        n = self._d_n
+        return self._d_term[:n], self._d_row[:n], self._d_tf[:n]
 
     def query_terms(self, query: str) -> np.ndarray:
         """Unique known term ids of a query."""
@@ -165,7 +173,7 @@ class BM25Index:
                     row_parts.append(self._rows[lo:hi])
                     tf_parts.append(self._tf[lo:hi])
                     idf_parts.append(np.full(hi - lo, weight))
-        if self._d_term:
+        if self._d_n:
             d_term, d_row, d_tf = self._delta()
             hit = np.isin(d_term, terms)
             if hit.any():
