@@ -64,6 +64,7 @@ SEARCH_FIELDS: tuple[str, ...] = (
 )
 """Fields a reopened store reads at once (what filters and scoring need)."""
 DEFERRED_FIELDS: tuple[str, ...] = ("seq", "text", "source_ids", "questions_addressed", "reinforced_by")
+_LIST_VALUES = frozenset({"source_ids", "questions_addressed", "reinforced_by"})
 """Fields read when a record is first shown (see :mod:`mnemarket.memory.row_values`)."""
 COMPACT_DEAD_FRACTION = 0.25
 """Compact in-memory columns when this share of rows are tombstones (and there are at least 1024)."""
@@ -591,7 +592,10 @@ class MemoryStore:
         for row, record in zip(rows, records):
             self._ids.append(record["id"])
             self._row_of[record["id"]] = row
-        self._values.append({name: [r[name] for r in records] for name in ROW_VALUE_FIELDS})
+        # Most records have no source ids, questions or reinforcements: one shared () stands for
+        # each empty list (~56 bytes apiece); `_record` copies these values and writers replace them.
+        self._values.append({name: [r[name] or () if name in _LIST_VALUES else r[name] for r in records]
+                             for name in ROW_VALUE_FIELDS})
         self._cols.set_metadata_bulk(rows.start, [r["metadata"] for r in records])
         if self._lexical is not None:
             self._index_lexical(self._lexical, np.arange(rows.start, rows.stop))

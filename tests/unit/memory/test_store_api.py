@@ -179,3 +179,16 @@ def test_an_embedder_that_does_not_answer_raises_embedding_failed_and_changes_no
     assert len(store) == 1
     silent.down = False
     assert [hit.id for hit in store.search("well", k=3)] == [rid]
+
+
+def test_records_without_sources_share_one_empty_value_and_read_back_as_their_own_lists(embedder):
+    store = MemoryStore(embedder)
+    first = store.add("saffron at the blue awning")
+    second = store.add("pepper near the gate")
+    cited = store.add("saffron beats pepper", source_ids=[first, second])
+    column = store._values.columns["source_ids"]
+    assert column[0] is column[1]  # not a fresh empty list per record
+    record = store.get(first)
+    assert record.source_ids == [] and isinstance(record.source_ids, list)
+    record.source_ids.append("x")  # a caller's copy: the store's other records are untouched
+    assert store.get(second).source_ids == [] and store.get(cited).source_ids == [first, second]
