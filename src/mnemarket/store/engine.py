@@ -23,6 +23,10 @@ BUSY_TIMEOUT_S = 30
 """How long a SQLite connection waits for another process's write lock."""
 SCHEMA_LOCK = 0x6D6E656D
 """PostgreSQL advisory lock key held while schemas and tables are created ("mnem")."""
+SQLITE_CACHE_KIB = 512
+"""SQLite's page cache per connection (its default is 2,000 KiB). A run's writes touch a few
+pages per index and the OS caches the file anyway; a bigger cache only fills over a long run
+and stays resident (measured in benchmarks/README.md)."""
 SQLITE_MMAP_BYTES = 1 << 30
 """How much of a SQLite file a bulk scan reads through a memory map (the rest through reads).
 
@@ -89,6 +93,7 @@ def _make_engine(url: str, schema: str | None) -> Engine:
             cur.execute("PRAGMA synchronous=NORMAL")
             cur.execute("PRAGMA foreign_keys=ON")
             cur.execute("PRAGMA mmap_size=0")  # only bulk scans map the file (mapped_reads)
+            cur.execute(f"PRAGMA cache_size=-{SQLITE_CACHE_KIB}")
             cur.close()
 
         return engine

@@ -9,17 +9,20 @@ from sqlalchemy import event
 from mnemarket.memory import MemoryStore
 from mnemarket.providers import HashingEmbedder
 from mnemarket.store import SqlMemoryPersistence
-from mnemarket.store.engine import SQLITE_MMAP_BYTES, make_engine, mapped_reads
+from mnemarket.store.engine import SQLITE_CACHE_KIB, SQLITE_MMAP_BYTES, make_engine, mapped_reads
 
 
 def _mmap_size(conn) -> int:
     return int(conn.exec_driver_sql("PRAGMA mmap_size").scalar_one())
 
 
-def test_connections_read_without_a_memory_map(tmp_path):
+def test_connections_read_without_a_memory_map_through_a_small_page_cache(tmp_path):
     engine = make_engine(tmp_path / "w.db")
     with engine.connect() as conn:
         assert _mmap_size(conn) == 0
+        # negative: KiB, not pages; smaller than SQLite's default of 2,000 KiB, which a long run fills
+        assert int(conn.exec_driver_sql("PRAGMA cache_size").scalar_one()) == -SQLITE_CACHE_KIB < -1
+        assert SQLITE_CACHE_KIB < 2000
 
 
 def test_a_bulk_scan_maps_the_file_and_unmaps_it_after_even_on_error(tmp_path):
