@@ -118,16 +118,19 @@ def test_delete_removes_from_every_mode_and_compaction_keeps_results(embedder):
     assert store.get(survivor).text.endswith("topic3")
 
 
-def test_dense_matrix_grows_geometrically():
-    matrix = DenseMatrix(4, capacity=16)
+def test_dense_matrix_grows_geometrically_with_a_reserve_under_half_its_rows():
+    matrix = DenseMatrix(4)
+    assert matrix._data.shape[0] == 16  # a store's first rows reserve little (1,024 rows were 1.5 MB)
     reallocations = 0
     last = matrix._data
-    for _ in range(1000):
-        matrix.append(np.ones((1, 4), dtype=np.float32))
+    for i in range(1000):
+        matrix.append(np.full((1, 4), i, dtype=np.float32))
         if matrix._data is not last:
             reallocations += 1
             last = matrix._data
-    assert matrix.n == 1000 and reallocations <= 7
+        assert matrix._data.shape[0] <= max(16, 1.5 * matrix.n)
+    assert matrix.n == 1000 and reallocations <= 11
+    assert matrix.matrix[:, 0].tolist() == list(range(1000))  # growth kept every row
     assert matrix.matrix.flags["C_CONTIGUOUS"] and matrix.matrix.dtype == np.float32
 
 
