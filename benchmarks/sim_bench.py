@@ -4,7 +4,8 @@ A world of N agents (each `extends` agents/base.yaml, with the demo's genesis an
 runs T turns per agent through the real runner, agents, kernel, memory engine and MiniLM, on a
 cheap deterministic model (a scripted "growth" policy, ~0.1 ms a call) whose actions keep the
 world growing: a new artifact, a long-term memory add, a memory search and a working-memory
-lesson (which migrates at session end), in turn. Sessions are `--session-turns` turns long.
+lesson (which migrates at session end), in turn; at each session end it answers the lesson step
+with one lesson. Sessions are `--session-turns` turns long.
 Every agent starts with scrip enough for all its memory adds, so every action keeps succeeding
 and the first and last turns do the same work on a bigger world.
 
@@ -18,7 +19,8 @@ only while a store is loaded in bulk),
 `rss_mb_after_outputs` once events.jsonl, summary.json and report.html are written (the report
 holds the whole run at once), `world_db_mb` the database's size at the end,
 `context_log_bytes_per_turn` the per-turn context log's size over agent-turns, `failed_actions`
-the run's failed actions (0 when the workload stayed the same throughout).
+the run's failed actions (0 when the workload stayed the same throughout), `lesson_steps` /
+`lesson_steps_failed` the lesson steps run and those whose reply was rejected.
 
 Usage: python benchmarks/sim_bench.py --agents 6 --turns-per-agent 2000 [--session-turns 50] --json
 With --json the last line of stdout is one JSON object.
@@ -35,9 +37,12 @@ import re
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import yaml
+
+from mnemarket.agents.agent import LESSON_STATE
+from mnemarket.agents.lesson_step import LessonReply
 
 ROOT = Path(__file__).resolve().parent.parent
 _WHO = re.compile(r"\(principal id ([a-z0-9_]+)\)")
@@ -47,6 +52,8 @@ _WHEN = re.compile(r"Turn (\d+) of session (\d+)")
 def growth_policy(messages: list[Any], schema: Any) -> dict[str, Any]:
     """One of four world-growing actions, chosen by the turn number shown in the prompt."""
     text = "\n".join(m.content for m in messages)
+    if isinstance(schema, type) and issubclass(schema, LessonReply):
+        return _lesson(schema, text)
     who = _WHO.search(text)
     when = _WHEN.search(text)
     agent = who.group(1) if who else "unknown"
@@ -68,6 +75,18 @@ def growth_policy(messages: list[Any], schema: Any) -> dict[str, Any]:
     return base | {"action_type": "write_artifact", "target": f"{agent}_working_memory",
                    "text": f"current_goal: trade\nlessons:\n- 'LESSON: on day {session} pepper sold near "
                            f"{n % 89} scrip (turn {turn})'\n"}
+
+
+def _lesson(schema: type[LessonReply], text: str) -> dict[str, Any]:
+    """A lesson step's reply: one lesson about the first action it may name (a session end asks
+    every agent once a session; the lesson goes into working memory and migrates at session end)."""
+    (lesson,) = get_args(schema.model_fields["lessons"].annotation)
+    about = lesson.model_fields.get("about")
+    subjects = get_args(about.annotation) if about is not None else ()
+    when = _WHEN.search(text)
+    day = when.group(2) if when else "?"
+    return {"lessons": [{"kind": "LESSON", **({"about": subjects[0]} if subjects else {}),
+                         "text": f"pepper was cheapest early on day {day}"}]}
 
 
 def _rss_mb() -> float:
@@ -109,7 +128,7 @@ def write_scenario(folder: Path, agents: int, sessions: int, turns: int) -> Path
 def bench(agents: int, turns_per_agent: int, session_turns: int) -> dict[str, Any]:
     import mnemarket.sim.runner as runner_module
     from mnemarket.providers import ScriptedLLM
-    from mnemarket.sim.runner import RunOptions, Runner
+    from mnemarket.sim.runner import Runner, RunOptions
 
     # Every agent's "local" model is the growth policy: the benchmark measures everything but the model.
     runner_module.make_llm = lambda spec, **options: ScriptedLLM(growth_policy, name="growth")
@@ -139,6 +158,8 @@ def bench(agents: int, turns_per_agent: int, session_turns: int) -> dict[str, An
             status = runner.run(progress)
             db_bytes = sum(p.stat().st_size for p in (Path(tmp) / "run").glob("world.db*"))
             failed = sum(1 for event in (runner.world.events() if runner.world else []) if not event.success)
+            lessons = [value for (space, _), value in (runner.world.state.items() if runner.world else [])
+                       if space == LESSON_STATE]
         finally:
             runner.close()
         log = Path(tmp) / "run" / "contexts.jsonl"
@@ -147,14 +168,16 @@ def bench(agents: int, turns_per_agent: int, session_turns: int) -> dict[str, An
     return {"agents": agents, "turns_per_agent": len(turn_ms), "state": status.state,
             "first_ms": round(sum(turn_ms[:window]) / window, 2), "last_ms": round(sum(turn_ms[-window:]) / window, 2),
             "setup_s": round(setup_s, 2), "rss_mb_start": round(marks["rss_start"] or 0.0, 1),
-            "rss_mb_mid": round(marks.get("rss_mid") or 0.0, 1), "rss_mb_end": round(marks["rss_end"] or 0.0, 1), "rss_mb_after_outputs": round(_rss_mb(), 1),
+            "rss_mb_mid": round(marks.get("rss_mid") or 0.0, 1), "rss_mb_end": round(marks["rss_end"] or 0.0, 1),
+            "rss_mb_after_outputs": round(_rss_mb(), 1),
             "rss_anon_mb_start": round((marks["parts_start"] or {}).get("anon", 0.0), 1),
             "rss_anon_mb_end": round((marks["parts_end"] or {}).get("anon", 0.0), 1),
             "rss_file_mb_start": round((marks["parts_start"] or {}).get("file", 0.0), 1),
             "rss_file_mb_end": round((marks["parts_end"] or {}).get("file", 0.0), 1),
             "world_db_mb": round(db_bytes / 2**20, 1),
             "context_log_bytes_per_turn": round(log_bytes / max(1, len(turn_ms) * agents), 1),
-            "failed_actions": failed}
+            "failed_actions": failed, "lesson_steps": len(lessons),
+            "lesson_steps_failed": sum(1 for value in lessons if value.get("error"))}
 
 
 def main() -> None:
