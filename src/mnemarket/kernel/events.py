@@ -41,7 +41,7 @@ class Event(BaseModel):
         }
 
 
-__all__ = ["Event"]
+__all__ = ["Event", "as_stored", "decode_part"]
 
 
 def _interned_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
