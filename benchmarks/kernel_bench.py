@@ -15,7 +15,15 @@ import uuid
 from pathlib import Path
 
 from mnemarket.kernel import (
-    Invokable, InvokeArtifact, MethodOutcome, MethodSpec, NoArgs, Transfer, World, WriteArtifact,
+    Invokable,
+    InvokeArtifact,
+    MethodOutcome,
+    MethodSpec,
+    NoArgs,
+    QueryKernel,
+    Transfer,
+    World,
+    WriteArtifact,
 )
 from mnemarket.store import SqlWorldStore, make_engine
 
@@ -59,7 +67,31 @@ def rate(world: World, kind: str, n: int, batch: int | None) -> float:
     return n / (time.perf_counter() - start)
 
 
-def reopen_time(backend: str, url: str | None, tmp: Path, count: int) -> tuple[float, int]:
+LISTINGS = {"by owner": {"owner": "p3"}, "by type": {"type": "text"}, "by creator": {"creator": "p3"},
+            "by id prefix": {"id_prefix": "art12"}}
+
+
+def listing_ms(world: World, repeats: int = 5) -> list[tuple[str, int, float, float]]:
+    """ms per `query_kernel artifacts` call (limit 20) against a full scan of the same filter (the way
+    listings worked before the artifact index served them), measured side by side."""
+    rows = []
+    for label, filters in LISTINGS.items():
+        start = time.perf_counter()
+        for _ in range(repeats):
+            result = world.execute("p0", QueryKernel(query="artifacts", **filters))
+        indexed = (time.perf_counter() - start) * 1000 / repeats
+        start = time.perf_counter()
+        for _ in range(repeats):
+            found = [a for a in world.artifacts.values() if not a.deleted
+                     and all(str(getattr(a, "id" if k == "id_prefix" else k)).startswith(v) if k == "id_prefix"
+                             else getattr(a, k) == v for k, v in filters.items())]
+        scan = (time.perf_counter() - start) * 1000 / repeats
+        assert result.message.startswith(f"{len(found)} artifacts match")
+        rows.append((label, len(found), indexed, scan))
+    return rows
+
+
+def reopen_time(backend: str, url: str | None, tmp: Path, count: int) -> tuple[float, World]:
     world = fresh_world(backend, url, tmp)
     with world.batch(max_actions=5000):
         for i in range(count):
@@ -69,7 +101,7 @@ def reopen_time(backend: str, url: str | None, tmp: Path, count: int) -> tuple[f
     start = time.perf_counter()
     reopened = World(SqlWorldStore(engine=store.engine))
     elapsed = time.perf_counter() - start
-    return elapsed, len(reopened.artifacts)
+    return elapsed, reopened
 
 
 def main() -> None:
@@ -92,9 +124,15 @@ def main() -> None:
                     label = "per action" if batch is None else f"batched x{batch}"
                     print(f"| {backend} | {kind} | {label} | {per_s:,.0f} |", flush=True)
         print("\n| backend | artifacts | reopen seconds |\n|---|---|---|")
+        listings = []
         for backend in backends:
-            seconds, count = reopen_time(backend, args.pg, tmp, args.artifacts)
-            print(f"| {backend} | {count:,} | {seconds:.2f} |", flush=True)
+            seconds, reopened = reopen_time(backend, args.pg, tmp, args.artifacts)
+            print(f"| {backend} | {len(reopened.artifacts):,} | {seconds:.2f} |", flush=True)
+            listings += [(backend, len(reopened.artifacts), *row) for row in listing_ms(reopened)]
+        print("\n| backend | artifacts | listing (limit 20) | matches | ms per call | full scan ms | scan / call |")
+        print("|---|---|---|---|---|---|---|")
+        for backend, count, label, matches, indexed, scan in listings:
+            print(f"| {backend} | {count:,} | {label} | {matches:,} | {indexed:.2f} | {scan:.1f} | {scan / indexed:.0f} x |")
 
 
 if __name__ == "__main__":

@@ -43,17 +43,10 @@ def summary(artifact: Artifact, viewer: str) -> dict:
             "for_sale_via_escrow": artifact.access.authorized_writer == "genesis_escrow"}
 
 
-def _matching(ctx: InvokeContext, type_: str | None = None, owner: str | None = None,
-              creator: str | None = None) -> list[Artifact]:
-    return [a for a in ctx.world.artifacts.values()
-            if not a.deleted and (type_ is None or a.type == type_) and (owner is None or a.owner == owner)
-            and (creator is None or a.creator == creator)]
-
-
 def _list(ctx: InvokeContext, args: ListArgs) -> MethodOutcome:
-    found = _matching(ctx, args.type, args.owner, args.creator)
-    rows = [summary(a, ctx.caller) for a in found[: args.limit]]
-    return MethodOutcome(f"{len(found)} artifacts match; showing {len(rows)}", rows)
+    ids = ctx.world.find_ids(artifact_type=args.type, owner=args.owner, creator=args.creator)
+    rows = [summary(ctx.world.artifacts.peek(i), ctx.caller) for i in ids[: args.limit]]
+    return MethodOutcome(f"{len(ids)} artifacts match; showing {len(rows)}", rows)
 
 
 def _get(ctx: InvokeContext, args: GetArgs) -> MethodOutcome:
@@ -68,7 +61,8 @@ def _get(ctx: InvokeContext, args: GetArgs) -> MethodOutcome:
 def _search(ctx: InvokeContext, args: SearchArgs) -> MethodOutcome:
     words = args.text.lower().split()
     scored = []
-    for artifact in _matching(ctx, args.type):
+    for artifact_id in ctx.world.find_ids(artifact_type=args.type):  # content is not indexed: this one reads them all
+        artifact = ctx.world.artifacts.peek(artifact_id)
         # Only text the caller may read is searched, so a search can never leak content.
         haystack = artifact.id.lower() + " " + artifact.type.lower()
         if artifact.access.allows("read", ctx.caller, artifact.owner) and not artifact.read_price:
@@ -82,7 +76,7 @@ def _search(ctx: InvokeContext, args: SearchArgs) -> MethodOutcome:
 
 
 def _count(ctx: InvokeContext, args: CountArgs) -> MethodOutcome:
-    n = len(_matching(ctx, args.type, args.owner))
+    n = len(ctx.world.find_ids(artifact_type=args.type, owner=args.owner))
     return MethodOutcome(f"{n} artifacts", {"count": n})
 
 

@@ -18,6 +18,7 @@ from typing import Any
 from mnemarket.kernel.artifact import Artifact
 
 FIELDS: tuple[str, ...] = tuple(Artifact.model_fields)
+_POSITION = {name: at for at, name in enumerate(FIELDS)}
 HOT_ARTIFACTS = 256
 """Built artifacts kept for reuse: a turn reads the same few (working memory, stores) again and again."""
 _INTERNED = frozenset({"type", "creator", "owner"})  # few distinct values, repeated in every artifact
@@ -66,6 +67,16 @@ class ArtifactTable(MutableMapping[str, Artifact]):
         del self._packed[artifact_id]
         self._hot.pop(artifact_id, None)
 
+    def peek(self, artifact_id: str) -> Artifact:
+        """An artifact, built if need be and not kept: listings and searches over many artifacts
+        must not evict the few a turn keeps reading."""
+        hot = self._hot.get(artifact_id)
+        return hot if hot is not None else _unpack(self._packed[artifact_id])
+
+    def value(self, artifact_id: str, name: str) -> Any:
+        """One field of an artifact without building it (filters over many artifacts)."""
+        return self._packed[artifact_id][_POSITION[name]]
+
     def __contains__(self, artifact_id: object) -> bool:
         return artifact_id in self._packed
 
@@ -80,9 +91,8 @@ class ArtifactTable(MutableMapping[str, Artifact]):
 
     def scan(self) -> Iterator[Artifact]:
         """Every artifact, built one at a time and not kept (a full scan must not evict the hot ones)."""
-        for artifact_id, packed in self._packed.items():
-            hot = self._hot.get(artifact_id)
-            yield hot if hot is not None else _unpack(packed)
+        for artifact_id in self._packed:
+            yield self.peek(artifact_id)
 
     def _keep(self, artifact_id: str, artifact: Artifact) -> None:
         self._hot[artifact_id] = artifact

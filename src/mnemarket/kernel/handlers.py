@@ -199,24 +199,16 @@ def _query(world: World, tx: Transaction, who: str, action: QueryKernel) -> Acti
     elif action.query == "events":
         data = [e.summary() for e in list(world.recent_events)[-action.limit:]]
     else:
+        ids = world.find_ids(artifact_type=action.type or None, owner=action.owner or None,
+                             creator=action.creator or None, id_prefix=action.id_prefix)
         rows = []
-        for artifact in world.artifacts.values():
-            if artifact.deleted:
-                continue
-            if action.type and artifact.type != action.type:
-                continue
-            if action.owner and artifact.owner != action.owner:
-                continue
-            if action.creator and artifact.creator != action.creator:
-                continue
-            if action.id_prefix and not artifact.id.startswith(action.id_prefix):
-                continue
+        for artifact_id in ids[: action.limit]:
+            artifact = world.artifacts.peek(artifact_id)
             rows.append({"id": artifact.id, "type": artifact.type, "owner": artifact.owner,
                          "creator": artifact.creator, "version": artifact.version,
                          "read_price": artifact.read_price,
                          "readable": artifact.access.allows("read", who, artifact.owner)})
-        data = rows[: action.limit]
-        return _ok(f"{len(rows)} artifacts match; showing {len(data)}", data)
+        return _ok(f"{len(ids)} artifacts match; showing {len(rows)}", rows)
     return _ok(f"{action.query}: {len(data)} entries", data)
 
 

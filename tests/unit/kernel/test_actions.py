@@ -275,3 +275,46 @@ def test_system_rules_apply_atomically_with_an_event(world):
         raise ActionFailure(ErrorCode.METHOD_FAILED, "half way", "nothing moves")
     failed = world.apply_system("broken rule", broken)
     assert not failed.success and world.balances["alice"] == 100 and world.check_supply().ok
+
+
+def test_artifact_lookup_by_index_agrees_with_a_full_scan_in_a_changing_world():
+    import random
+
+    world, rng = make_world(), random.Random(7)
+    people, types = ["alice", "bob"], ["note", "code", "data"]
+    for n in range(300):
+        who = rng.choice(people)
+        target = f"{rng.choice(['n', 'nb', 'c'])}{rng.randrange(120)}"
+        existing = world.get(target)
+        if existing is not None and existing.owner == who and rng.random() < 0.2:
+            world.execute(who, DeleteArtifact(artifact_id=target))
+        elif existing is not None and rng.random() < 0.2:  # a sale: the owner changes, the creator stays
+            new_owner = rng.choice(people)
+            world.apply_system("sale", lambda tx, a=existing, o=new_owner: tx.put_artifact(a.model_copy(update={"owner": o})))
+        else:
+            write(world, who, target, f"v{n}", artifact_type=rng.choice(types))
+    live = [a for a in world.artifacts.values() if not a.deleted]
+    assert len(live) > 50 and any(a.deleted for a in world.artifacts.values())
+    assert any(a.owner != a.creator for a in live)
+    for artifact_type in [None, *types, "absent"]:
+        for owner in [None, *people]:
+            for creator in [None, *people]:
+                for prefix in [None, "n", "nb", "c1", "z"]:
+                    expected = sorted(a.id for a in live if (artifact_type is None or a.type == artifact_type)
+                                      and (owner is None or a.owner == owner) and (creator is None or a.creator == creator)
+                                      and (prefix is None or a.id.startswith(prefix)))
+                    assert world.find_ids(artifact_type=artifact_type, owner=owner, creator=creator,
+                                          id_prefix=prefix) == expected
+
+
+def test_listing_a_few_of_many_artifacts_keeps_the_hot_ones():
+    world = make_world()
+    for n in range(400):
+        write(world, "alice", f"note{n:03d}", "x", artifact_type="note")
+    write(world, "bob", "bob_memory", "keep me hot")
+    world.get("bob_memory")
+    hot = list(world.artifacts._hot)
+    listed = world.execute("bob", QueryKernel(query="artifacts", type="note", limit=100))
+    assert [r["id"] for r in listed.data] == [f"note{n:03d}" for n in range(100)]  # by id, whatever the build order
+    assert "400 artifacts match" in listed.message
+    assert list(world.artifacts._hot) == hot  # built for the listing, not kept: the turn's own stay hot

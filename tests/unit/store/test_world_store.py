@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from mnemarket.errors import StoreError
-from mnemarket.kernel import AccessPolicy, InvokeArtifact, Transfer, World, WriteArtifact
+from mnemarket.kernel import AccessPolicy, InvokeArtifact, QueryKernel, Transfer, World, WriteArtifact
 from mnemarket.store import SqlWorldStore, to_url
 
 from ..kernel.helpers import make_world
@@ -127,3 +127,17 @@ def test_events_held_in_memory_read_exactly_as_stored_ones(engine_factory):
     for events in (held, stored):  # every event's keys are the same objects, not a copy per event
         first, second = (list(e.result) for e in events)
         assert first == second and all(a is b for a, b in zip(first, second))
+
+
+def test_listings_read_the_same_after_a_reopen(engine_factory):
+    # PostgreSQL returns an updated row from a new place in its heap: a listing in storage order would
+    # show a resumed run different rows than the uninterrupted one.
+    world = make_world(SqlWorldStore(engine=engine_factory()))
+    for n in (5, 1, 4, 2, 3):
+        world.execute("alice", WriteArtifact(artifact_id=f"note{n}", content="v1", artifact_type="note"))
+    world.execute("alice", WriteArtifact(artifact_id="note5", content="v2"))
+    live = world.execute("bob", QueryKernel(query="artifacts", type="note", limit=3))
+    reopened = make_world(SqlWorldStore(engine=engine_factory()))
+    again = reopened.execute("bob", QueryKernel(query="artifacts", type="note", limit=3))
+    assert [r["id"] for r in again.data] == [r["id"] for r in live.data] == ["note1", "note2", "note3"]
+    assert again.message == live.message == "5 artifacts match; showing 3"
