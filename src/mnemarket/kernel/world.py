@@ -340,24 +340,27 @@ class World:
     def find_ids(self, *, artifact_type: str | None = None, owner: str | None = None, creator: str | None = None,
                  id_prefix: str | None = None) -> list[str]:
         """Ids of the live artifacts matching every filter given, sorted. Starts from the smallest
-        index that applies (owner, type, id prefix) and checks the rest field by field, so a
-        filtered listing costs the size of its candidates, not a build of every artifact."""
+        index that applies (owner, type, id prefix) and checks the other filters field by field, so
+        a filtered listing costs the size of its candidates, not a build of every artifact."""
         ids = self.index.ids  # every live id, sorted; the type and prefix candidates are sorted too
-        candidates = [ids]
+        candidates: dict[str, list[str]] = {"": ids}
         if artifact_type is not None:
-            candidates.append(self.index.of_type(artifact_type))
+            candidates["type"] = self.index.of_type(artifact_type)
         if id_prefix:
             start = bisect_left(ids, id_prefix)
-            candidates.append(ids[start:bisect_left(ids, id_prefix + "\U0010ffff", start)])
-        if owner is not None:  # oldest first: sorted below if it is the one used
-            candidates.append([i for _, i in self.index.owned(owner)])
-        fewest = min(candidates, key=len)
+            candidates["prefix"] = ids[start:bisect_left(ids, id_prefix + "\U0010ffff", start)]
+        if owner is not None:
+            candidates["owner"] = sorted(i for _, i in self.index.owned(owner))
+        used = min(candidates, key=lambda name: len(candidates[name]))
         wanted = [(name, value) for name, value in (("owner", owner), ("type", artifact_type), ("creator", creator))
-                  if value is not None]
+                  if value is not None and name != used]
+        if id_prefix and used != "prefix":
+            wanted.append(("id", id_prefix))
+        if not wanted:
+            return list(candidates[used])  # the index's own lists are not the caller's to change
         value = self.artifacts.value
-        found = [i for i in fewest if (not id_prefix or i.startswith(id_prefix))
-                 and all(value(i, name) == v for name, v in wanted)]
-        return sorted(found) if owner is not None and fewest is candidates[-1] else found
+        return [i for i in candidates[used]
+                if all(i.startswith(v) if name == "id" else value(i, name) == v for name, v in wanted)]
 
     def nearest_ids(self, artifact_id: str, n: int = 3) -> str:
         # difflib costs ~5 us an id: a large world offers the ids that sort near the one asked for.
