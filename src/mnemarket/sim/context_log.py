@@ -5,7 +5,8 @@ descriptions, components, the step prompt, most history lines. Each long text fi
 is cut into pieces (lines and sentences) and each piece is written once to `contexts.parts.jsonl`
 (one JSON string a line; its line number is its id); the record names its pieces by id, runs of
 consecutive ids as ``a-b``. `read_contexts` gives back the records exactly as they were logged,
-so the metrics and the report read them as before. Pieces seen recently are remembered in a
+so the metrics and the report read them as before; it streams the log and can rebuild only the
+fields a reader needs, so reading a long run's log does not hold its prompts all at once. Pieces seen recently are remembered in a
 bounded table (an evicted piece is simply written again), so memory stays flat over a long run.
 A record is written after its pieces, so a run killed in between leaves only unused pieces.
 """
@@ -16,7 +17,7 @@ import hashlib
 import json
 import re
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -83,37 +84,87 @@ class ContextLog:
         return {"$": _runs(ids)}
 
 
-def read_contexts(run_dir: str | Path) -> list[dict[str, Any]]:
-    """Every logged turn record, as it was logged (plain records of older runs pass through)."""
-    run_dir = Path(run_dir)
-    path = run_dir / CONTEXTS
+def read_contexts(run_dir: str | Path, *, fields: Collection[str] | None = None) -> list[dict[str, Any]]:
+    """Every logged turn record, as it was logged (plain records of older runs pass through).
+
+    Args:
+        run_dir: the run directory.
+        fields: keep only these fields of each record (and its identity: agent, session, turn,
+            step), and rebuild only their text: a long run's full prompts are most of the log.
+    """
+    return list(iter_contexts(run_dir, fields=fields))
+
+
+def iter_contexts(run_dir: str | Path, *, fields: Collection[str] | None = None) -> Iterator[dict[str, Any]]:
+    """`read_contexts` one record at a time, streamed from the file: a long run's log is never held whole."""
+    path = Path(run_dir) / CONTEXTS
+    yield from _decoded(Path(run_dir), _kept(path), fields)
+
+
+def newest_contexts(run_dir: str | Path, limit: int) -> tuple[list[dict[str, Any]], int]:
+    """The last ``limit`` records of `read_contexts` and how many records there are in all; only
+    the records returned are rebuilt."""
+    kept = _kept(Path(run_dir) / CONTEXTS)
+    return list(_decoded(Path(run_dir), kept[max(len(kept) - limit, 0):], None)), len(kept)
+
+
+_IDENTITY = ("agent", "session", "turn", "step")
+
+
+def _records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(index, record) for each complete record line, read line by line."""
     if not path.exists():
-        return []
+        return
+    index = 0
+    with path.open(encoding="utf-8") as handle:
+        for line in handle:
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:  # the unfinished last line of a killed run
+                continue
+            yield index, record
+            index += 1
+
+
+def _kept(path: Path) -> list[int]:
+    """Indexes of the records to read back: one per (agent, session, turn, step), the last logged.
+    A run killed after logging a turn's contexts but before committing its decisions decides and
+    logs the turn again on resume: the later record is the one that was applied."""
+    latest: dict[tuple[Any, ...], int] = {}
+    for index, record in _records(path):
+        key = tuple(record.get(name) for name in _IDENTITY)
+        latest[key if None not in key[:3] else (index,)] = index  # records without a turn's identity all stay
+    return sorted(latest.values())
+
+
+def _decoded(run_dir: Path, kept: Sequence[int], fields: Collection[str] | None) -> Iterator[dict[str, Any]]:
+    wanted = set(kept)
     parts: list[str] | None = None
-    records = []
-    for line in path.read_text().splitlines():
-        if not line.strip():
+    hit_texts: dict[str, str] = {}
+    for index, record in _records(run_dir / CONTEXTS):
+        if index not in wanted:
             continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError:  # the unfinished last line of a killed run
-            continue
+        if fields is not None:
+            record = {name: value for name, value in record.items() if name in fields or name in _IDENTITY}
         if parts is None and _has_refs(record):
-            parts_path = run_dir / PARTS
-            parts = [json.loads(p) for p in parts_path.read_text().splitlines() if p] if parts_path.exists() else []
-        records.append(_decode(record, parts) if parts is not None else record)
-    return _latest_per_turn(records)
+            parts = _read_parts(run_dir / PARTS)
+        yield _decode(record, parts, hit_texts) if parts is not None else record
 
 
-def _latest_per_turn(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One record per (agent, session, turn, step), the last logged. A run killed after logging a
-    turn's contexts but before committing its decisions decides and logs the turn again on resume:
-    the later record is the one that was applied."""
-    def key(i: int, record: dict[str, Any]) -> tuple[Any, ...]:
-        parts = tuple(record.get(name) for name in ("agent", "session", "turn", "step"))
-        return parts if None not in parts[:3] else (i,)  # records without a turn's identity all stay
-    latest = {key(i, r): i for i, r in enumerate(records)}
-    return [r for i, r in enumerate(records) if latest[key(i, r)] == i]
+def _read_parts(path: Path) -> list[str]:
+    """The pieces, by id (line number); an unfinished last line (a killed write) is left out."""
+    parts: list[str] = []
+    if not path.exists():
+        return parts
+    with path.open(encoding="utf-8") as handle:
+        for line in handle:
+            try:
+                parts.append(json.loads(line))
+            except json.JSONDecodeError:
+                break
+    return parts
 
 
 def _has_refs(record: dict[str, Any]) -> bool:
@@ -121,9 +172,21 @@ def _has_refs(record: dict[str, Any]) -> bool:
             or any(isinstance(h, dict) and isinstance(h.get("text"), dict) for h in record.get("rag_hits") or ()))
 
 
-def _decode(record: dict[str, Any], parts: list[str]) -> dict[str, Any]:
+def _decode(record: dict[str, Any], parts: list[str], hit_texts: dict[str, str] | None = None) -> dict[str, Any]:
+    """The record with its texts rebuilt; ``hit_texts`` (ref -> text) lets the memories that come
+    back turn after turn share one string across the records of a read."""
     def text(value: Any) -> Any:
         return "".join(parts[i] for i in _ids(value["$"])) if isinstance(value, dict) and "$" in value else value
+
+    def hit_text(value: Any) -> Any:
+        if hit_texts is None or not isinstance(value, dict) or not isinstance(value.get("$"), str):
+            return text(value)
+        if len(hit_texts) > KNOWN_PIECES:
+            hit_texts.clear()
+        known = hit_texts.get(value["$"])
+        if known is None:
+            known = hit_texts[value["$"]] = text(value)
+        return known
 
     out = dict(record)
     for name in TEXT_FIELDS:
@@ -132,7 +195,7 @@ def _decode(record: dict[str, Any], parts: list[str]) -> dict[str, Any]:
     if isinstance(out.get("sections"), dict):
         out["sections"] = json.loads(text(out["sections"]))
     if isinstance(out.get("rag_hits"), list):
-        out["rag_hits"] = [{**h, "text": text(h.get("text"))} for h in out["rag_hits"]]
+        out["rag_hits"] = [{**h, "text": hit_text(h.get("text"))} for h in out["rag_hits"]]
     return out
 
 

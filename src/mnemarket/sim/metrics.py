@@ -46,9 +46,14 @@ MEMORY_TRADE_KINDS = ("licence", "copy", "memory_store")
 
 # -- loading ------------------------------------------------------------------------------------------------
 
+CONTEXT_FIELDS = ("rag_hits",)
+"""The fields of the logged turn contexts the metrics read (besides a turn's identity): `load_run`
+leaves the prompts and replies on disk, most of a long run's log."""
+
+
 @dataclass
 class RunData:
-    """What the metrics read from a run directory."""
+    """What the metrics read from a run directory (of the contexts, only `CONTEXT_FIELDS`)."""
 
     run_dir: Path
     config: dict[str, Any]
@@ -87,7 +92,7 @@ def load_run(run_dir: str | Path) -> RunData:
     run_dir = Path(run_dir)
     summary_path = run_dir / "summary.json"
     return RunData(run_dir=run_dir, config=json.loads((run_dir / "config.json").read_text()),
-                   events=_jsonl(run_dir / "events.jsonl"), contexts=read_contexts(run_dir),
+                   events=_jsonl(run_dir / "events.jsonl"), contexts=read_contexts(run_dir, fields=CONTEXT_FIELDS),
                    summary=json.loads(summary_path.read_text()) if summary_path.exists() else {})
 
 

@@ -22,7 +22,7 @@ from mnemarket.genesis.bounties import BOUNTY_ID
 from mnemarket.genesis.event_text import clip, describe_event
 from mnemarket.kernel import Event, LedgerEntry, World
 from mnemarket.memory import MemoryRecord
-from mnemarket.sim.context_log import read_contexts
+from mnemarket.sim.context_log import newest_contexts
 from mnemarket.sim.html_templates import Action, Cell, Column, Outcome, Table, render
 from mnemarket.sim.report_charts import Series, colours, cumulative_counts, line_chart, sample_steps, tick_grid
 
@@ -55,16 +55,19 @@ def write_report(run_dir: Path, world: World, genesis: Genesis | None, summary: 
     """
     path = Path(run_dir) / "report.html"
     in_experiment = Path(run_dir).resolve().parent.name == EXPERIMENT_CELLS  # a cell: link back to its comparison
-    path.write_text(render_report(world, genesis, summary, read_contexts(run_dir), back_link=in_experiment),
+    shown, logged = newest_contexts(run_dir, DRILLDOWN_LIMIT)  # the page shows only these: the rest stays on disk
+    path.write_text(render_report(world, genesis, summary, shown, back_link=in_experiment, turns_logged=logged),
                     encoding="utf-8")
     return path
 
 
 def render_report(world: World, genesis: Genesis | None, summary: dict[str, Any],
-                  contexts: Sequence[dict[str, Any]] = (), *, back_link: bool = False) -> str:
+                  contexts: Sequence[dict[str, Any]] = (), *, back_link: bool = False,
+                  turns_logged: int | None = None) -> str:
     """The report page as one HTML string (see `write_report`); ``contexts`` are the logged turn
-    contexts (contexts.jsonl) the per-turn view shows; ``back_link`` adds a link to the experiment's
-    comparison.html two folders up (the run is one of its cells)."""
+    contexts (contexts.jsonl) the per-turn view shows, the newest of ``turns_logged`` (default: all
+    of them are given); ``back_link`` adds a link to the experiment's comparison.html two folders up
+    (the run is one of its cells)."""
     events = world.events()
     agents = _agents(world, summary)
     palette = colours(agents)
@@ -90,7 +93,7 @@ def render_report(world: World, genesis: Genesis | None, summary: dict[str, Any]
         bounties=_bounties(genesis, events),
         lessons=_lessons(events),
         timeline=_timeline(events),
-        turns=_drilldown(contexts, events),
+        turns=_drilldown(contexts, events, len(contexts) if turns_logged is None else turns_logged),
         memory=memory.view(),
         figures=_figures_table(summary.get("agents", {})))
 
@@ -107,12 +110,16 @@ def _table(headers: Sequence[str], rows: Iterable[Sequence[Cell]], numeric: Sequ
     return Table(columns, list(rows), empty)
 
 
-def _newest(items: Sequence[Any], limit: int, what: str) -> tuple[Sequence[Any], str]:
-    """The last `limit` items and a note saying how many older ones are left out ("" when none are)."""
-    if len(items) <= limit:
-        return items, ""
-    return items[-limit:], (f"showing the newest {limit} of {len(items)} {what}; "
-                            f"{len(items) - limit} older ones are omitted here (events.jsonl has all)")
+def _newest(items: Sequence[Any], limit: int, what: str, total: int | None = None,
+            source: str = "events.jsonl") -> tuple[Sequence[Any], str]:
+    """The last `limit` items and a note saying how many older ones are left out ("" when none are).
+    ``total`` counts items not passed in (the caller read only the newest); default ``len(items)``."""
+    total = len(items) if total is None else total
+    shown = items[-limit:] if limit else items[:0]
+    if total <= len(shown):
+        return shown, ""
+    return shown, (f"showing the newest {len(shown)} of {total} {what}; "
+                   f"{total - len(shown)} older ones are omitted here ({source} has all)")
 
 
 def _agents(world: World, summary: dict[str, Any]) -> list[str]:
@@ -162,11 +169,12 @@ def _trades(trades: Sequence[dict[str, Any]]) -> dict[str, Any]:
                             numeric=("tick", "price"), empty="no trades")}
 
 
-def _drilldown(contexts: Sequence[dict[str, Any]], events: Sequence[Event]) -> dict[str, Any]:
+def _drilldown(contexts: Sequence[dict[str, Any]], events: Sequence[Event], logged: int) -> dict[str, Any]:
     """The newest turns, each folded: its prompt sections with token counts, the retrieved memories
-    with their scores, the model's raw reply, and the action the kernel applied with its result."""
+    with their scores, the model's raw reply, and the action the kernel applied with its result.
+    ``contexts`` are the newest records of the ``logged`` in contexts.jsonl."""
     applied = {(e.principal, r.session, r.turn): e for e in events if (r := turn_record(e)) is not None}
-    shown, omitted = _newest(list(contexts), DRILLDOWN_LIMIT, "turns")
+    shown, omitted = _newest(list(contexts), DRILLDOWN_LIMIT, "turns", logged, "contexts.jsonl")
     items = []
     for record in reversed(shown):
         event = applied.get((record.get("agent"), record.get("session"), record.get("turn")))

@@ -1,6 +1,6 @@
 import json
 
-from mnemarket.sim.context_log import CONTEXTS, PARTS, ContextLog, read_contexts
+from mnemarket.sim.context_log import CONTEXTS, PARTS, ContextLog, iter_contexts, newest_contexts, read_contexts
 
 SYSTEM = "You trade in a bazaar.\nACTIONS\n" + "\n".join(f"- action {i}: does thing {i}. Costs {i} scrip." for i in range(40))
 
@@ -61,3 +61,32 @@ def test_a_turn_logged_again_after_a_kill_reads_back_once_as_logged_last(tmp_pat
     ContextLog(tmp_path).write(again)
     ContextLog(tmp_path).write([_record("alpha", 2)])
     assert read_contexts(tmp_path) == [*again, _record("alpha", 2)]
+
+
+def test_readers_can_keep_some_fields_or_only_the_newest_records(tmp_path):
+    records = [_record(agent, turn) for turn in range(1, 9) for agent in ("alpha", "beta")]
+    log = ContextLog(tmp_path)
+    log.write(records)
+    log.write([_record("beta", 8) | {"reply": "second try"}])  # logged again after a kill: the last one counts
+    logged = [*records[:-1], _record("beta", 8) | {"reply": "second try"}]
+    assert read_contexts(tmp_path) == logged
+    identity = ("agent", "session", "turn", "step")
+    assert read_contexts(tmp_path, fields=("rag_hits",)) == [
+        {name: r[name] for name in (*identity, "rag_hits")} for r in logged]
+    assert newest_contexts(tmp_path, 3) == (logged[-3:], len(logged))
+    assert newest_contexts(tmp_path, 0) == ([], len(logged))
+    assert newest_contexts(tmp_path, 100) == (logged, len(logged))
+    stream = iter_contexts(tmp_path)
+    assert next(stream) == logged[0] and list(stream) == logged[1:]
+    assert newest_contexts(tmp_path / "no_such_run", 5) == ([], 0)
+
+
+def test_a_run_killed_while_writing_pieces_reads_back_its_complete_records(tmp_path):
+    first = [_record("alpha", turn) for turn in range(1, 4)]
+    ContextLog(tmp_path).write(first)
+    with (tmp_path / PARTS).open("a") as parts:  # killed mid-piece and never resumed
+        parts.write('"half a pie')
+    with (tmp_path / CONTEXTS).open("a") as log:
+        log.write('{"agent": "alp')
+    assert read_contexts(tmp_path) == first
+    assert newest_contexts(tmp_path, 1) == ([first[-1]], 3)

@@ -245,3 +245,20 @@ def test_aggregate_groups_mean_std_over_seeds():
     assert group["seeds"] == 2
     assert group["metrics"]["x"] == {"mean": 2.0, "std": pytest.approx(1.4142, abs=1e-4), "n": 2}
     assert "y" not in group["metrics"] and "ok" not in group["metrics"]
+
+
+def test_load_run_leaves_the_prompts_on_disk_and_the_metrics_unchanged(tmp_path):
+    import dataclasses
+
+    from mnemarket.sim.context_log import CONTEXTS, ContextLog
+
+    run = hand_built_run(tmp_path)
+    full = [c | {"system": "You trade. " * 40, "user": f"Turn {c['turn']}. Balance: 50 scrip. " * 5,
+                 "reply": '{"action_type": "noop"}', "sections": [{"name": "system", "tokens": 40}]}
+            for c in run.contexts]
+    (tmp_path / CONTEXTS).unlink()
+    ContextLog(tmp_path).write(full)
+    loaded = load_run(tmp_path)
+    assert loaded.contexts == run.contexts  # identity and rag_hits, texts rebuilt from the pieces
+    assert cell_metrics(loaded, embedder=KeywordEmbedder()) == cell_metrics(
+        dataclasses.replace(run, contexts=full), embedder=KeywordEmbedder())

@@ -287,3 +287,22 @@ def test_bounties_section_says_who_was_paid_and_who_may_claim(tmp_path):
     assert ">OK<" in claim and "Retrieved memories" in claim
     # Charts mark where session 2 began.
     assert page.count('class="mark">session 2</text>') == 3
+
+
+def test_turn_view_shows_the_newest_turns_and_counts_every_logged_one(tmp_path):
+    from mnemarket.sim.context_log import ContextLog
+    from mnemarket.sim.report import DRILLDOWN_LIMIT
+
+    world, genesis = genesis_world()
+    logged = DRILLDOWN_LIMIT + 7
+    ContextLog(tmp_path).write(
+        {"agent": "alice", "session": 1, "turn": n, "step": "act", "tokens": 10, "budget": 100, "sections": [],
+         "rag_query": "", "rag_hits": [], "reply": f"reply number {n}", "system": "s", "user": "u"}
+        for n in range(1, logged + 1))
+    page = write_report(tmp_path, world, genesis, summarize(world, genesis)).read_text()
+    turns = parse(page).text["turns"]
+    assert page.count("<details><summary>s") == DRILLDOWN_LIMIT
+    assert (f"showing the newest {DRILLDOWN_LIMIT} of {logged} turns; "
+            "7 older ones are omitted here (contexts.jsonl has all)") in turns
+    assert f"reply number {logged}" in turns and "s1 t7 alice" not in page and "s1 t8 alice" in page
+    assert page.index(f"s1 t{logged} alice") < page.index("s1 t8 alice")  # newest first
