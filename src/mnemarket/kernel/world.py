@@ -31,6 +31,10 @@ Capture = Callable[[ActionResult], Sequence[CommitHook]]
 MAX_CONTENT_CHARS = 100_000
 
 
+EVENT_PAGE = 2_000
+"""Events read per query by `World.iter_events`."""
+
+
 class World:
     """Holds the state and applies actions one at a time, each atomically with its event.
 
@@ -409,6 +413,16 @@ class World:
 
     def events(self, *, after: int = 0, limit: int | None = None, principal: str | None = None) -> list[Event]:
         return self.persistence.events(after=after, limit=limit, principal=principal)
+
+    def iter_events(self, *, principal: str | None = None, page: int = EVENT_PAGE) -> Iterator[Event]:
+        """Every event in order, read a page at a time: a long run's log is never held whole."""
+        after = 0
+        while True:
+            batch = self.persistence.events(after=after, limit=page, principal=principal)
+            yield from batch
+            if len(batch) < page:
+                return
+            after = batch[-1].id
 
     def ledger(self, principal: str | None = None, limit: int | None = None) -> list[LedgerEntry]:
         return self.persistence.ledger(principal=principal, limit=limit)

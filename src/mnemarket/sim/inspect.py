@@ -7,7 +7,7 @@ file left behind), memory through the memory engine's API, no model loaded, noth
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -88,7 +88,7 @@ def _invokes(event: Event, service: str, method: str | None = None) -> bool:
             and (method is None or action.get("method") == method))
 
 
-def lessons_written(world: World, events: list[Event]) -> dict[str, int]:
+def lessons_written(world: World, events: Iterable[Event]) -> dict[str, int]:
     """Per agent, distinct `LESSON:`/`STRATEGY:`/`INSIGHT:` entries that reached its working-memory
     artifact, by its own writes and edits or by its lesson step (one pass over the events)."""
     found: dict[str, set[str]] = {}
@@ -110,30 +110,7 @@ def summarize(world: World, genesis: Genesis | None = None, *, open_store: OpenS
     counts = memory_entry_counts(world, open_store) if open_store is not None else {}
     stores = [{"id": a.id, "owner": a.owner, "creator": a.creator, "entries": counts.get(a.id, 0)}
               for a in memory_stores(world)]
-    events = world.events()
-    turns = [(e, r) for e in events if (r := turn_record(e)) is not None]
-    migrated = [e for e in events if is_migration(e) and e.success]
-    agents = sorted({e.principal for e, _ in turns})
-    per_agent: dict[str, Any] = {}
-    written = lessons_written(world, events)
-    for agent in agents:
-        mine = [(e, r) for e, r in turns if e.principal == agent]
-        n = len(mine)
-        per_agent[agent] = {
-            "turns": n,
-            "invalid_actions": sum(1 for e, _ in mine if is_invalid_decision(e)),
-            "failed_actions": sum(1 for e, _ in mine if not e.success),
-            "lessons_written": written.get(agent, 0),
-            "memory_invokes": sum(1 for e, _ in mine if _invokes(e, MEMORY_ID)),
-            "bounties_paid": sum(1 for e, _ in mine if _invokes(e, BOUNTY_ID, "claim") and e.success),
-            "lessons_stored_by_action": sum(1 for e, _ in mine if is_lesson(e)),
-            "lessons_migrated": sum(1 for e in migrated if e.principal == agent),
-            "loop_breaker_triggers": sum(1 for _, r in mine if r.loop > 0),
-            "mean_context_tokens": round(sum(r.tokens for _, r in mine) / n, 1) if n else 0,
-            "mean_baseline_tokens": round(sum(r.baseline_tokens for _, r in mine) / n, 1) if n else 0,
-            "balance": world.balances.get(agent, 0),
-            "actions": dict(Counter(e.action_type for e, _ in mine)),
-        }
+    per_agent, migrated = _agent_figures(world, lessons_written(world, world.iter_events()))
     return {
         "balances": dict(sorted(world.balances.items())),
         "total_scrip": world.total_scrip(),
@@ -145,14 +122,52 @@ def summarize(world: World, genesis: Genesis | None = None, *, open_store: OpenS
         "memory_stores": stores,
         "trades": [{"artifact_id": t.artifact_id, "seller": t.seller, "buyer": t.buyer, "price": t.price,
                     "kind": t.kind, "tick": t.tick} for t in all_trades(world.state)],
-        "lessons_migrated": len(migrated),
+        "lessons_migrated": migrated,
         "events": world.event_count,
-        "turns": len(turns),
+        "turns": sum(a["turns"] for a in per_agent.values()),
         **{key: sum(a[key] for a in per_agent.values())
            for key in ("invalid_actions", "failed_actions", "lessons_written", "memory_invokes", "bounties_paid")},
         "tick": world.tick,
         "agents": per_agent,
     }
+
+
+def _agent_figures(world: World, written: dict[str, int]) -> tuple[dict[str, dict[str, Any]], int]:
+    """Per agent that took a turn, its figures, and the run's successful migrations, from one pass
+    over the events (read a page at a time: a long run's events are never held whole)."""
+    counts: dict[str, Counter[str]] = {}
+    actions: dict[str, Counter[str]] = {}
+    migrated: Counter[str] = Counter()
+    for event in world.iter_events():
+        if is_migration(event) and event.success:
+            migrated[event.principal] += 1
+        record = turn_record(event)
+        if record is None:
+            continue
+        actions.setdefault(event.principal, Counter())[event.action_type] += 1
+        flags = {"turns": True, "invalid_actions": is_invalid_decision(event), "failed_actions": not event.success,
+                 "memory_invokes": _invokes(event, MEMORY_ID),
+                 "bounties_paid": _invokes(event, BOUNTY_ID, "claim") and event.success,
+                 "lessons_stored_by_action": is_lesson(event), "loop_breaker_triggers": record.loop > 0}
+        mine = counts.setdefault(event.principal, Counter())
+        mine.update({name: int(flag) for name, flag in flags.items()})
+        mine.update(tokens=int(record.tokens), baseline_tokens=int(record.baseline_tokens))
+    figures = {agent: {
+        "turns": (mine := counts[agent])["turns"],
+        "invalid_actions": mine["invalid_actions"],
+        "failed_actions": mine["failed_actions"],
+        "lessons_written": written.get(agent, 0),
+        "memory_invokes": mine["memory_invokes"],
+        "bounties_paid": mine["bounties_paid"],
+        "lessons_stored_by_action": mine["lessons_stored_by_action"],
+        "lessons_migrated": migrated[agent],
+        "loop_breaker_triggers": mine["loop_breaker_triggers"],
+        "mean_context_tokens": round(mine["tokens"] / mine["turns"], 1),
+        "mean_baseline_tokens": round(mine["baseline_tokens"] / mine["turns"], 1),
+        "balance": world.balances.get(agent, 0),
+        "actions": dict(actions[agent]),
+    } for agent in sorted(counts)}
+    return figures, sum(migrated.values())
 
 
 __all__ = ["RunView", "memory_stores", "summarize"]

@@ -11,7 +11,9 @@ templates/report.html.j2, rendered with autoescape, so every piece of agent-writ
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -68,16 +70,17 @@ def render_report(world: World, genesis: Genesis | None, summary: dict[str, Any]
     contexts (contexts.jsonl) the per-turn view shows, the newest of ``turns_logged`` (default: all
     of them are given); ``back_link`` adds a link to the experiment's comparison.html two folders up
     (the run is one of its cells)."""
-    events = world.events()
+    shown_turns = {(r.get("agent"), r.get("session"), r.get("turn")) for r in contexts}
+    events = _EventDigest.read(world.iter_events(), shown_turns)
     agents = _agents(world, summary)
     palette = colours(agents)
     memory = _AgentMemory.load(world, genesis, agents)
     grid = tick_grid(world.tick)
-    marks = _session_marks(events)
+    marks = {float(tick): f"session {session}" for session, tick in events.session_starts.items() if session > 1}
     status = summary.get("status")
     subtitle = " · ".join(filter(None, [
         f"status: {status}" if status else "", str(summary.get("message") or ""),
-        f"tick {world.tick}", f"{len(events)} events", f"{len(agents)} agents"]))
+        f"tick {world.tick}", f"{events.count} events", f"{len(agents)} agents"]))
     return render(
         "report.html.j2", back_link=back_link, sections=_SECTIONS, subtitle=subtitle,
         title=str(summary.get("scenario") or summary.get("name") or "mnemarket run"),
@@ -90,10 +93,12 @@ def render_report(world: World, genesis: Genesis | None, summary: dict[str, Any]
                                       y_label="entries", palette=palette, marks=marks)],
                 "stores": _stores_table(summary.get("memory_stores", [])), "genesis": genesis is not None},
         trades=_trades(summary.get("trades", [])),
-        bounties=_bounties(genesis, events),
-        lessons=_lessons(events),
+        bounties=_bounties(genesis, events.claims),
+        lessons=[events.stored.view("Stored by action", "lessons stored", _turn_label, "no genesis_memory.add actions"),
+                 events.migrated.view("Migrated from working memory at session end", "migrations",
+                                      lambda e: f"end of session {e.meta.get('session', '?')}", "no migrations")],
         timeline=_timeline(events),
-        turns=_drilldown(contexts, events, len(contexts) if turns_logged is None else turns_logged),
+        turns=_drilldown(contexts, events.applied, len(contexts) if turns_logged is None else turns_logged),
         memory=memory.view(),
         figures=_figures_table(summary.get("agents", {})))
 
@@ -120,6 +125,71 @@ def _newest(items: Sequence[Any], limit: int, what: str, total: int | None = Non
         return shown, ""
     return shown, (f"showing the newest {len(shown)} of {total} {what}; "
                    f"{total - len(shown)} older ones are omitted here ({source} has all)")
+
+
+@dataclass
+class _Newest:
+    """A count of items, how many succeeded, and the newest ``limit`` of them."""
+
+    limit: int
+    count: int = 0
+    succeeded: int = 0
+    items: deque[Event] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.items = deque(maxlen=self.limit)
+
+    def add(self, event: Event) -> None:
+        self.count += 1
+        self.succeeded += event.success
+        self.items.append(event)
+
+    def view(self, title: str, what: str, when: Callable[[Event], str], empty: str) -> dict[str, Any]:
+        """A lesson table: the newest rows first, with how many there are and how many are left out."""
+        shown, omitted = _newest(list(self.items), self.limit, what, self.count)
+        rows: list[list[Cell]] = []
+        for event in reversed(shown):
+            args = _call_args(event)
+            rows.append([str(event.tick), event.principal, when(event), str(args.get("store_id", "")),
+                         str(args.get("kind", "lesson")), str(args.get("text", "")), _outcome(event)])
+        return {"title": title, "count": self.count, "succeeded": self.succeeded, "omitted": omitted,
+                "table": _table(["tick", "agent", "when", "store", "kind", "text", "result"], rows, numeric=("tick",),
+                                empty=empty)}
+
+
+@dataclass
+class _EventDigest:
+    """What the page shows of the events, gathered in one pass over them (read a page at a time), so
+    a long run's events are never held whole: counts, the newest of each table, the bounty claims,
+    the first tick of each session and the applied action of each turn the per-turn view shows."""
+
+    timeline: _Newest = field(default_factory=lambda: _Newest(TIMELINE_LIMIT))
+    stored: _Newest = field(default_factory=lambda: _Newest(LESSON_LIMIT))
+    migrated: _Newest = field(default_factory=lambda: _Newest(LESSON_LIMIT))
+    claims: list[Event] = field(default_factory=list)
+    session_starts: dict[int, int] = field(default_factory=dict)
+    applied: dict[tuple[Any, ...], Event] = field(default_factory=dict)
+
+    @property
+    def count(self) -> int:
+        return self.timeline.count
+
+    @classmethod
+    def read(cls, events: Iterable[Event], shown_turns: set[tuple[Any, ...]]) -> _EventDigest:
+        digest = cls()
+        for event in events:
+            digest.timeline.add(event)
+            if _is_memory_add(event):
+                (digest.migrated if is_migration(event) else digest.stored).add(event)
+            elif (event.action_type == "invoke_artifact" and event.action.get("artifact_id") == BOUNTY_ID
+                  and event.action.get("method") == "claim"):
+                digest.claims.append(event)
+            record = turn_record(event)
+            if record is not None:
+                digest.session_starts.setdefault(record.session, event.tick)
+                if (key := (event.principal, record.session, record.turn)) in shown_turns:
+                    digest.applied[key] = event
+        return digest
 
 
 def _agents(world: World, summary: dict[str, Any]) -> list[str]:
@@ -169,11 +239,11 @@ def _trades(trades: Sequence[dict[str, Any]]) -> dict[str, Any]:
                             numeric=("tick", "price"), empty="no trades")}
 
 
-def _drilldown(contexts: Sequence[dict[str, Any]], events: Sequence[Event], logged: int) -> dict[str, Any]:
+def _drilldown(contexts: Sequence[dict[str, Any]], applied: dict[tuple[Any, ...], Event], logged: int) -> dict[str, Any]:
     """The newest turns, each folded: its prompt sections with token counts, the retrieved memories
     with their scores, the model's raw reply, and the action the kernel applied with its result.
-    ``contexts`` are the newest records of the ``logged`` in contexts.jsonl."""
-    applied = {(e.principal, r.session, r.turn): e for e in events if (r := turn_record(e)) is not None}
+    ``contexts`` are the newest records of the ``logged`` in contexts.jsonl; ``applied`` maps (agent,
+    session, turn) to the turn's applied event."""
     shown, omitted = _newest(list(contexts), DRILLDOWN_LIMIT, "turns", logged, "contexts.jsonl")
     items = []
     for record in reversed(shown):
@@ -198,20 +268,8 @@ def _drilldown(contexts: Sequence[dict[str, Any]], events: Sequence[Event], logg
     return {"omitted": omitted, "shown": items}
 
 
-def _session_marks(events: Sequence[Event]) -> dict[float, str]:
-    """Tick -> "session N" where each session's first turn was played (the charts' boundaries)."""
-    starts: dict[int, int] = {}
-    for event in events:
-        record = turn_record(event)
-        if record is not None:
-            starts.setdefault(record.session, event.tick)
-    return {float(tick): f"session {session}" for session, tick in starts.items() if session > 1}
-
-
-def _bounties(genesis: Genesis | None, events: Sequence[Event]) -> dict[str, Any]:
+def _bounties(genesis: Genesis | None, claims: Sequence[Event]) -> dict[str, Any]:
     """Each bounty posted: reward, when it is open, who may claim, who was paid and the wrong claims."""
-    claims = [e for e in events if e.action_type == "invoke_artifact"
-              and e.action.get("artifact_id") == BOUNTY_ID and e.action.get("method") == "claim"]
     posted = list(genesis.bounty.bounties.values()) if genesis is not None else []
     rows = []
     for bounty in posted:
@@ -254,29 +312,6 @@ def _outcome(event: Event) -> Outcome:
                    hint=clip(result["hint"], 300) if result.get("hint") else "")
 
 
-def _lessons(events: Sequence[Event]) -> list[dict[str, Any]]:
-    """Two groups: lessons stored by action, and lessons migrated from working memory at session end."""
-    adds = [e for e in events if _is_memory_add(e)]
-    stored = [e for e in adds if not is_migration(e)]
-    migrated = [e for e in adds if is_migration(e)]
-
-    def group(title: str, items: Sequence[Event], what: str, when: Callable[[Event], str], empty: str) -> dict[str, Any]:
-        shown, omitted = _newest(items, LESSON_LIMIT, what)
-        rows: list[list[Cell]] = []
-        for event in reversed(shown):
-            args = _call_args(event)
-            rows.append([str(event.tick), event.principal, when(event), str(args.get("store_id", "")),
-                         str(args.get("kind", "lesson")), str(args.get("text", "")), _outcome(event)])
-        return {"title": title, "count": len(items), "succeeded": sum(1 for e in items if e.success),
-                "omitted": omitted,
-                "table": _table(["tick", "agent", "when", "store", "kind", "text", "result"], rows, numeric=("tick",),
-                                empty=empty)}
-
-    return [group("Stored by action", stored, "lessons stored", _turn_label, "no genesis_memory.add actions"),
-            group("Migrated from working memory at session end", migrated, "migrations",
-                  lambda e: f"end of session {e.meta.get('session', '?')}", "no migrations")]
-
-
 # -- timeline ------------------------------------------------------------------------------------------
 def _turn_label(event: Event) -> str:
     meta = event.meta
@@ -288,8 +323,8 @@ def _turn_label(event: Event) -> str:
     return ""
 
 
-def _timeline(events: Sequence[Event]) -> dict[str, Any]:
-    shown, omitted = _newest(events, TIMELINE_LIMIT, "events")
+def _timeline(events: _EventDigest) -> dict[str, Any]:
+    shown, omitted = _newest(list(events.timeline.items), TIMELINE_LIMIT, "events", events.count)
     rows: list[list[Cell]] = []
     for event in reversed(shown):
         reasoning = event.action.get("reasoning")
@@ -301,7 +336,7 @@ def _timeline(events: Sequence[Event]) -> dict[str, Any]:
         charged = event.result.get("scrip_charged") or 0
         rows.append([str(event.id), str(event.tick), _turn_label(event), event.principal, action, _outcome(event),
                      str(charged) if charged else ""])
-    return {"count": len(events), "failed": sum(1 for e in events if not e.success), "omitted": omitted,
+    return {"count": events.count, "failed": events.count - events.timeline.succeeded, "omitted": omitted,
             "table": _table(["#", "tick", "turn", "agent", "action", "result", "scrip"], rows,
                             numeric=("#", "tick", "scrip"), empty="no events")}
 

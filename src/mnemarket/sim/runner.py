@@ -481,7 +481,7 @@ class Runner:
         crashpoints.set_phase("report")
         crashpoints.reached("events.jsonl")
         with (self.run_dir / "events.jsonl").open("w") as out:
-            for event in world.events():
+            for event in world.iter_events():  # a page at a time: a long run's events are never held whole
                 out.write(event.model_dump_json() + "\n")
         crashpoints.reached("summary.json")
         scenario = self.config.resolved.scenario

@@ -306,3 +306,22 @@ def test_turn_view_shows_the_newest_turns_and_counts_every_logged_one(tmp_path):
             "7 older ones are omitted here (contexts.jsonl has all)") in turns
     assert f"reply number {logged}" in turns and "s1 t7 alice" not in page and "s1 t8 alice" in page
     assert page.index(f"s1 t{logged} alice") < page.index("s1 t8 alice")  # newest first
+
+
+def test_lesson_tables_keep_the_newest_rows_and_count_them_all(tmp_path, monkeypatch):
+    import mnemarket.sim.report as report
+
+    monkeypatch.setattr(report, "LESSON_LIMIT", 3)
+    world, genesis = genesis_world()
+    assert call(world, "alice", "genesis_memory", "create_store", store_id="alice_longterm").success
+    for n in range(5):
+        assert act(world, "alice", invoke("genesis_memory", "add", store_id="alice_longterm",
+                                          text=f"LESSON: number {n}"), 1, n + 1).success
+    failed = act(world, "alice", invoke("genesis_memory", "add", store_id="nobody_longterm", text="LESSON: lost"), 1, 6)
+    assert not failed.success
+    doc = parse(write_report(tmp_path, world, genesis, summarize(world, genesis)).read_text())
+    lessons = doc.text["lessons"]
+    assert "showing the newest 3 of 6 lessons stored; 3 older ones are omitted" in lessons
+    texts = [row[5] for row in doc.rows["lessons"] if len(row) > 5]
+    assert texts == ["LESSON: lost", "LESSON: number 4", "LESSON: number 3"]
+    assert "Stored by action (6, 5 succeeded)" in lessons and "Migrated from working memory at session end (0, 0" in lessons

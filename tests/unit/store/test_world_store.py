@@ -141,3 +141,16 @@ def test_listings_read_the_same_after_a_reopen(engine_factory):
     again = reopened.execute("bob", QueryKernel(query="artifacts", type="note", limit=3))
     assert [r["id"] for r in again.data] == [r["id"] for r in live.data] == ["note1", "note2", "note3"]
     assert again.message == live.message == "5 artifacts match; showing 3"
+
+
+def test_events_read_a_page_at_a_time_are_all_the_events_in_order(engine_factory):
+    world = make_world(SqlWorldStore(engine=engine_factory()))
+    for n in range(7):
+        world.execute("alice" if n % 3 else "bob", WriteArtifact(artifact_id=f"page{n}", content="x"))
+    everything = world.events()
+    assert len(everything) == 7
+    for page in (1, 2, 3, 7, 50):
+        assert [e.id for e in world.iter_events(page=page)] == [e.id for e in everything]
+        assert [e.id for e in world.iter_events(principal="bob", page=page)] == [
+            e.id for e in everything if e.principal == "bob"]
+    assert list(make_world(SqlWorldStore(engine=engine_factory())).iter_events(page=2)) == everything
