@@ -16,8 +16,8 @@ after the last turn and `rss_mb_mid` after the middle one (the second half's gro
 creep without the first sessions' warm-up: caches filling, allocator pools); `rss_anon_*` /
 `rss_file_*` split them into the process's own memory and mapped file pages (SQLite maps world.db
 only while a store is loaded in bulk),
-`rss_mb_after_outputs` once events.jsonl, summary.json and report.html are written (the report
-holds the whole run at once), `world_db_mb` the database's size at the end,
+`rss_mb_after_outputs` once events.jsonl, summary.json and report.html are written (see
+outputs_bench.py for their own peak), `world_db_mb` the database's size at the end,
 `context_log_bytes_per_turn` the per-turn context log's size over agent-turns, `failed_actions`
 the run's failed actions (0 when the workload stayed the same throughout), `lesson_steps` /
 `lesson_steps_failed` the lesson steps run and those whose reply was rejected.
@@ -157,7 +157,7 @@ def bench(agents: int, turns_per_agent: int, session_turns: int) -> dict[str, An
         try:
             status = runner.run(progress)
             db_bytes = sum(p.stat().st_size for p in (Path(tmp) / "run").glob("world.db*"))
-            failed = sum(1 for event in (runner.world.events() if runner.world else []) if not event.success)
+            failed = sum(1 for event in (runner.world.iter_events() if runner.world else []) if not event.success)
             lessons = [value for (space, _), value in (runner.world.state.items() if runner.world else [])
                        if space == LESSON_STATE]
         finally:

@@ -1,0 +1,91 @@
+"""Memory and time to write a finished run's outputs and to read them back for the metrics.
+
+Runs sim_bench's growth world (N agents x T turns, the scripted growth policy) with the outputs
+held back, then times, with tracemalloc on, the runner's `write_outputs` (events.jsonl,
+summary.json, report.html) and the metrics' `load_run`. `*_peak_mb` is the peak of traced Python
+memory (numpy included) during the call above what was held before it: what the call itself
+needs. Written for issue 18 ("Outputs at bounded memory" in plans/long-runs.md): a call that holds
+the whole run grows with T, one that streams stays nearly flat.
+
+Usage: python benchmarks/outputs_bench.py --agents 6 --turns-per-agent 600 [--json]
+With --json the last line of stdout is one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import math
+import os
+import platform
+import tempfile
+import time
+import tracemalloc
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from sim_bench import growth_policy, write_scenario
+
+
+def _traced(call: Callable[[], Any]) -> tuple[float, float]:
+    """Seconds and peak traced MB of one call (its result dropped after)."""
+    gc.collect()
+    tracemalloc.start()
+    started = time.perf_counter()
+    result = call()
+    seconds = time.perf_counter() - started
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    del result
+    return round(seconds, 2), round(peak / 2**20, 1)
+
+
+def bench(agents: int, turns_per_agent: int, session_turns: int) -> dict[str, Any]:
+    import mnemarket.sim.runner as runner_module
+    from mnemarket.providers import ScriptedLLM
+    from mnemarket.sim.metrics import load_run
+    from mnemarket.sim.runner import Runner, RunOptions, RunStatus
+
+    runner_module.make_llm = lambda spec, **options: ScriptedLLM(growth_policy, name="growth")
+    with tempfile.TemporaryDirectory() as tmp:
+        run_dir = Path(tmp) / "run"
+        scenario = write_scenario(Path(tmp), agents, math.ceil(turns_per_agent / session_turns),
+                                  min(session_turns, turns_per_agent))
+        runner = Runner.create(scenario, run_dir, RunOptions())
+        runner.setup()
+        write_outputs, held = runner.write_outputs, []
+        runner.write_outputs = held.append  # type: ignore[method-assign]  # timed below instead
+        try:
+            runner.run(lambda *_: None)
+            status: RunStatus = held[-1]
+            events = runner.live_world.event_count
+            write_s, write_peak = _traced(lambda: write_outputs(status))
+        finally:
+            runner.close()
+        load_s, load_peak = _traced(lambda: load_run(run_dir))
+        log_mb = sum(p.stat().st_size for p in run_dir.glob("contexts*")) / 2**20
+    return {"agents": agents, "turns_per_agent": turns_per_agent, "state": status.state, "events": events,
+            "context_log_mb": round(log_mb, 1), "write_outputs_s": write_s, "write_outputs_peak_mb": write_peak,
+            "load_run_s": load_s, "load_run_peak_mb": load_peak}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--agents", type=int, default=6)
+    parser.add_argument("--turns-per-agent", type=int, default=600)
+    parser.add_argument("--session-turns", type=int, default=50)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+          f"load average {os.getloadavg()[0]:.2f}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
+    figures = bench(args.agents, args.turns_per_agent, args.session_turns)
+    for name, value in figures.items():
+        print(f"{name}: {value}")
+    if args.json:
+        print(json.dumps(figures))
+
+
+if __name__ == "__main__":
+    main()
