@@ -29,7 +29,7 @@ OpenStore = Callable[[str], MemoryStore]
 
 def memory_stores(world: World) -> list[Artifact]:
     """The world's live memory-store artifacts, by id."""
-    return [a for a in sorted(world.artifacts.values(), key=lambda a: a.id) if a.type == STORE_TYPE and not a.deleted]
+    return [world.artifacts.peek(i) for i in world.find_ids(artifact_type=STORE_TYPE)]  # from the index: no full scan
 
 
 def memory_entry_counts(world: World, open_store: OpenStore) -> dict[str, int]:
@@ -118,7 +118,7 @@ def summarize(world: World, genesis: Genesis | None = None, *, open_store: OpenS
         "minted": world.supply.minted,
         "burned": world.supply.burned,
         "supply_ok": world.check_supply().ok,
-        "artifacts": sum(1 for a in world.artifacts.values() if not a.deleted),
+        "artifacts": len(world.find_ids()),
         "memory_stores": stores,
         "trades": [{"artifact_id": t.artifact_id, "seller": t.seller, "buyer": t.buyer, "price": t.price,
                     "kind": t.kind, "tick": t.tick} for t in all_trades(world.state)],

@@ -355,8 +355,9 @@ class _AgentMemory:
         episodic: dict[str, list[MemoryRecord]] = {}
         if genesis is None:
             return cls(agents, longterm, episodic, available=False)
-        for artifact in sorted(world.artifacts.values(), key=lambda a: a.id):
-            if artifact.type != STORE_TYPE or artifact.deleted or artifact.owner not in longterm:
+        for store_id in world.find_ids(artifact_type=STORE_TYPE):
+            artifact = world.artifacts.peek(store_id)
+            if artifact.owner not in longterm:
                 continue
             records = sorted(genesis.memory.store(artifact.id).records(), key=lambda r: r.created)
             if artifact.id == episodic_store_id(artifact.owner):
