@@ -6,6 +6,7 @@ import faulthandler
 import functools
 import json
 import sys
+from collections import deque
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
@@ -206,7 +207,7 @@ def inspect(run_dir: Path, agent: str = typer.Option(None, help="one agent's fig
             _print_summary(run_dir, {**extra, **summary})
             return
         console.print(summary["agents"][agent])
-        for event in view.world.events(principal=agent)[-15:]:
+        for event in deque(view.world.iter_events(principal=agent), maxlen=15):  # its last 15, read a page at a time
             status = "[green]OK[/green]" if event.success else "[red]FAILED[/red]"
             console.print(f"t{event.tick} {event.action_type} {event.action.get('method') or ''} {status} "
                           f"{event.result.get('message', '')}")

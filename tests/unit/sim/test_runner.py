@@ -81,6 +81,15 @@ def test_inspect_json_has_the_documented_keys(demo_run):
     assert set(trade) >= {"artifact_id", "seller", "buyer", "price", "kind"}
 
 
+def test_inspect_agent_lists_its_latest_events_in_order(demo_run):
+    result = CliRunner(env={"COLUMNS": "400"}).invoke(app, ["inspect", str(demo_run), "--agent", "beta"])
+    assert result.exit_code == 0, result.output
+    events = [json.loads(line) for line in (demo_run / "events.jsonl").read_text().splitlines()]
+    betas = [e for e in events if e["principal"] == "beta"]
+    lines = [line for line in result.output.splitlines() if line.startswith("t") and line.split()[0][1:].isdigit()]
+    assert [line.split()[:2] for line in lines] == [[f"t{e['tick']}", e["action_type"]] for e in betas[-15:]]
+
+
 def test_memory_cli_and_replay(demo_run):
     cli = CliRunner()
     found = cli.invoke(app, ["memory", "search", str(demo_run), "--store", "alpha_longterm", "vault code", "-k", "2"])
