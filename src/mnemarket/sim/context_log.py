@@ -21,6 +21,8 @@ from collections.abc import Collection, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from mnemarket.kernel.events import decode_part
+
 CONTEXTS = "contexts.jsonl"
 PARTS = "contexts.parts.jsonl"
 TEXT_FIELDS = ("system", "user", "rag_query", "reply")
@@ -121,8 +123,8 @@ def _records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             if not line.strip():
                 continue
             try:
-                record = json.loads(line)
-            except json.JSONDecodeError:  # the unfinished last line of a killed run
+                record = decode_part(line)  # keys interned: every record repeats the same few
+            except ValueError:  # the unfinished last line of a killed run
                 continue
             yield index, record
             index += 1

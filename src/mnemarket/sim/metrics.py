@@ -25,6 +25,7 @@ from mnemarket.genesis import LONGTERM_STORE_TEMPLATE, TurnRecord, is_lesson, is
 from mnemarket.genesis.event_text import action_signature as signature
 from mnemarket.genesis.event_text import describe_event
 from mnemarket.genesis.run_record import succeeded
+from mnemarket.kernel.events import decode_part
 from mnemarket.memory import DEFAULT_WEIGHTS, normalise_text
 from mnemarket.memory.lexical import tokenize
 from mnemarket.sim.context_log import read_contexts
@@ -82,9 +83,12 @@ class RunData:
 
 
 def _jsonl(path: Path) -> list[dict[str, Any]]:
+    """The records of a JSON-lines file, read line by line, keys interned: a long run's events
+    share a few dozen keys, which `json.loads` would copy into every record."""
     if not path.exists():
         return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    with path.open(encoding="utf-8") as handle:
+        return [decode_part(line) for line in handle if line.strip()]
 
 
 def load_run(run_dir: str | Path) -> RunData:
