@@ -28,6 +28,8 @@ PARTS = "contexts.parts.jsonl"
 TEXT_FIELDS = ("system", "user", "rag_query", "reply")
 KNOWN_PIECES = 4_096
 """Pieces remembered for reuse (about 0.5 MB of digests); older ones are written again if they recur."""
+LOST_TEXT = "[text lost: contexts.parts.jsonl is damaged]"
+"""What a read gives for a text whose pieces are missing or whose reference is garbled."""
 _MIN_CHARS = 48  # shorter strings stay in the record
 _PIECES = re.compile(r"(?<=\n)|(?<=\. )|(?<=\}, )|(?<=, )(?=\")")  # lines, sentences, JSON members
 
@@ -178,7 +180,12 @@ def _decode(record: dict[str, Any], parts: list[str], hit_texts: dict[str, str] 
     """The record with its texts rebuilt; ``hit_texts`` (ref -> text) lets the memories that come
     back turn after turn share one string across the records of a read."""
     def text(value: Any) -> Any:
-        return "".join(parts[i] for i in _ids(value["$"])) if isinstance(value, dict) and "$" in value else value
+        if not (isinstance(value, dict) and "$" in value):
+            return value
+        try:
+            return "".join(parts[i] for i in _ids(str(value["$"])))
+        except (ValueError, IndexError):  # a damaged record or pieces file: say so, read on
+            return LOST_TEXT
 
     def hit_text(value: Any) -> Any:
         if hit_texts is None or not isinstance(value, dict) or not isinstance(value.get("$"), str):
@@ -195,9 +202,12 @@ def _decode(record: dict[str, Any], parts: list[str], hit_texts: dict[str, str] 
         if name in out:
             out[name] = text(out[name])
     if isinstance(out.get("sections"), dict):
-        out["sections"] = json.loads(text(out["sections"]))
+        try:
+            out["sections"] = json.loads(text(out["sections"]))
+        except ValueError:
+            out["sections"] = []
     if isinstance(out.get("rag_hits"), list):
-        out["rag_hits"] = [{**h, "text": hit_text(h.get("text"))} for h in out["rag_hits"]]
+        out["rag_hits"] = [{**h, "text": hit_text(h.get("text"))} for h in out["rag_hits"] if isinstance(h, dict)]
     return out
 
 

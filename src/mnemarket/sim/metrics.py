@@ -84,11 +84,18 @@ class RunData:
 
 def _jsonl(path: Path) -> list[dict[str, Any]]:
     """The records of a JSON-lines file, read line by line, keys interned: a long run's events
-    share a few dozen keys, which `json.loads` would copy into every record."""
+    share a few dozen keys, which `json.loads` would copy into every record. Lines that are not
+    a JSON object are left out."""
     if not path.exists():
         return []
+    records = []
     with path.open(encoding="utf-8") as handle:
-        return [decode_part(line) for line in handle if line.strip()]
+        for line in handle:
+            try:
+                records.append(decode_part(line))
+            except ValueError:  # a blank line, or one cut by a kill while the file was written
+                continue
+    return records
 
 
 def load_run(run_dir: str | Path) -> RunData:

@@ -1,6 +1,14 @@
 import json
 
-from mnemarket.sim.context_log import CONTEXTS, PARTS, ContextLog, iter_contexts, newest_contexts, read_contexts
+from mnemarket.sim.context_log import (
+    CONTEXTS,
+    LOST_TEXT,
+    PARTS,
+    ContextLog,
+    iter_contexts,
+    newest_contexts,
+    read_contexts,
+)
 
 SYSTEM = "You trade in a bazaar.\nACTIONS\n" + "\n".join(f"- action {i}: does thing {i}. Costs {i} scrip." for i in range(40))
 
@@ -90,3 +98,23 @@ def test_a_run_killed_while_writing_pieces_reads_back_its_complete_records(tmp_p
         log.write('{"agent": "alp')
     assert read_contexts(tmp_path) == first
     assert newest_contexts(tmp_path, 1) == ([first[-1]], 3)
+
+
+def test_a_damaged_log_reads_back_with_the_lost_texts_marked(tmp_path):
+    records = [_record("alpha", turn) for turn in range(1, 6)]
+    log = ContextLog(tmp_path)
+    log.write(records[:1])
+    kept = (tmp_path / PARTS).read_text()
+    log.write(records[1:])
+    (tmp_path / PARTS).write_text(kept)  # the pieces of turns 2-5 are gone
+    with (tmp_path / CONTEXTS).open("a") as log:  # garbled references, a hit that is no object
+        log.write(json.dumps({"agent": "alpha", "session": 1, "turn": 9, "step": "act", "user": {"$": "x-y"},
+                              "sections": {"$": "0"}, "rag_hits": ["not a hit", {"id": "m", "text": {"$": "-"}}]}) + "\n")
+        log.write("[1, 2]\n")
+    read = read_contexts(tmp_path)
+    assert [r["turn"] for r in read] == [1, 2, 3, 4, 5, 9]
+    assert read[0] == records[0]  # its pieces are all there
+    assert read[-2]["user"] == LOST_TEXT and read[-2]["reply"] == LOST_TEXT
+    garbled = read[-1]
+    assert garbled["user"] == LOST_TEXT and garbled["sections"] == []
+    assert garbled["rag_hits"] == [{"id": "m", "text": LOST_TEXT}]

@@ -262,3 +262,12 @@ def test_load_run_leaves_the_prompts_on_disk_and_the_metrics_unchanged(tmp_path)
     assert loaded.contexts == run.contexts  # identity and rag_hits, texts rebuilt from the pieces
     assert cell_metrics(loaded, embedder=KeywordEmbedder()) == cell_metrics(
         dataclasses.replace(run, contexts=full), embedder=KeywordEmbedder())
+
+
+def test_load_run_leaves_out_an_events_line_cut_by_a_kill(tmp_path):
+    run = hand_built_run(tmp_path)
+    with (tmp_path / "events.jsonl").open("a") as events:
+        events.write('\n{"id": 99, "principal": "bo')
+    loaded = load_run(tmp_path)
+    assert loaded.events == run.events
+    assert cell_metrics(loaded, embedder=KeywordEmbedder()) == cell_metrics(run, embedder=KeywordEmbedder())

@@ -325,3 +325,15 @@ def test_lesson_tables_keep_the_newest_rows_and_count_them_all(tmp_path, monkeyp
     texts = [row[5] for row in doc.rows["lessons"] if len(row) > 5]
     assert texts == ["LESSON: lost", "LESSON: number 4", "LESSON: number 3"]
     assert "Stored by action (6, 5 succeeded)" in lessons and "Migrated from working memory at session end (0, 0" in lessons
+
+
+def test_report_of_a_run_whose_context_pieces_are_damaged(tmp_path):
+    from mnemarket.sim.context_log import LOST_TEXT, PARTS, ContextLog
+
+    world, genesis = genesis_world()
+    ContextLog(tmp_path).write([{"agent": "alice", "session": 1, "turn": 1, "step": "act", "tokens": 10,
+                                 "budget": 100, "sections": [{"name": "system", "tokens": 4, "status": "kept"}],
+                                 "rag_hits": [], "reply": "a reply long enough to be stored as pieces, " * 3}])
+    (tmp_path / PARTS).write_text('"cut')
+    doc = parse(write_report(tmp_path, world, genesis, summarize(world, genesis)).read_text())
+    assert "s1 t1 alice" in doc.text["turns"] and LOST_TEXT in doc.text["turns"]
