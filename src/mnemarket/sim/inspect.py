@@ -7,7 +7,7 @@ file left behind), memory through the memory engine's API, no model loaded, noth
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -88,19 +88,16 @@ def _invokes(event: Event, service: str, method: str | None = None) -> bool:
             and (method is None or action.get("method") == method))
 
 
-def lessons_written(world: World, events: Iterable[Event]) -> dict[str, int]:
-    """Per agent, distinct `LESSON:`/`STRATEGY:`/`INSIGHT:` entries that reached its working-memory
-    artifact, by its own writes and edits or by its lesson step (one pass over the events)."""
-    found: dict[str, set[str]] = {}
-    for event in events:
-        if not event.success or event.action_type not in ("write_artifact", "edit_artifact"):
-            continue
-        target = world.artifacts.get(str(event.action.get("artifact_id")))
-        if target is None or target.type != "working_memory" or target.owner != event.principal:
-            continue
-        text = event.action.get("content") or event.action.get("new_text") or ""
-        found.setdefault(event.principal, set()).update(prefixed_entries(str(text), DEFAULT_PREFIXES))
-    return {agent: len(entries) for agent, entries in found.items()}
+def _lesson_entries(world: World, event: Event) -> list[str]:
+    """The `LESSON:`/`STRATEGY:`/`INSIGHT:` entries an event put into its principal's own
+    working-memory artifact, by a write, an edit or the lesson step (none for any other event)."""
+    if not event.success or event.action_type not in ("write_artifact", "edit_artifact"):
+        return []
+    artifact_id, table = str(event.action.get("artifact_id")), world.artifacts
+    if (artifact_id not in table or table.value(artifact_id, "type") != "working_memory"
+            or table.value(artifact_id, "owner") != event.principal):
+        return []
+    return prefixed_entries(str(event.action.get("content") or event.action.get("new_text") or ""), DEFAULT_PREFIXES)
 
 
 def summarize(world: World, genesis: Genesis | None = None, *, open_store: OpenStore | None = None) -> dict[str, Any]:
@@ -110,7 +107,7 @@ def summarize(world: World, genesis: Genesis | None = None, *, open_store: OpenS
     counts = memory_entry_counts(world, open_store) if open_store is not None else {}
     stores = [{"id": a.id, "owner": a.owner, "creator": a.creator, "entries": counts.get(a.id, 0)}
               for a in memory_stores(world)]
-    per_agent, migrated = _agent_figures(world, lessons_written(world, world.iter_events()))
+    per_agent, migrated = _agent_figures(world)
     return {
         "balances": dict(sorted(world.balances.items())),
         "total_scrip": world.total_scrip(),
@@ -132,13 +129,16 @@ def summarize(world: World, genesis: Genesis | None = None, *, open_store: OpenS
     }
 
 
-def _agent_figures(world: World, written: dict[str, int]) -> tuple[dict[str, dict[str, Any]], int]:
+def _agent_figures(world: World) -> tuple[dict[str, dict[str, Any]], int]:
     """Per agent that took a turn, its figures, and the run's successful migrations, from one pass
     over the events (read a page at a time: a long run's events are never held whole)."""
     counts: dict[str, Counter[str]] = {}
     actions: dict[str, Counter[str]] = {}
+    written: dict[str, set[str]] = {}  # distinct lesson entries, so a rewritten one counts once
     migrated: Counter[str] = Counter()
     for event in world.iter_events():
+        if entries := _lesson_entries(world, event):
+            written.setdefault(event.principal, set()).update(entries)
         if is_migration(event) and event.success:
             migrated[event.principal] += 1
         record = turn_record(event)
@@ -150,13 +150,14 @@ def _agent_figures(world: World, written: dict[str, int]) -> tuple[dict[str, dic
                  "bounties_paid": _invokes(event, BOUNTY_ID, "claim") and event.success,
                  "lessons_stored_by_action": is_lesson(event), "loop_breaker_triggers": record.loop > 0}
         mine = counts.setdefault(event.principal, Counter())
-        mine.update({name: int(flag) for name, flag in flags.items()})
-        mine.update(tokens=int(record.tokens), baseline_tokens=int(record.baseline_tokens))
+        mine.update(name for name, on in flags.items() if on)
+        mine["tokens"] += record.tokens
+        mine["baseline_tokens"] += record.baseline_tokens
     figures = {agent: {
         "turns": (mine := counts[agent])["turns"],
         "invalid_actions": mine["invalid_actions"],
         "failed_actions": mine["failed_actions"],
-        "lessons_written": written.get(agent, 0),
+        "lessons_written": len(written.get(agent, ())),
         "memory_invokes": mine["memory_invokes"],
         "bounties_paid": mine["bounties_paid"],
         "lessons_stored_by_action": mine["lessons_stored_by_action"],
