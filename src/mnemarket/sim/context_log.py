@@ -6,8 +6,9 @@ is cut into pieces (lines and sentences) and each piece is written once to `cont
 (one JSON string a line; its line number is its id); the record names its pieces by id, runs of
 consecutive ids as ``a-b``. `read_contexts` gives back the records exactly as they were logged,
 so the metrics and the report read them as before; it streams the log and can rebuild only the
-fields a reader needs, so reading a long run's log does not hold its prompts all at once. Pieces seen recently are remembered in a
-bounded table (an evicted piece is simply written again), so memory stays flat over a long run.
+fields a reader needs, so reading a long run's log does not hold its prompts all at once. Pieces
+seen recently are remembered in a bounded table (an evicted piece is simply written again), so
+memory stays flat over a long run.
 A record is written after its pieces, so a run killed in between leaves only unused pieces.
 """
 
@@ -101,8 +102,8 @@ def read_contexts(run_dir: str | Path, *, fields: Collection[str] | None = None)
 
 def iter_contexts(run_dir: str | Path, *, fields: Collection[str] | None = None) -> Iterator[dict[str, Any]]:
     """`read_contexts` one record at a time, streamed from the file: a long run's log is never held whole."""
-    path = Path(run_dir) / CONTEXTS
-    yield from _decoded(Path(run_dir), _kept(path), fields)
+    run_dir = Path(run_dir)
+    yield from _decoded(run_dir, _kept(run_dir / CONTEXTS), fields)
 
 
 def newest_contexts(run_dir: str | Path, limit: int) -> tuple[list[dict[str, Any]], int]:
@@ -146,7 +147,6 @@ def _kept(path: Path) -> list[int]:
 def _decoded(run_dir: Path, kept: Sequence[int], fields: Collection[str] | None) -> Iterator[dict[str, Any]]:
     wanted = set(kept)
     parts: list[str] | None = None
-    hit_texts: dict[str, str] = {}
     for index, record in _records(run_dir / CONTEXTS):
         if index not in wanted:
             continue
@@ -154,7 +154,7 @@ def _decoded(run_dir: Path, kept: Sequence[int], fields: Collection[str] | None)
             record = {name: value for name, value in record.items() if name in fields or name in _IDENTITY}
         if parts is None and _has_refs(record):
             parts = _read_parts(run_dir / PARTS)
-        yield _decode(record, parts, hit_texts) if parts is not None else record
+        yield _decode(record, parts) if parts is not None else record
 
 
 def _read_parts(path: Path) -> list[str]:
@@ -176,9 +176,8 @@ def _has_refs(record: dict[str, Any]) -> bool:
             or any(isinstance(h, dict) and isinstance(h.get("text"), dict) for h in record.get("rag_hits") or ()))
 
 
-def _decode(record: dict[str, Any], parts: list[str], hit_texts: dict[str, str] | None = None) -> dict[str, Any]:
-    """The record with its texts rebuilt; ``hit_texts`` (ref -> text) lets the memories that come
-    back turn after turn share one string across the records of a read."""
+def _decode(record: dict[str, Any], parts: list[str]) -> dict[str, Any]:
+    """The record with its texts rebuilt from the pieces."""
     def text(value: Any) -> Any:
         if not (isinstance(value, dict) and "$" in value):
             return value
@@ -186,16 +185,6 @@ def _decode(record: dict[str, Any], parts: list[str], hit_texts: dict[str, str] 
             return "".join(parts[i] for i in _ids(str(value["$"])))
         except (ValueError, IndexError):  # a damaged record or pieces file: say so, read on
             return LOST_TEXT
-
-    def hit_text(value: Any) -> Any:
-        if hit_texts is None or not isinstance(value, dict) or not isinstance(value.get("$"), str):
-            return text(value)
-        if len(hit_texts) > KNOWN_PIECES:
-            hit_texts.clear()
-        known = hit_texts.get(value["$"])
-        if known is None:
-            known = hit_texts[value["$"]] = text(value)
-        return known
 
     out = dict(record)
     for name in TEXT_FIELDS:
@@ -207,7 +196,7 @@ def _decode(record: dict[str, Any], parts: list[str], hit_texts: dict[str, str] 
         except ValueError:
             out["sections"] = []
     if isinstance(out.get("rag_hits"), list):
-        out["rag_hits"] = [{**h, "text": hit_text(h.get("text"))} for h in out["rag_hits"] if isinstance(h, dict)]
+        out["rag_hits"] = [{**h, "text": text(h.get("text"))} for h in out["rag_hits"] if isinstance(h, dict)]
     return out
 
 

@@ -19,13 +19,14 @@ from typing import Any
 
 import numpy as np
 
-from mnemarket.genesis import MEMORY_ID, STORE_TYPE, Genesis, episodic_store_id, is_migration, turn_record
+from mnemarket.genesis import MEMORY_ID, Genesis, episodic_store_id, is_migration, turn_record
 from mnemarket.genesis.bounties import BOUNTY_ID
 from mnemarket.genesis.event_text import clip, describe_event
 from mnemarket.kernel import Event, LedgerEntry, World
 from mnemarket.memory import MemoryRecord
 from mnemarket.sim.context_log import newest_contexts
 from mnemarket.sim.html_templates import Action, Cell, Column, Outcome, Table, render
+from mnemarket.sim.inspect import memory_stores
 from mnemarket.sim.report_charts import Series, colours, cumulative_counts, line_chart, sample_steps, tick_grid
 
 EXPERIMENT_CELLS = "cells"
@@ -94,9 +95,10 @@ def render_report(world: World, genesis: Genesis | None, summary: dict[str, Any]
                 "stores": _stores_table(summary.get("memory_stores", [])), "genesis": genesis is not None},
         trades=_trades(summary.get("trades", [])),
         bounties=_bounties(genesis, events.claims),
-        lessons=[events.stored.view("Stored by action", "lessons stored", _turn_label, "no genesis_memory.add actions"),
-                 events.migrated.view("Migrated from working memory at session end", "migrations",
-                                      lambda e: f"end of session {e.meta.get('session', '?')}", "no migrations")],
+        lessons=[_lesson_group("Stored by action", events.stored, "lessons stored", _turn_label,
+                               "no genesis_memory.add actions"),
+                 _lesson_group("Migrated from working memory at session end", events.migrated, "migrations",
+                               lambda e: f"end of session {e.meta.get('session', '?')}", "no migrations")],
         timeline=_timeline(events),
         turns=_drilldown(contexts, events.applied, len(contexts) if turns_logged is None else turns_logged),
         memory=memory.view(),
@@ -143,18 +145,6 @@ class _Newest:
         self.count += 1
         self.succeeded += event.success
         self.items.append(event)
-
-    def view(self, title: str, what: str, when: Callable[[Event], str], empty: str) -> dict[str, Any]:
-        """A lesson table: the newest rows first, with how many there are and how many are left out."""
-        shown, omitted = _newest(list(self.items), self.limit, what, self.count)
-        rows: list[list[Cell]] = []
-        for event in reversed(shown):
-            args = _call_args(event)
-            rows.append([str(event.tick), event.principal, when(event), str(args.get("store_id", "")),
-                         str(args.get("kind", "lesson")), str(args.get("text", "")), _outcome(event)])
-        return {"title": title, "count": self.count, "succeeded": self.succeeded, "omitted": omitted,
-                "table": _table(["tick", "agent", "when", "store", "kind", "text", "result"], rows, numeric=("tick",),
-                                empty=empty)}
 
 
 @dataclass
@@ -312,6 +302,19 @@ def _outcome(event: Event) -> Outcome:
                    hint=clip(result["hint"], 300) if result.get("hint") else "")
 
 
+def _lesson_group(title: str, adds: _Newest, what: str, when: Callable[[Event], str], empty: str) -> dict[str, Any]:
+    """One lesson table: the newest memory adds first, with how many there are and how many are left out."""
+    shown, omitted = _newest(list(adds.items), adds.limit, what, adds.count)
+    rows: list[list[Cell]] = []
+    for event in reversed(shown):
+        args = _call_args(event)
+        rows.append([str(event.tick), event.principal, when(event), str(args.get("store_id", "")),
+                     str(args.get("kind", "lesson")), str(args.get("text", "")), _outcome(event)])
+    return {"title": title, "count": adds.count, "succeeded": adds.succeeded, "omitted": omitted,
+            "table": _table(["tick", "agent", "when", "store", "kind", "text", "result"], rows, numeric=("tick",),
+                            empty=empty)}
+
+
 # -- timeline ------------------------------------------------------------------------------------------
 def _turn_label(event: Event) -> str:
     meta = event.meta
@@ -355,8 +358,7 @@ class _AgentMemory:
         episodic: dict[str, list[MemoryRecord]] = {}
         if genesis is None:
             return cls(agents, longterm, episodic, available=False)
-        for store_id in world.find_ids(artifact_type=STORE_TYPE):
-            artifact = world.artifacts.peek(store_id)
+        for artifact in memory_stores(world):
             if artifact.owner not in longterm:
                 continue
             records = sorted(genesis.memory.store(artifact.id).records(), key=lambda r: r.created)
