@@ -13,12 +13,8 @@ With --json the last line of stdout is one JSON object.
 
 from __future__ import annotations
 
-import argparse
 import gc
-import json
 import math
-import os
-import platform
 import tempfile
 import time
 import tracemalloc
@@ -26,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from sim_bench import growth_policy, write_scenario
+from sim_bench import growth_policy, run_cli, write_scenario
 
 
 def _traced(call: Callable[[], Any]) -> tuple[float, float]:
@@ -72,19 +68,7 @@ def bench(agents: int, turns_per_agent: int, session_turns: int) -> dict[str, An
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--agents", type=int, default=6)
-    parser.add_argument("--turns-per-agent", type=int, default=600)
-    parser.add_argument("--session-turns", type=int, default=50)
-    parser.add_argument("--json", action="store_true")
-    args = parser.parse_args()
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-          f"load average {os.getloadavg()[0]:.2f}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
-    figures = bench(args.agents, args.turns_per_agent, args.session_turns)
-    for name, value in figures.items():
-        print(f"{name}: {value}")
-    if args.json:
-        print(json.dumps(figures))
+    run_cli(__doc__ or "", bench, default_turns=600)
 
 
 if __name__ == "__main__":

@@ -36,6 +36,7 @@ import platform
 import re
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, get_args
 
@@ -180,20 +181,26 @@ def bench(agents: int, turns_per_agent: int, session_turns: int) -> dict[str, An
             "lesson_steps_failed": sum(1 for value in lessons if value.get("error"))}
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def run_cli(doc: str, bench_fn: Callable[[int, int, int], dict[str, Any]], default_turns: int) -> None:
+    """The command line sim_bench and the benchmarks built on its growth world share: the machine,
+    then each figure, then with --json the figures as one JSON object on the last line."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--agents", type=int, default=6)
-    parser.add_argument("--turns-per-agent", type=int, default=200)
+    parser.add_argument("--turns-per-agent", type=int, default=default_turns)
     parser.add_argument("--session-turns", type=int, default=50)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
           f"load average {os.getloadavg()[0]:.2f}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
-    figures = bench(args.agents, args.turns_per_agent, args.session_turns)
+    figures = bench_fn(args.agents, args.turns_per_agent, args.session_turns)
     for name, value in figures.items():
         print(f"{name}: {value}")
     if args.json:
         print(json.dumps(figures))
+
+
+def main() -> None:
+    run_cli(__doc__ or "", bench, default_turns=200)
 
 
 if __name__ == "__main__":
