@@ -5,7 +5,9 @@ held back, then times, with tracemalloc on, the runner's `write_outputs` (events
 summary.json, report.html) and the metrics' `load_run`. `*_peak_mb` is the peak of traced Python
 memory (numpy included) during the call above what was held before it: what the call itself
 needs. Written for issue 18 ("Outputs at bounded memory" in plans/long-runs.md): a call that holds
-the whole run grows with T, one that streams stays nearly flat.
+the whole run grows with T, one that streams stays nearly flat. `metrics_s` is the wall time of
+`cell_metrics` on the loaded run (untraced, no embedder: the metrics' own work, which must grow
+linearly with T; "Metrics at linear cost" in plans/long-runs.md).
 
 Usage: python benchmarks/outputs_bench.py --agents 6 --turns-per-agent 600 [--json]
 With --json the last line of stdout is one JSON object.
@@ -41,7 +43,7 @@ def _traced(call: Callable[[], Any]) -> tuple[float, float]:
 def bench(agents: int, turns_per_agent: int, session_turns: int) -> dict[str, Any]:
     import mnemarket.sim.runner as runner_module
     from mnemarket.providers import ScriptedLLM
-    from mnemarket.sim.metrics import load_run
+    from mnemarket.sim.metrics import cell_metrics, load_run
     from mnemarket.sim.runner import Runner, RunOptions, RunStatus
 
     runner_module.make_llm = lambda spec, **options: ScriptedLLM(growth_policy, name="growth")
@@ -61,10 +63,14 @@ def bench(agents: int, turns_per_agent: int, session_turns: int) -> dict[str, An
         finally:
             runner.close()
         load_s, load_peak = _traced(lambda: load_run(run_dir))
+        run = load_run(run_dir)
+        started = time.perf_counter()
+        lessons = len(cell_metrics(run)["lessons"])
+        metrics_s = round(time.perf_counter() - started, 2)
         log_mb = sum(p.stat().st_size for p in run_dir.glob("contexts*")) / 2**20
     return {"agents": agents, "turns_per_agent": turns_per_agent, "state": status.state, "events": events,
             "context_log_mb": round(log_mb, 1), "write_outputs_s": write_s, "write_outputs_peak_mb": write_peak,
-            "load_run_s": load_s, "load_run_peak_mb": load_peak}
+            "load_run_s": load_s, "load_run_peak_mb": load_peak, "metrics_s": metrics_s, "lessons": lessons}
 
 
 def main() -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import re
+from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +30,7 @@ from mnemarket.kernel.events import decode_part
 from mnemarket.memory import DEFAULT_WEIGHTS, normalise_text
 from mnemarket.memory.lexical import tokenize
 from mnemarket.sim.context_log import read_contexts
+from mnemarket.sim.name_finder import NameFinder
 
 DUPLICATE_COSINE = 0.92
 """Same threshold as the memory engine's de-duplication default."""
@@ -61,6 +63,10 @@ class RunData:
     events: list[dict[str, Any]]
     contexts: list[dict[str, Any]] = field(default_factory=list)
     summary: dict[str, Any] = field(default_factory=dict)
+    _derived: dict[Any, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
+    """Indexes built on first use from the events and contexts (each agent's share, its failures),
+    so a metric per agent reads its own share instead of scanning the whole run again. A RunData
+    is a finished run's snapshot: to change its events, build a new one."""
 
     @property
     def agents(self) -> list[dict[str, Any]]:
@@ -75,6 +81,22 @@ class RunData:
 
     def starting_scrip(self, agent_id: str) -> int:
         return int(next(a for a in self.agents if a["id"] == agent_id).get("starting_scrip", 0))
+
+    def events_of(self, agent_id: str) -> list[dict[str, Any]]:
+        """The agent's events (those it is the principal of), in event order."""
+        return self._group("events", self.events, "principal").get(agent_id, [])
+
+    def contexts_of(self, agent_id: str) -> list[dict[str, Any]]:
+        """The agent's logged turn contexts, in log order."""
+        return self._group("contexts", self.contexts, "agent").get(agent_id, [])
+
+    def _group(self, name: str, records: list[dict[str, Any]], key: str) -> dict[Any, list[dict[str, Any]]]:
+        groups = self._derived.get(name)
+        if groups is None:
+            groups = self._derived[name] = {}
+            for record in records:
+                groups.setdefault(record.get(key), []).append(record)
+        return groups
 
     def step_prompt(self, agent_id: str, step: str) -> str:
         agent = next(a for a in self.agents if a["id"] == agent_id)
@@ -116,7 +138,7 @@ def is_turn(event: dict[str, Any]) -> bool:
 
 def _turns(run: RunData, agent: str) -> list[tuple[dict[str, Any], TurnRecord]]:
     """The agent's turn events with their typed run records, in event order."""
-    return [(e, r) for e in run.events if e.get("principal") == agent and (r := turn_record(e)) is not None]
+    return [(e, r) for e in run.events_of(agent) if (r := turn_record(e)) is not None]
 
 
 _ok = succeeded
@@ -154,8 +176,8 @@ class Lesson:
 def lessons(run: RunData, agent: str | None = None) -> list[Lesson]:
     """Every successful genesis_memory.add (`is_lesson`), in event order."""
     found = []
-    for event in run.events:
-        if is_lesson(event) and (agent is None or event.get("principal") == agent):
+    for event in run.events if agent is None else run.events_of(agent):
+        if is_lesson(event):
             args = event["action"].get("args") or {}
             data = event.get("result", {}).get("data") or {}
             found.append(Lesson(id=str(data.get("entry_id", f"e{event['id']}")), agent=event["principal"],
@@ -165,17 +187,25 @@ def lessons(run: RunData, agent: str | None = None) -> list[Lesson]:
     return found
 
 
-def specific_items(text: str, vocab: Iterable[str] = ()) -> set[str]:
+Vocabulary = Iterable[str] | NameFinder
+"""The run's names, as words or as a `NameFinder` built once from them (what a metric over many
+texts passes)."""
+
+
+def _finder(vocab: Vocabulary) -> NameFinder:
+    return vocab if isinstance(vocab, NameFinder) else NameFinder(vocab)
+
+
+def specific_items(text: str, vocab: Vocabulary = ()) -> set[str]:
     """Named artifacts/methods (vocabulary words or identifier-shaped names), numbers, condition words."""
-    lowered = text.lower()
     items = {f"id:{m.group(0).lower()}" for m in IDENTIFIER.finditer(text)}
-    items |= {f"id:{w}" for w in vocab if re.search(rf"(?<![\w]){re.escape(w)}(?![\w])", lowered)}
+    items |= {f"id:{w}" for w in _finder(vocab).found(text.lower())}
     items |= {f"num:{m.group(0)}" for m in NUMBER.finditer(text)}
     items |= {f"cond:{m.group(0).lower()}" for m in CONDITION_WORDS.finditer(text)}
     return items
 
 
-def specificity(text: str, vocab: Iterable[str] = ()) -> int:
+def specificity(text: str, vocab: Vocabulary = ()) -> int:
     """How many distinct specific items a lesson names (see `specific_items`)."""
     return len(specific_items(text, vocab))
 
@@ -211,10 +241,10 @@ def duplicate_flags(texts: Sequence[str], embedder: Any = None, threshold: float
 
 
 def lesson_quality(run: RunData, agent: str, embedder: Any = None,
-                   vocab: set[str] | None = None) -> dict[str, Any]:
+                   vocab: Vocabulary | None = None) -> dict[str, Any]:
     """Lessons stored, duplicate rate, generic rate, mean specificity of one agent's lessons."""
     mine = lessons(run, agent)
-    vocab = vocabulary(run) if vocab is None else vocab
+    vocab = _finder(vocabulary(run) if vocab is None else vocab)
     texts = [lesson.text for lesson in mine]
     duplicates = duplicate_flags(texts, embedder)
     n = len(mine)
@@ -269,6 +299,66 @@ def mentions(text: str, sig: tuple[str, str]) -> bool:
     return has(target) and has(method)
 
 
+class _Failures:
+    """An agent's turns indexed for the failure questions: which failed actions a lesson names,
+    and how often an action was tried and failed before or from a given event. Each answer is a
+    lookup or a bisection, so the metrics stay linear in a run's length (asking each lesson to
+    scan every turn made them quadratic)."""
+
+    def __init__(self, turns: list[dict[str, Any]]) -> None:
+        turns = sorted(turns, key=lambda e: int(e["id"]))
+        self.ids = [int(e["id"]) for e in turns]
+        self.attempts: dict[tuple[str, str], list[int]] = {}
+        self.failures: dict[tuple[str, str], list[int]] = {}
+        self.last_failure: dict[str, int] = {}  # by "artifact.method", as `lesson_evidence` names them
+        for event_id, event in zip(self.ids, turns):
+            sig = signature(event)
+            if sig is None:
+                continue
+            self.attempts.setdefault(sig, []).append(event_id)
+            if not _ok(event):
+                self.failures.setdefault(sig, []).append(event_id)
+                self.last_failure[f"{sig[0]}.{sig[1]}"] = event_id
+        self._by_word: dict[str, list[tuple[str, str]]] = {}
+        for sig in self.failures:
+            for word in {part.lower() for part in sig if part}:
+                self._by_word.setdefault(word, []).append(sig)
+        self._words = NameFinder(self._by_word)
+
+    def named_before(self, text: str, event_id: int) -> list[tuple[str, str]]:
+        """The actions that failed in a turn before event ``event_id`` and that ``text`` names
+        (`mentions`); a name the text uses is how a candidate is found."""
+        candidates = {sig for word in self._words.found(text.lower()) for sig in self._by_word[word]}
+        return [sig for sig in candidates if self.failures[sig][0] < event_id and mentions(text, sig)]
+
+    def turns_before(self, event_id: int) -> int:
+        return bisect_left(self.ids, event_id)
+
+    def turns_from(self, event_id: int) -> int:
+        return len(self.ids) - bisect_left(self.ids, event_id)
+
+    def before(self, sig: tuple[str, str], event_id: int) -> tuple[int, int]:
+        """(attempts, failures) of ``sig`` in turns before event ``event_id``."""
+        return (bisect_left(self.attempts.get(sig, []), event_id),
+                bisect_left(self.failures.get(sig, []), event_id))
+
+    def since(self, sig: tuple[str, str], event_id: int) -> tuple[int, int]:
+        """(attempts, failures) of ``sig`` in turns from event ``event_id`` on."""
+        attempts, failures = self.attempts.get(sig, []), self.failures.get(sig, [])
+        return (len(attempts) - bisect_left(attempts, event_id), len(failures) - bisect_left(failures, event_id))
+
+    def fails_since(self, named: list[str], event_id: int) -> bool:
+        """Whether one of the ``named`` actions (``service.method``) failed in a turn from event ``event_id`` on."""
+        return any(self.last_failure.get(name, -1) >= event_id for name in named)
+
+
+def _failures(run: RunData, agent: str) -> _Failures:
+    index = run._derived.get(("failures", agent))
+    if index is None:
+        index = run._derived[("failures", agent)] = _Failures([e for e, _ in _turns(run, agent)])
+    return index
+
+
 def application(run: RunData, agent: str) -> dict[str, Any]:
     """Failure lessons and what happened after they were first retrieved.
 
@@ -277,15 +367,14 @@ def application(run: RunData, agent: str) -> dict[str, Any]:
     signature per agent turn (and per attempt) before the lesson was stored, against the same
     after the lesson first appeared in a prompt (that turn included). Only retrieved pairs count.
     """
-    turns = [e for e in run.events if e.get("principal") == agent and is_turn(e)]
+    index = _failures(run, agent)
     first = first_retrievals(run, agent)
     pairs = 0
     before = {"turns": 0, "attempts": 0, "failures": 0}
     after = {"turns": 0, "attempts": 0, "failures": 0}
     about_failure = 0
     for lesson in lessons(run, agent):
-        failed_sigs = {s for e in turns if e["id"] < lesson.event_id and not _ok(e) and (s := signature(e)) is not None}
-        sigs = [s for s in failed_sigs if mentions(lesson.text, s)]
+        sigs = index.named_before(lesson.text, lesson.event_id)
         if not sigs:
             continue
         about_failure += 1
@@ -294,12 +383,12 @@ def application(run: RunData, agent: str) -> dict[str, Any]:
             continue
         for sig in sigs:
             pairs += 1
-            for bucket, span in ((before, [e for e in turns if e["id"] < lesson.event_id]),
-                                 (after, [e for e in turns if e["id"] >= seen])):
-                bucket["turns"] += len(span)
-                hits = [e for e in span if signature(e) == sig]
-                bucket["attempts"] += len(hits)
-                bucket["failures"] += sum(1 for e in hits if not _ok(e))
+            for bucket, turns, (attempts, failures) in (
+                    (before, index.turns_before(lesson.event_id), index.before(sig, lesson.event_id)),
+                    (after, index.turns_from(seen), index.since(sig, seen))):
+                bucket["turns"] += turns
+                bucket["attempts"] += attempts
+                bucket["failures"] += failures
     return {"failure_lessons": about_failure, "application_pairs": pairs,
             "failures_per_turn_before": _rate(before["failures"], before["turns"]),
             "failures_per_turn_after": _rate(after["failures"], after["turns"]),
@@ -312,13 +401,13 @@ def application(run: RunData, agent: str) -> dict[str, Any]:
 
 # -- per-lesson evidence -------------------------------------------------------------------------------------
 
-def lesson_evidence(run: RunData, embedder: Any = None, vocab: set[str] | None = None) -> list[dict[str, Any]]:
+def lesson_evidence(run: RunData, embedder: Any = None, vocab: Vocabulary | None = None) -> list[dict[str, Any]]:
     """Every stored lesson with the judgement behind each metric: which earlier lesson it
     duplicates, why it is generic, the specific items it names, every later retrieval (session,
     turn, rank, score) and, for a lesson about a failure, whether that failure recurred after the
     lesson was first retrieved (`failure_recurred`) and after it was stored, shown or not
     (`failure_recurred_after_stored`: a kept lesson that memory never surfaces does not help)."""
-    vocab = vocabulary(run) if vocab is None else vocab
+    vocab = _finder(vocabulary(run) if vocab is None else vocab)
     everything = lessons(run)
     # Duplicates are judged among each agent's own lessons, as the duplicate rate counts them.
     duplicate_of: dict[int, str] = {}
@@ -335,20 +424,15 @@ def lesson_evidence(run: RunData, embedder: Any = None, vocab: set[str] | None =
         for rank, hit in enumerate(record.get("rag_hits") or []):
             retrieved.setdefault((str(record.get("agent")), str(hit.get("id"))), []).append(
                 {"session": record["session"], "turn": record["turn"], "rank": rank + 1, "score": hit.get("score")})
-    turns_of: dict[str, list[dict[str, Any]]] = {}
-    for event in run.events:
-        if is_turn(event):
-            turns_of.setdefault(str(event.get("principal")), []).append(event)
     firsts = {agent: first_retrievals(run, agent) for agent in {lesson.agent for lesson in everything}}
     rows = []
     for index, lesson in enumerate(everything):
         retrievals = retrieved.get((lesson.agent, lesson.id), [])
-        turns = turns_of.get(lesson.agent, [])
-        failed = {s for e in turns if e["id"] < lesson.event_id and not _ok(e) and (s := signature(e)) is not None}
-        named = sorted(f"{a}.{m}" for a, m in failed if mentions(lesson.text, (a, m)))
+        failures = _failures(run, lesson.agent)
+        named = sorted(f"{a}.{m}" for a, m in failures.named_before(lesson.text, lesson.event_id))
         first = firsts[lesson.agent].get(lesson.id)
-        recurred = None if not named or first is None else _fails_again(turns, named, first)
-        recurred_after_stored = _fails_again(turns, named, lesson.event_id) if named else None
+        recurred = None if not named or first is None else failures.fails_since(named, first)
+        recurred_after_stored = failures.fails_since(named, lesson.event_id) if named else None
         meta = events.get(lesson.event_id, {}).get("meta", {})
         rows.append({
             "lesson_id": lesson.id, "agent": lesson.agent, "model": model or models.get(lesson.agent, ""),
@@ -362,34 +446,37 @@ def lesson_evidence(run: RunData, embedder: Any = None, vocab: set[str] | None =
     return rows
 
 
-def _fails_again(turns: list[dict[str, Any]], named: list[str], start: int) -> bool:
-    """Whether one of the ``named`` actions (``service.method``) failed in a turn from event ``start`` on."""
-    return any(not _ok(e) and (sig := signature(e)) is not None and f"{sig[0]}.{sig[1]}" in named
-               for e in turns if e["id"] >= start)
-
-
 # -- retrieval relevance -------------------------------------------------------------------------------------
 
-def situations(run: RunData, agent: str) -> list[tuple[str, list[str], set[str]]]:
+def situations(run: RunData, agent: str, vocab: Vocabulary | None = None) -> list[tuple[str, list[str], set[str]]]:
     """Per turn with RAG hits: (situation text, hit texts, names in the situation).
 
     The situation is the step prompt plus the agent's previous action and its result: what the
     agent faces, independent of the RAG query that produced the hits.
     """
-    vocab = vocabulary(run)
-    history = [e for e in run.events if e.get("principal") == agent and is_turn(e)]
+    names = _finder(vocabulary(run) if vocab is None else vocab)
+    history = [e for e, _ in _turns(run, agent)]
+    keys = [(e["meta"]["session"], e["meta"]["turn"]) for e in history]
+    in_order = all(a <= b for a, b in zip(keys, keys[1:]))
     out = []
-    for record in run.contexts:
-        if record.get("agent") != agent or not record.get("rag_hits"):
+    for record in run.contexts_of(agent):
+        if not record.get("rag_hits"):
             continue
-        key = (record["session"], record["turn"])
-        earlier = [e for e in history if (e["meta"]["session"], e["meta"]["turn"]) < key]
-        last = describe_event(earlier[-1], "outcome") if earlier else "no action yet"
+        previous = _last_before(history, keys, (record["session"], record["turn"]), in_order)
+        last = describe_event(previous, "outcome") if previous is not None else "no action yet"
         text = f"{run.step_prompt(agent, record.get('step', ''))} Last action: {last}"
-        lowered = text.lower()
-        names = {w for w in vocab if re.search(rf"(?<![\w]){re.escape(w)}(?![\w])", lowered)}
-        out.append((text, [h["text"] for h in record["rag_hits"]], names))
+        out.append((text, [h["text"] for h in record["rag_hits"]], names.found(text.lower())))
     return out
+
+
+def _last_before(history: list[dict[str, Any]], keys: list[tuple[Any, Any]], key: tuple[Any, Any],
+                 in_order: bool) -> dict[str, Any] | None:
+    """The last event (in event order) of an earlier (session, turn) than ``key``: a bisection when
+    the turns' keys never go back, as a run's do, else a scan from the end."""
+    if in_order:
+        at = bisect_left(keys, key)
+        return history[at - 1] if at else None
+    return next((event for event, seen in zip(reversed(history), reversed(keys)) if seen < key), None)
 
 
 def term_share(situation: str, text: str) -> float:
@@ -399,7 +486,8 @@ def term_share(situation: str, text: str) -> float:
     return len(terms & set(tokenize(situation))) / len(terms) if terms else 0.0
 
 
-def retrieval_relevance(run: RunData, agent: str, embedder: Any = None) -> dict[str, Any]:
+def retrieval_relevance(run: RunData, agent: str, embedder: Any = None,
+                        vocab: Vocabulary | None = None) -> dict[str, Any]:
     """How relevant the RAG hits were to the turn's situation.
 
     ``relevance_hybrid`` follows the memory store's default search (hybrid: dense and BM25 terms,
@@ -408,13 +496,13 @@ def retrieval_relevance(run: RunData, agent: str, embedder: Any = None) -> dict[
     one of the situation's artifacts/methods. Scoring relevance by cosine alone would favour a
     dense retriever, the very thing the default no longer is.
     """
-    items = situations(run, agent)
+    names = _finder(vocabulary(run) if vocab is None else vocab)
+    items = situations(run, agent, names)
     hits = [(i, text) for i, (_, texts, _) in enumerate(items) for text in texts]
     if not hits:
         return {"rag_turns": 0, "rag_hits": 0, "relevance_hybrid": None, "relevance_cosine": None,
                 "relevance_lexical": None}
-    lexical = [any(re.search(rf"(?<![\w]){re.escape(w)}(?![\w])", text.lower()) for w in items[i][2])
-               for i, text in hits]
+    lexical = [names.mentions_any(text.lower(), items[i][2]) for i, text in hits]
     cosine = hybrid = None
     if embedder is not None:
         situation_vectors = np.asarray(embedder.vectors([s for s, _, _ in items]), dtype=np.float32)
@@ -434,7 +522,7 @@ def retrieval_relevance(run: RunData, agent: str, embedder: Any = None) -> dict[
 def economy(run: RunData, agent: str) -> dict[str, Any]:
     """Final scrip, change since the start, bounties won, memory trades bought and sold."""
     balance = run.summary.get("balances", {}).get(agent)
-    claims = [e for e in run.events if e.get("principal") == agent and _ok(e)
+    claims = [e for e in run.events_of(agent) if _ok(e)
               and e.get("action", {}).get("artifact_id") == "genesis_bounty" and e["action"].get("method") == "claim"]
     trades = run.summary.get("trades", [])
     memory = [t for t in trades if t.get("kind") in MEMORY_TRADE_KINDS]
@@ -466,9 +554,10 @@ def costs(run: RunData, agent: str) -> dict[str, Any]:
 
 # -- per agent, per cell, per group ---------------------------------------------------------------------------
 
-def agent_metrics(run: RunData, agent: str, embedder: Any = None, vocab: set[str] | None = None) -> dict[str, Any]:
-    return (lesson_quality(run, agent, embedder, vocab) | uptake(run, agent) | application(run, agent)
-            | retrieval_relevance(run, agent, embedder) | economy(run, agent) | costs(run, agent))
+def agent_metrics(run: RunData, agent: str, embedder: Any = None, vocab: Vocabulary | None = None) -> dict[str, Any]:
+    names = _finder(vocabulary(run) if vocab is None else vocab)
+    return (lesson_quality(run, agent, embedder, names) | uptake(run, agent) | application(run, agent)
+            | retrieval_relevance(run, agent, embedder, names) | economy(run, agent) | costs(run, agent))
 
 
 POOLED = {  # cell rate -> (numerator, denominator) summed over agents
@@ -480,7 +569,7 @@ POOLED = {  # cell rate -> (numerator, denominator) summed over agents
 
 def cell_metrics(run: RunData, embedder: Any = None) -> dict[str, Any]:
     """Per-agent metrics and the cell's totals (counts summed, rates pooled over agents)."""
-    vocab = vocabulary(run)
+    vocab = NameFinder(vocabulary(run))  # built once: every lesson and situation is matched against it
     agents = {agent: agent_metrics(run, agent, embedder, vocab) for agent in run.agent_ids()}
     rows = list(agents.values())
 

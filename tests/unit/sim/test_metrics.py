@@ -153,10 +153,14 @@ def test_application_compares_the_same_failure_before_and_after_retrieval():
     assert (ann["failures_per_turn_before"], ann["failures_per_turn_after"]) == (1.0, 0.0)
     assert (ann["failure_rate_before"], ann["failure_rate_after"]) == (1.0, 0.0)
     assert (ann["attempts_before"], ann["attempts_after"]) == (2, 1)
-    # The deposit failing again after retrieval shows up as a failure after.
+    # The deposit failing again after retrieval shows up as a failure after. (A RunData indexes
+    # its events on first use, as read from a finished run: a changed run is a new RunData.)
+    run = hand_built_run()
     run.events[7]["success"] = False
     assert application(run, "ann")["failures_per_turn_after"] == 0.5
     # A lesson never retrieved is a failure lesson but not applied.
+    run = hand_built_run()
+    run.events[7]["success"] = False
     for event in run.events:
         event["meta"].pop("rag_hits", None)
     unretrieved = application(run, "ann")
@@ -170,13 +174,17 @@ def test_lesson_evidence_says_whether_the_failure_it_names_recurred():
         assert row["failures_named"] == ["genesis_escrow.deposit"]
         return row["failure_recurred"], row["failure_recurred_after_stored"]
 
-    run = hand_built_run()
-    assert ann(run) == (False, False)  # retrieved, and the deposit went through
-    run.events[7]["success"] = False
-    assert ann(run) == (True, True)
-    for event in run.events:  # never retrieved: no after-retrieval verdict, but it came back once stored
-        event["meta"].pop("rag_hits", None)
-    assert ann(run) == (None, True)
+    def failed_again(retrieved: bool) -> RunData:  # a new RunData: it indexes its events on first use
+        run = hand_built_run()
+        run.events[7]["success"] = False
+        for event in [] if retrieved else run.events:
+            event["meta"].pop("rag_hits", None)
+        return run
+
+    assert ann(hand_built_run()) == (False, False)  # retrieved, and the deposit went through
+    assert ann(failed_again(retrieved=True)) == (True, True)
+    # Never retrieved: no after-retrieval verdict, but it came back once stored.
+    assert ann(failed_again(retrieved=False)) == (None, True)
 
 
 def test_a_lesson_not_naming_the_failed_action_is_not_about_it():
