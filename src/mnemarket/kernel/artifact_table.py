@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sys
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator, MutableMapping, ValuesView
+from collections.abc import ItemsView, Iterable, Iterator, MutableMapping, ValuesView
 from typing import Any
 
 from mnemarket.kernel.artifact import Artifact
@@ -89,6 +89,9 @@ class ArtifactTable(MutableMapping[str, Artifact]):
     def values(self) -> ValuesView[Artifact]:
         return _Values(self)
 
+    def items(self) -> ItemsView[str, Artifact]:
+        return _Items(self)
+
     def scan(self) -> Iterator[Artifact]:
         """Every artifact, built one at a time and not kept (a full scan must not evict the hot ones)."""
         for artifact_id in self._packed:
@@ -106,6 +109,14 @@ class _Values(ValuesView[Artifact]):
 
     def __iter__(self) -> Iterator[Artifact]:
         return self._mapping.scan()
+
+
+class _Items(ItemsView[str, Artifact]):
+    _mapping: ArtifactTable
+
+    def __iter__(self) -> Iterator[tuple[str, Artifact]]:
+        for artifact_id in self._mapping:
+            yield artifact_id, self._mapping.peek(artifact_id)
 
 
 __all__ = ["FIELDS", "HOT_ARTIFACTS", "ArtifactTable"]

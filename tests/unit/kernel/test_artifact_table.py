@@ -29,6 +29,9 @@ def test_artifacts_read_back_equal_and_only_the_recent_stay_built():
     assert again.access.read == ["b2"] and again.metadata == {"tags": ["spice"], "price": 2.5}
     assert [a.id for a in table.values()] == [f"a1_note_{i}" for i in range(1, 40)]
     assert list(table._hot) == ["a1_note_37", "a1_note_38", "a1_note_39", "a1_note_1"]  # a scan evicts nothing
+    assert [(k, a.id) for k, a in table.items()][:2] == [("a1_note_1", "a1_note_1"), ("a1_note_2", "a1_note_2")]
+    assert dict(table.items())["a1_note_5"] == _note(5)
+    assert list(table._hot) == ["a1_note_37", "a1_note_38", "a1_note_39", "a1_note_1"]  # nor does items()
     table["a1_note_1"] = again.model_copy(update={"deleted": True, "version": 2})
     assert table["a1_note_1"].deleted and table["a1_note_1"].version == 2
     del table["a1_note_1"]
