@@ -52,6 +52,7 @@ from mnemarket.sim.scenario import (
     allowed_service,
     load_scenario,
 )
+from mnemarket.sim.threads import run_blas_threads
 from mnemarket.store import SqlMemoryPersistence, SqlWorldStore
 
 RUN = "run"  # world-state namespace of the runner's own progress markers
@@ -310,6 +311,10 @@ class Runner:
         return asyncio.run(self.run_async(progress))
 
     async def run_async(self, progress: Progress | None = None) -> RunStatus:
+        with run_blas_threads():  # searches must not fight the embedder for the cores (sim/threads.py)
+            return await self._run_sessions(progress)
+
+    async def _run_sessions(self, progress: Progress | None) -> RunStatus:
         world = self.world or self.setup()
         status = RunStatus(run_dir=self.run_dir, state="finished")
         heap = HeapTrimmer()
