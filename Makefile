@@ -19,9 +19,9 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(VENV)/bin/mnemarket demo
 
-# Static checks over src/ (config in pyproject.toml): ruff (lint) and mypy (types); zero findings.
+# Static checks (config in pyproject.toml): ruff over src, tests and benchmarks, mypy over src; zero findings.
 lint: $(STAMP)
-	$(PY) -m ruff check src
+	$(PY) -m ruff check src tests benchmarks
 	$(PY) -m mypy
 
 # Lint, then start a throwaway PostgreSQL when the machine has one (CI installs it) and run pytest.

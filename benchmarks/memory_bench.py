@@ -37,8 +37,8 @@ import time
 import numpy as np
 
 from mnemarket.memory import AnnConfig, MemoryStore, RetrievalWeights
-from mnemarket.memory.vector_index import UsearchVectorIndex
 from mnemarket.memory.scoring import combine, recency, top_k
+from mnemarket.memory.vector_index import UsearchVectorIndex
 from mnemarket.providers.embedding import Embedder
 
 DIM = 384

@@ -63,7 +63,8 @@ def generate(seed: int = 7, sessions: int = 10, turns: int = 150) -> EvalSet:
                 homes[a].append(add(f"{a} moved into a small room above the {place}.", a, session, turn, "home"))
             elif roll < 0.12 and a not in food_of:
                 food = FOODS[AGENTS.index(a)]
-                food_of[a] = add(f"Over supper {a} told {b} that nothing beats {food} on a cold evening.", a, session, turn, "chat", about=b)
+                food_of[a] = add(f"Over supper {a} told {b} that nothing beats {food} on a cold evening.",
+                                 a, session, turn, "chat", about=b)
             elif roll < 0.15 and a not in code_of:
                 code = f"{rng.randint(1000, 9999)}-{rng.choice('KQRXZ')}"
                 code_of[a] = add(f"{a} set the strongbox combination to {code} and told nobody.", a, session, turn, "secret")
@@ -76,7 +77,8 @@ def generate(seed: int = 7, sessions: int = 10, turns: int = 150) -> EvalSet:
                 fights[a].append(add(f"{a} argued bitterly with {b} about {topic}.", a, session, turn, "conflict", about=b))
                 fight_partners[a].add(b)
             elif roll < 0.65:
-                add(f"{a} greeted {b} near the {rng.choice(PLACES)} and talked about {rng.choice(WEATHER)}.", a, session, turn, "chat", about=b)
+                add(f"{a} greeted {b} near the {rng.choice(PLACES)} and talked about {rng.choice(WEATHER)}.",
+                    a, session, turn, "chat", about=b)
             else:
                 add(f"{a} walked past the {rng.choice(PLACES)} under {rng.choice(WEATHER)}.", a, session, turn, "walk")
 

@@ -162,7 +162,8 @@ def main() -> None:
             print_table(totals, by_type, names)
             recall10["locomo"] = {name: float(np.mean(v["recall@10"])) for name, v in totals.items()}
     if len(recall10) == 2:
-        print("\n## Choosing the defaults: recall@10 on both sets\n\n| config | generated | LoCoMo dev | mean |\n|---|---|---|---|")
+        print("\n## Choosing the defaults: recall@10 on both sets\n\n"
+              "| config | generated | LoCoMo dev | mean |\n|---|---|---|---|")
         for name, _, _ in RELEVANCE_CONFIGS + [("store default", "", None)]:
             g, r = recall10["generated"][name], recall10["locomo"][name]
             print(f"| {name} | {g:.3f} | {r:.3f} | {(g + r) / 2:.3f} |")

@@ -70,7 +70,7 @@ def bench_free(threads: int | None) -> dict[str, float]:
 def bench_demo(threads: int | None) -> dict[str, float]:
     """The demo scenario through the runner and agents, every decision on the local model."""
     from mnemarket.providers.local_llm import GemmaLocalLLM
-    from mnemarket.sim.runner import RunOptions, Runner
+    from mnemarket.sim.runner import Runner, RunOptions
 
     llm = GemmaLocalLLM(threads=threads)  # the runner's "local" model is this same loaded context
     llm._model.engine()  # build the token-mask tokenizer outside the timed decisions
@@ -132,7 +132,8 @@ def bench_repack(threads: int | None, rounds: int = 2) -> dict[str, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--threads", type=int, default=None, help="threads for onnxruntime and llama.cpp (default: library choice)")
+    parser.add_argument("--threads", type=int, default=None,
+                        help="threads for onnxruntime and llama.cpp (default: library choice)")
     parser.add_argument("--json", action="store_true", help="end with one line of JSON")
     parser.add_argument("--skip-embeddings", action="store_true")
     parser.add_argument("--repack", action="store_true",

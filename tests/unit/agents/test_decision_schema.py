@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from mnemarket.agents.decision import FIELDS_BY_ACTION, DECISION_FORMAT, decision_schema, to_action_payload
+from mnemarket.agents.decision import DECISION_FORMAT, FIELDS_BY_ACTION, decision_schema, to_action_payload
 from mnemarket.kernel import ACTION_TYPES, parse_action
 from mnemarket.providers.structured import tight_json_schema
 
@@ -122,7 +122,7 @@ def _max_lengths(node):
 
 def _demo_world_schema(tmp_path):
     from mnemarket.agents.decision import decision_for
-    from mnemarket.sim.runner import RunOptions, Runner
+    from mnemarket.sim.runner import Runner, RunOptions
 
     root = Path(__file__).resolve().parents[3]
     runner = Runner.create(root / "config" / "demo.yaml", tmp_path / "run", RunOptions(model="scripted", turns=1))

@@ -7,7 +7,6 @@ from mnemarket.agents.trail import WINDOW, Trail
 from mnemarket.genesis import turn_record
 from mnemarket.genesis.event_text import describe_event as _describe_event
 from mnemarket.kernel import AccessPolicy, Artifact, World
-from mnemarket.memory import MemoryStore
 from mnemarket.store import SqlWorldStore
 from tests.unit.agents.helpers import make_agent, run_turn, turn_of
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from mnemarket.agents.context import Section, assemble
 from mnemarket.agents.config import BudgetConfig, WorkflowConfig, WorkflowStep
+from mnemarket.agents.context import Section, assemble
 from mnemarket.kernel import ErrorCode
 
 from .helpers import make_agent, run_turn
@@ -50,7 +50,8 @@ def test_loop_breaker_warns_then_forces_a_step_change():
         levels.append(plan.loop.level)
         steps.append(plan.step)
         prompts.append(plan.context.user)
-        agent.apply(plan, agent.llm.generate(plan.messages, schema=__import__("mnemarket.agents", fromlist=["Decision"]).Decision))
+        decision_model = __import__("mnemarket.agents", fromlist=["Decision"]).Decision
+        agent.apply(plan, agent.llm.generate(plan.messages, schema=decision_model))
     assert levels[:4] == [0, 0, 1, 2]
     assert "WARNING: you are going in circles" in prompts[2]
     assert "Do NOT repeat it" in prompts[3]

@@ -5,7 +5,14 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from mnemarket.kernel import (
-    ActionFailure, ErrorCode, Invokable, InvokeContext, MethodOutcome, MethodSpec, NoArgs, World,
+    ActionFailure,
+    ErrorCode,
+    Invokable,
+    InvokeContext,
+    MethodOutcome,
+    MethodSpec,
+    NoArgs,
+    World,
 )
 
 

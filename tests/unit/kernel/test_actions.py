@@ -5,8 +5,18 @@ from __future__ import annotations
 import pytest
 
 from mnemarket.kernel import (
-    AccessPolicy, DeleteArtifact, EditArtifact, ErrorCode, InvokeArtifact, Noop, QueryKernel,
-    ReadArtifact, Transfer, World, WriteArtifact, parse_action,
+    AccessPolicy,
+    DeleteArtifact,
+    EditArtifact,
+    ErrorCode,
+    InvokeArtifact,
+    Noop,
+    QueryKernel,
+    ReadArtifact,
+    Transfer,
+    World,
+    WriteArtifact,
+    parse_action,
 )
 
 from .helpers import make_world

@@ -6,7 +6,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mnemarket.kernel import (
-    AccessPolicy, DeleteArtifact, EditArtifact, InvokeArtifact, Noop, ReadArtifact, Transfer, WriteArtifact,
+    AccessPolicy,
+    DeleteArtifact,
+    EditArtifact,
+    InvokeArtifact,
+    Noop,
+    ReadArtifact,
+    Transfer,
+    WriteArtifact,
 )
 
 from .helpers import make_world

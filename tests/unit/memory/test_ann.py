@@ -68,7 +68,8 @@ def test_index_is_saved_and_reopened_not_rebuilt(tmp_path, monkeypatch):
 
     added: list[int] = []
     original = UsearchVectorIndex.add
-    monkeypatch.setattr(UsearchVectorIndex, "add", lambda self, keys, vectors: (added.append(len(keys)), original(self, keys, vectors))[1])
+    monkeypatch.setattr(UsearchVectorIndex, "add",
+                        lambda self, keys, vectors: (added.append(len(keys)), original(self, keys, vectors))[1])
     reopened = MemoryStore(embedder, path, index="approximate", ann=SMALL_ANN)
     hits = reopened.search("late addition about saffron", k=1, mode="dense", touch=False)
     assert hits[0].text == "late addition about saffron"

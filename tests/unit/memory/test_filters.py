@@ -12,8 +12,10 @@ from mnemarket.memory import MemoryStore
 def store(embedder) -> MemoryStore:
     store = MemoryStore(embedder)
     store.add_many([
-        {"text": "alice saw a fox", "metadata": {"agent": "alice", "turn": 1, "category": "nature", "tags": ["fox", "forest"], "about": "fox"}},
-        {"text": "alice traded apples", "kind": "dialogue", "metadata": {"agent": "alice", "turn": 4, "category": "trade", "tags": ["apples"], "speaker": "bob"}},
+        {"text": "alice saw a fox",
+         "metadata": {"agent": "alice", "turn": 1, "category": "nature", "tags": ["fox", "forest"], "about": "fox"}},
+        {"text": "alice traded apples", "kind": "dialogue",
+         "metadata": {"agent": "alice", "turn": 4, "category": "trade", "tags": ["apples"], "speaker": "bob"}},
         {"text": "bob reflects on trade", "kind": "reflection", "tier": "long_term", "importance": 0.9,
          "metadata": {"agent": "bob", "turn": 6, "category": "trade", "about": "alice", "location": "market"}},
         {"text": "bob saw a fox too", "metadata": {"agent": "bob", "turn": 9, "tags": ["fox"], "mood": {"calm": True}}},

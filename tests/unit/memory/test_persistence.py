@@ -83,7 +83,10 @@ def test_many_stores_share_one_database(database, embedder):
     bob = MemoryStore(embedder, persistence=SqlMemoryPersistence(engine), store_id=f"{store_id}-bob")
     alice.add("alice private note")
     bob.add_many(["bob note 1", "bob note 2"])
-    assert (len(MemoryStore(embedder, persistence=SqlMemoryPersistence(engine), store_id=f"{store_id}-alice")), len(MemoryStore(embedder, persistence=SqlMemoryPersistence(engine), store_id=f"{store_id}-bob"))) == (1, 2)
+
+    def reopened(suffix: str) -> int:
+        return len(MemoryStore(embedder, persistence=SqlMemoryPersistence(engine), store_id=f"{store_id}-{suffix}"))
+    assert (reopened("alice"), reopened("bob")) == (1, 2)
     assert alice.get("m0").text == "alice private note" and bob.get("m0").text == "bob note 1"
     with engine.begin() as conn:
         memory_repo.delete_store(conn, f"{store_id}-alice")
@@ -127,7 +130,8 @@ def test_reopened_store_reads_deferred_fields_correctly_on_every_path(open_store
     """Text and list fields stay in the database after a reopen until needed; every path that
     needs them (hits, get, records, updates, deletes, compaction, BM25) sees the stored values."""
     store = open_store()
-    ids = store.add_many([{"text": f"note {i} about the {'river' if i % 3 else 'vault'}", "source_ids": [f"s{i}"] if i % 2 else [],
+    ids = store.add_many([{"text": f"note {i} about the {'river' if i % 3 else 'vault'}",
+                           "source_ids": [f"s{i}"] if i % 2 else [],
                            "questions_addressed": ["where?"] if i == 4 else [], "metadata": {"agent": f"a{i % 2}"},
                            "created": float(i)}
                           for i in range(2500)])  # more than row_values.BULK_FETCH: both read paths run

@@ -79,7 +79,8 @@ def test_update_fields_and_text(embedder):
     store.update(rid, importance=90, importance_scale="0-100", tier="long_term", reinforced_by=[other],
                  archived=False, kind="lesson")
     record = store.get(rid)
-    assert (record.importance, record.tier, record.reinforced_by, record.kind) == (pytest.approx(0.9), "long_term", [other], "lesson")
+    assert (record.importance, record.tier, record.reinforced_by, record.kind) == (
+        pytest.approx(0.9), "long_term", [other], "lesson")
     store.update(rid, text="the bridge collapsed")
     assert store.get(rid).text == "the bridge collapsed"
     assert [h.id for h in store.search("collapsed", mode="lexical")] == [rid]

@@ -6,8 +6,8 @@ import pytest
 from pydantic import BaseModel, Field
 
 from mnemarket.providers import Message
-from mnemarket.providers.structured import tight_json_schema
 from mnemarket.providers.local_llm import gemma_prompt, llama_grammar_text
+from mnemarket.providers.structured import tight_json_schema
 
 
 class Move(BaseModel):

@@ -37,7 +37,8 @@ def test_chat_with_schema_through_the_registry_string():
 
 
 def test_retries_on_429_and_prices_when_given():
-    replies = [FakeResponse(429, {"error": "rate"}, headers={"Retry-After": "0"}), FakeResponse(body=openai_chat_body("ok", 1000, 1000))]
+    replies = [FakeResponse(429, {"error": "rate"}, headers={"Retry-After": "0"}),
+               FakeResponse(body=openai_chat_body("ok", 1000, 1000))]
     prices = PriceTable(prices={"m": ModelPrice(input_per_million=1.0, output_per_million=3.0)})
     with FakeServer(openai_api(lambda r: replies.pop(0))) as server:
         result = OpenAICompatLLM(f"{server.url}/v1", "m", prices=prices, **FAST).generate([{"role": "user", "content": "x"}])

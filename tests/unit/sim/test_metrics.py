@@ -8,8 +8,24 @@ import numpy as np
 import pytest
 
 from mnemarket.sim.metrics import (
-    RunData, aggregate_groups, application, cell_metrics, costs, duplicate_flags, duplicate_sources, economy, is_generic, lesson_evidence,
-    lesson_quality, lessons, load_run, mentions, retrieval_relevance, specific_items, specificity, uptake,
+    RunData,
+    aggregate_groups,
+    application,
+    cell_metrics,
+    costs,
+    duplicate_flags,
+    duplicate_sources,
+    economy,
+    is_generic,
+    lesson_evidence,
+    lesson_quality,
+    lessons,
+    load_run,
+    mentions,
+    retrieval_relevance,
+    specific_items,
+    specificity,
+    uptake,
 )
 
 LESSON = "LESSON: genesis_escrow.deposit fails unless access.authorized_writer is genesis_escrow"

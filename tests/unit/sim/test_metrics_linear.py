@@ -17,7 +17,15 @@ import pytest
 from mnemarket.genesis.event_text import describe_event
 from mnemarket.genesis.run_record import succeeded
 from mnemarket.sim.metrics import (
-    RunData, application, first_retrievals, is_turn, lesson_evidence, lessons, mentions, signature, situations,
+    RunData,
+    application,
+    first_retrievals,
+    is_turn,
+    lesson_evidence,
+    lessons,
+    mentions,
+    signature,
+    situations,
     vocabulary,
 )
 

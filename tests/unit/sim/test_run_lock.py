@@ -10,7 +10,7 @@ import pytest
 
 from mnemarket.errors import ConfigError
 from mnemarket.sim.run_lock import LOCK_FILE, RunLock
-from mnemarket.sim.runner import RunOptions, Runner
+from mnemarket.sim.runner import Runner, RunOptions
 
 ROOT = Path(__file__).resolve().parents[3]
 HOLD = "import sys,time; from pathlib import Path; from mnemarket.sim.run_lock import RunLock; " \

@@ -237,7 +237,7 @@ def test_flood_damage_claims_and_costs_follow_the_money_rule(flood_run):
     assert any(y["severity"] != "none" for y in years)
     burned = claims = 0
     for year in years:
-        for who, h in year["households"].items():
+        for _who, h in year["households"].items():
             assert h["damage"] == damage_for(options.base_damage[year["severity"]], elevated=h["elevated"],
                                              relocated=h["relocated"], elevated_factor=options.elevated_factor)
             assert 0 <= h["burned"] <= h["damage"]
@@ -262,7 +262,7 @@ def test_flood_memory_has_tiers_consolidation_and_a_recall_audit(flood_run):
         rows = _memories(flood_run, f"{household}_episodic")
         tiers = Counter((tier, bool(archived)) for _, _, tier, _, archived in rows)
         assert tiers[("episodic", False)] > 0 and tiers[("working", False)] > 0
-        for _, text, tier, importance, archived in rows:
+        for _, text, tier, importance, _archived in rows:
             if tier == "working":
                 assert importance < 0.7, text  # year-end consolidation moved everything important
             if "major flood;" in text:

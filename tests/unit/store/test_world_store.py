@@ -39,7 +39,7 @@ def test_reopened_world_is_identical(engine_factory):
 def test_batch_commits_together_and_survives_reopen(engine_factory):
     world = make_world(SqlWorldStore(engine=engine_factory()))
     with world.batch(max_actions=7):
-        for i in range(20):
+        for _i in range(20):
             world.execute("alice", Transfer(to="bob", amount=1))
     reopened = make_world(SqlWorldStore(engine=engine_factory()))
     assert reopened.balances["bob"] == 70 and reopened.event_count == 20
