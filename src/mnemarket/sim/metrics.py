@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import re
 from bisect import bisect_left
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -90,13 +90,19 @@ class RunData:
         """The agent's logged turn contexts, in log order."""
         return self._group("contexts", self.contexts, "agent").get(agent_id, [])
 
+    def derived(self, key: Any, build: Callable[[], Any]) -> Any:
+        """``build()``'s value, built on first use and kept (see ``_derived``)."""
+        if key not in self._derived:
+            self._derived[key] = build()
+        return self._derived[key]
+
     def _group(self, name: str, records: list[dict[str, Any]], key: str) -> dict[Any, list[dict[str, Any]]]:
-        groups = self._derived.get(name)
-        if groups is None:
-            groups = self._derived[name] = {}
+        def build() -> dict[Any, list[dict[str, Any]]]:
+            groups: dict[Any, list[dict[str, Any]]] = {}
             for record in records:
                 groups.setdefault(record.get(key), []).append(record)
-        return groups
+            return groups
+        return self.derived(name, build)
 
     def step_prompt(self, agent_id: str, step: str) -> str:
         agent = next(a for a in self.agents if a["id"] == agent_id)
@@ -196,6 +202,13 @@ def _finder(vocab: Vocabulary) -> NameFinder:
     return vocab if isinstance(vocab, NameFinder) else NameFinder(vocab)
 
 
+def _names(run: RunData, vocab: Vocabulary | None) -> NameFinder:
+    """The names a metric matches: ``vocab`` when given, else the run's own (built once per run)."""
+    if vocab is None:
+        return run.derived("names", lambda: NameFinder(vocabulary(run)))
+    return _finder(vocab)
+
+
 def specific_items(text: str, vocab: Vocabulary = ()) -> set[str]:
     """Named artifacts/methods (vocabulary words or identifier-shaped names), numbers, condition words."""
     items = {f"id:{m.group(0).lower()}" for m in IDENTIFIER.finditer(text)}
@@ -244,7 +257,7 @@ def lesson_quality(run: RunData, agent: str, embedder: Any = None,
                    vocab: Vocabulary | None = None) -> dict[str, Any]:
     """Lessons stored, duplicate rate, generic rate, mean specificity of one agent's lessons."""
     mine = lessons(run, agent)
-    vocab = _finder(vocabulary(run) if vocab is None else vocab)
+    vocab = _names(run, vocab)
     texts = [lesson.text for lesson in mine]
     duplicates = duplicate_flags(texts, embedder)
     n = len(mine)
@@ -353,10 +366,7 @@ class _Failures:
 
 
 def _failures(run: RunData, agent: str) -> _Failures:
-    index = run._derived.get(("failures", agent))
-    if index is None:
-        index = run._derived[("failures", agent)] = _Failures([e for e, _ in _turns(run, agent)])
-    return index
+    return run.derived(("failures", agent), lambda: _Failures([e for e, _ in _turns(run, agent)]))
 
 
 def application(run: RunData, agent: str) -> dict[str, Any]:
@@ -407,7 +417,7 @@ def lesson_evidence(run: RunData, embedder: Any = None, vocab: Vocabulary | None
     turn, rank, score) and, for a lesson about a failure, whether that failure recurred after the
     lesson was first retrieved (`failure_recurred`) and after it was stored, shown or not
     (`failure_recurred_after_stored`: a kept lesson that memory never surfaces does not help)."""
-    vocab = _finder(vocabulary(run) if vocab is None else vocab)
+    vocab = _names(run, vocab)
     everything = lessons(run)
     # Duplicates are judged among each agent's own lessons, as the duplicate rate counts them.
     duplicate_of: dict[int, str] = {}
@@ -454,7 +464,7 @@ def situations(run: RunData, agent: str, vocab: Vocabulary | None = None) -> lis
     The situation is the step prompt plus the agent's previous action and its result: what the
     agent faces, independent of the RAG query that produced the hits.
     """
-    names = _finder(vocabulary(run) if vocab is None else vocab)
+    names = _names(run, vocab)
     history = [e for e, _ in _turns(run, agent)]
     keys = [(e["meta"]["session"], e["meta"]["turn"]) for e in history]
     in_order = all(a <= b for a, b in zip(keys, keys[1:]))
@@ -496,7 +506,7 @@ def retrieval_relevance(run: RunData, agent: str, embedder: Any = None,
     one of the situation's artifacts/methods. Scoring relevance by cosine alone would favour a
     dense retriever, the very thing the default no longer is.
     """
-    names = _finder(vocabulary(run) if vocab is None else vocab)
+    names = _names(run, vocab)
     items = situations(run, agent, names)
     hits = [(i, text) for i, (_, texts, _) in enumerate(items) for text in texts]
     if not hits:
@@ -555,7 +565,7 @@ def costs(run: RunData, agent: str) -> dict[str, Any]:
 # -- per agent, per cell, per group ---------------------------------------------------------------------------
 
 def agent_metrics(run: RunData, agent: str, embedder: Any = None, vocab: Vocabulary | None = None) -> dict[str, Any]:
-    names = _finder(vocabulary(run) if vocab is None else vocab)
+    names = _names(run, vocab)
     return (lesson_quality(run, agent, embedder, names) | uptake(run, agent) | application(run, agent)
             | retrieval_relevance(run, agent, embedder, names) | economy(run, agent) | costs(run, agent))
 
@@ -569,8 +579,8 @@ POOLED = {  # cell rate -> (numerator, denominator) summed over agents
 
 def cell_metrics(run: RunData, embedder: Any = None) -> dict[str, Any]:
     """Per-agent metrics and the cell's totals (counts summed, rates pooled over agents)."""
-    vocab = NameFinder(vocabulary(run))  # built once: every lesson and situation is matched against it
-    agents = {agent: agent_metrics(run, agent, embedder, vocab) for agent in run.agent_ids()}
+    names = _names(run, None)  # the run's names, found once and shared by every metric below
+    agents = {agent: agent_metrics(run, agent, embedder, names) for agent in run.agent_ids()}
     rows = list(agents.values())
 
     def total(key: str) -> float:
@@ -593,7 +603,7 @@ def cell_metrics(run: RunData, embedder: Any = None) -> dict[str, Any]:
         "lessons_by_action": total("lessons_by_action"),
         "lessons_migrated": total("lessons_migrated"),
         **{key: _rate(total(num), total(den)) for key, (num, den) in POOLED.items()},
-        "specificity_mean": round(float(np.mean([specificity(t, vocab) for t in texts])), 3) if texts else None,
+        "specificity_mean": round(float(np.mean([specificity(t, names) for t in texts])), 3) if texts else None,
         "lesson_retrievals": total("lesson_retrievals"),
         **app,
         "relevance_hybrid": _weighted(hybrid),
@@ -615,7 +625,7 @@ def cell_metrics(run: RunData, embedder: Any = None) -> dict[str, Any]:
         "loop_breaker_triggers": total("loop_breaker_triggers"),
         "supply_ok": run.summary.get("supply_ok"),
     }
-    return {"cell": cell, "agents": agents, "lessons": lesson_evidence(run, embedder, vocab),
+    return {"cell": cell, "agents": agents, "lessons": lesson_evidence(run, embedder, names),
             "sessions": session_curve(run)}
 
 
