@@ -6,9 +6,9 @@ is cut into pieces (lines and sentences) and each piece is written once to `cont
 (one JSON string a line; its line number is its id); the record names its pieces by id, runs of
 consecutive ids as ``a-b``. `read_contexts` gives back the records exactly as they were logged,
 so the metrics and the report read them as before; it streams the log and can rebuild only the
-fields a reader needs, so reading a long run's log does not hold its prompts all at once. Pieces
-seen recently are remembered in a bounded table (an evicted piece is simply written again), so
-memory stays flat over a long run.
+fields a reader needs, so reading a long run's log does not hold its prompts all at once; it
+reads pieces from the file by offset as it needs them. Pieces seen recently are remembered in a
+bounded table (an evicted piece is simply written again), so memory stays flat over a long run.
 A record is written after its pieces, so a run killed in between leaves only unused pieces.
 """
 
@@ -17,12 +17,14 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from array import array
 from collections import OrderedDict
-from collections.abc import Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from mnemarket.kernel.events import decode_part
+from mnemarket.sim.json_records import SharedDecoder
 
 CONTEXTS = "contexts.jsonl"
 PARTS = "contexts.parts.jsonl"
@@ -31,6 +33,10 @@ KNOWN_PIECES = 4_096
 """Pieces remembered for reuse (about 0.5 MB of digests); older ones are written again if they recur."""
 LOST_TEXT = "[text lost: contexts.parts.jsonl is damaged]"
 """What a read gives for a text whose pieces are missing or whose reference is garbled."""
+RECENT_PIECES = 4_096
+"""Pieces a read keeps at hand: the lines every prompt shares are read from the file once."""
+SHARED_HIT_TEXTS = 4_096
+"""Retrieved texts a read keeps, by reference, to hand back the same string each time one recurs."""
 _MIN_CHARS = 48  # shorter strings stay in the record
 _PIECES = re.compile(r"(?<=\n)|(?<=\. )|(?<=\}, )|(?<=, )(?=\")")  # lines, sentences, JSON members
 
@@ -116,8 +122,9 @@ def newest_contexts(run_dir: str | Path, limit: int) -> tuple[list[dict[str, Any
 _IDENTITY = ("agent", "session", "turn", "step")
 
 
-def _records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(index, record) for each complete record line, read line by line."""
+def _records(path: Path, decode: Callable[[str], dict[str, Any]] = decode_part) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(index, record) for each complete record line, read line by line (keys interned, by default:
+    every record repeats the same few)."""
     if not path.exists():
         return
     index = 0
@@ -126,7 +133,7 @@ def _records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             if not line.strip():
                 continue
             try:
-                record = decode_part(line)  # keys interned: every record repeats the same few
+                record = decode(line)
             except ValueError:  # the unfinished last line of a killed run
                 continue
             yield index, record
@@ -146,29 +153,64 @@ def _kept(path: Path) -> list[int]:
 
 def _decoded(run_dir: Path, kept: Sequence[int], fields: Collection[str] | None) -> Iterator[dict[str, Any]]:
     wanted = set(kept)
-    parts: list[str] | None = None
-    for index, record in _records(run_dir / CONTEXTS):
-        if index not in wanted:
-            continue
-        if fields is not None:
-            record = {name: value for name, value in record.items() if name in fields or name in _IDENTITY}
-        if parts is None and _has_refs(record):
-            parts = _read_parts(run_dir / PARTS)
-        yield _decode(record, parts) if parts is not None else record
+    parts: _Pieces | None = None
+    # The same few memories come back turn after turn (a 6 x 2,000 run: ~60,000 hits of ~300
+    # texts): a reader that keeps the records would otherwise hold a copy of a text per hit.
+    hit_texts: OrderedDict[str, str] = OrderedDict()
+    try:
+        for index, record in _records(run_dir / CONTEXTS, SharedDecoder().decode):  # records kept: share values
+            if index not in wanted:
+                continue
+            if fields is not None:
+                record = {name: value for name, value in record.items() if name in fields or name in _IDENTITY}
+            if parts is None and _has_refs(record):
+                parts = _Pieces(run_dir / PARTS)
+            yield _decode(record, parts, hit_texts) if parts is not None else record
+    finally:
+        if parts is not None:
+            parts.close()
 
 
-def _read_parts(path: Path) -> list[str]:
-    """The pieces, by id (line number); an unfinished last line (a killed write) is left out."""
-    parts: list[str] = []
-    if not path.exists():
-        return parts
-    with path.open(encoding="utf-8") as handle:
-        for line in handle:
-            try:
-                parts.append(json.loads(line))
-            except json.JSONDecodeError:
+class _Pieces:
+    """The pieces file, read a piece at a time by id (line number).
+
+    Only each line's offset is held (8 bytes a piece; the pieces themselves grow with a run: ~0.36
+    KB an agent-turn on disk), with the pieces read recently: a prompt's lines recur record after
+    record. An unfinished last line (a killed write) is left out; a piece that is missing or not a
+    JSON string raises IndexError or ValueError, which a read turns into `LOST_TEXT`.
+    """
+
+    def __init__(self, path: Path):
+        self._file = path.open("rb") if path.exists() else None
+        self._ends = array("q")
+        end = 0
+        for line in self._file or ():
+            if not line.endswith(b"\n"):
                 break
-    return parts
+            end += len(line)
+            self._ends.append(end)
+        self._recent: OrderedDict[int, str] = OrderedDict()
+
+    def __getitem__(self, piece_id: int) -> str:
+        piece = self._recent.get(piece_id)
+        if piece is not None:
+            self._recent.move_to_end(piece_id)
+            return piece
+        if self._file is None or not 0 <= piece_id < len(self._ends):
+            raise IndexError(piece_id)
+        start = self._ends[piece_id - 1] if piece_id else 0
+        self._file.seek(start)
+        piece = json.loads(self._file.read(self._ends[piece_id] - start))
+        if not isinstance(piece, str):
+            raise ValueError(f"piece {piece_id} is not a string")
+        self._recent[piece_id] = piece
+        if len(self._recent) > RECENT_PIECES:
+            self._recent.popitem(last=False)
+        return piece
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
 
 
 def _has_refs(record: dict[str, Any]) -> bool:
@@ -176,8 +218,8 @@ def _has_refs(record: dict[str, Any]) -> bool:
             or any(isinstance(h, dict) and isinstance(h.get("text"), dict) for h in record.get("rag_hits") or ()))
 
 
-def _decode(record: dict[str, Any], parts: list[str]) -> dict[str, Any]:
-    """The record with its texts rebuilt from the pieces."""
+def _decode(record: dict[str, Any], parts: _Pieces, hit_texts: OrderedDict[str, str]) -> dict[str, Any]:
+    """The record with its texts rebuilt from the pieces (retrieved texts shared through ``hit_texts``)."""
     def text(value: Any) -> Any:
         if not (isinstance(value, dict) and "$" in value):
             return value
@@ -185,6 +227,19 @@ def _decode(record: dict[str, Any], parts: list[str]) -> dict[str, Any]:
             return "".join(parts[i] for i in _ids(str(value["$"])))
         except (ValueError, IndexError):  # a damaged record or pieces file: say so, read on
             return LOST_TEXT
+
+    def hit_text(value: Any) -> Any:
+        if not (isinstance(value, dict) and isinstance(value.get("$"), str)):
+            return text(value)
+        ref = value["$"]
+        shared = hit_texts.get(ref)
+        if shared is None:
+            shared = hit_texts[ref] = text(value)
+            if len(hit_texts) > SHARED_HIT_TEXTS:
+                hit_texts.popitem(last=False)
+        else:
+            hit_texts.move_to_end(ref)
+        return shared
 
     out = dict(record)
     for name in TEXT_FIELDS:
@@ -196,7 +251,7 @@ def _decode(record: dict[str, Any], parts: list[str]) -> dict[str, Any]:
         except ValueError:
             out["sections"] = []
     if isinstance(out.get("rag_hits"), list):
-        out["rag_hits"] = [{**h, "text": text(h.get("text"))} for h in out["rag_hits"] if isinstance(h, dict)]
+        out["rag_hits"] = [{**h, "text": hit_text(h.get("text"))} for h in out["rag_hits"] if isinstance(h, dict)]
     return out
 
 

@@ -26,10 +26,10 @@ from mnemarket.genesis import LONGTERM_STORE_TEMPLATE, TurnRecord, is_lesson, is
 from mnemarket.genesis.event_text import action_signature as signature
 from mnemarket.genesis.event_text import describe_event
 from mnemarket.genesis.run_record import succeeded
-from mnemarket.kernel.events import decode_part
 from mnemarket.memory import DEFAULT_WEIGHTS, normalise_text
 from mnemarket.memory.lexical import tokenize
 from mnemarket.sim.context_log import read_contexts
+from mnemarket.sim.json_records import SharedDecoder
 from mnemarket.sim.name_finder import NameFinder
 
 DUPLICATE_COSINE = 0.92
@@ -111,16 +111,17 @@ class RunData:
 
 
 def _jsonl(path: Path) -> list[dict[str, Any]]:
-    """The records of a JSON-lines file, read line by line, keys interned: a long run's events
-    share a few dozen keys, which `json.loads` would copy into every record. Lines that are not
-    a JSON object are left out."""
+    """The records of a JSON-lines file, read line by line, keys and short values shared
+    (`SharedDecoder`): a long run's events repeat them, and `json.loads` would copy them into
+    every record. Lines that are not a JSON object are left out."""
     if not path.exists():
         return []
     records = []
+    decoder = SharedDecoder()
     with path.open(encoding="utf-8") as handle:
         for line in handle:
             try:
-                records.append(decode_part(line))
+                records.append(decoder.decode(line))
             except ValueError:  # a blank line, or one cut by a kill while the file was written
                 continue
     return records

@@ -2,8 +2,9 @@
 
 Sections: overview (status, supply check), scrip balances over time, memory growth per agent,
 trades, lessons stored and migrated, the action timeline, each agent's memory, per-agent figures.
-Charts are computed from all of the ledger and every memory record and sampled to a few hundred
-ticks; long tables keep the newest rows and say how many they leave out. The page has no script
+Charts are computed from all of the ledger and every memory record's creation tick and sampled to
+a few hundred ticks; long tables keep the newest rows and say how many they leave out (only those
+records are built). The page has no script
 and a Content-Security-Policy that allows neither scripts nor network loads. This module builds
 plain data (strings, numbers, `html_templates` tables, `report_charts` geometry); all markup is in
 templates/report.html.j2, rendered with autoescape, so every piece of agent-written text is escaped.
@@ -23,7 +24,7 @@ from mnemarket.genesis import MEMORY_ID, Genesis, episodic_store_id, is_migratio
 from mnemarket.genesis.bounties import BOUNTY_ID
 from mnemarket.genesis.event_text import clip, describe_event
 from mnemarket.kernel import Event, LedgerEntry, World
-from mnemarket.memory import MemoryRecord
+from mnemarket.memory import MemoryRecord, MemoryStore
 from mnemarket.sim.context_log import newest_contexts
 from mnemarket.sim.html_templates import Action, Cell, Column, Outcome, Table, render
 from mnemarket.sim.inspect import memory_stores
@@ -345,27 +346,45 @@ def _timeline(events: _EventDigest) -> dict[str, Any]:
 
 
 # -- memory --------------------------------------------------------------------------------------------
-class _AgentMemory:
-    """Each agent's memory-store records: the long-term stores it owns and its episodic stream."""
+@dataclass
+class _StoreRecords:
+    """A memory store as the report shows it: every record's creation tick (for the growth chart)
+    and only the newest records built (for the tables): a long run's stores hold thousands."""
 
-    def __init__(self, agents: Sequence[str], longterm: dict[str, dict[str, list[MemoryRecord]]],
-                 episodic: dict[str, list[MemoryRecord]], available: bool):
+    created: np.ndarray
+    """Creation ticks of all records (archived ones too), oldest record first."""
+    newest: list[MemoryRecord]
+    """The newest records by creation tick, up to the limit asked for, oldest first."""
+
+    @classmethod
+    def read(cls, store: MemoryStore, limit: int) -> _StoreRecords:
+        ids, columns = store.arrays(fields=("created",))
+        created = columns["created"]
+        order = np.argsort(created, kind="stable")  # ties keep store order, as sorting records did
+        return cls(created, [store.get(ids[row]) for row in order[max(len(order) - limit, 0):].tolist()])
+
+
+class _AgentMemory:
+    """Each agent's memory stores: the long-term stores it owns and its episodic stream."""
+
+    def __init__(self, agents: Sequence[str], longterm: dict[str, dict[str, _StoreRecords]],
+                 episodic: dict[str, _StoreRecords], available: bool):
         self.agents, self.longterm, self.episodic, self.available = agents, longterm, episodic, available
 
     @classmethod
     def load(cls, world: World, genesis: Genesis | None, agents: Sequence[str]) -> _AgentMemory:
-        longterm: dict[str, dict[str, list[MemoryRecord]]] = {a: {} for a in agents}
-        episodic: dict[str, list[MemoryRecord]] = {}
+        longterm: dict[str, dict[str, _StoreRecords]] = {a: {} for a in agents}
+        episodic: dict[str, _StoreRecords] = {}
         if genesis is None:
             return cls(agents, longterm, episodic, available=False)
         for artifact in memory_stores(world):
             if artifact.owner not in longterm:
                 continue
-            records = sorted(genesis.memory.store(artifact.id).records(), key=lambda r: r.created)
+            store = genesis.memory.store(artifact.id)
             if artifact.id == episodic_store_id(artifact.owner):
-                episodic[artifact.owner] = records
+                episodic[artifact.owner] = _StoreRecords.read(store, EPISODIC_LIMIT)
             else:
-                longterm[artifact.owner][artifact.id] = records
+                longterm[artifact.owner][artifact.id] = _StoreRecords.read(store, LONGTERM_LIMIT)
         return cls(agents, longterm, episodic, available=True)
 
     def growth(self, grid: np.ndarray, *, episodic: bool) -> dict[str, Series]:
@@ -373,9 +392,9 @@ class _AgentMemory:
         out: dict[str, Series] = {}
         for agent in self.agents:
             if episodic and agent in self.episodic:
-                created = [r.created for r in self.episodic[agent]]
+                created = self.episodic[agent].created
             elif not episodic and self.longterm[agent]:
-                created = [r.created for records in self.longterm[agent].values() for r in records]
+                created = np.concatenate([store.created for store in self.longterm[agent].values()])
             else:
                 continue
             out[agent] = (grid, cumulative_counts(created, grid))
@@ -386,13 +405,14 @@ class _AgentMemory:
         agents = []
         for agent in self.agents:
             stores = []
-            for store_id, records in self.longterm[agent].items():
-                shown, omitted = _newest(records, LONGTERM_LIMIT, f"entries of {store_id}")
-                stores.append({"id": store_id, "count": len(records), "omitted": omitted, "table": _records_table(shown)})
-            stream = self.episodic.get(agent, [])
-            recent = stream[-EPISODIC_LIMIT:]
-            agents.append({"name": agent, "longterm": sum(len(r) for r in self.longterm[agent].values()),
-                           "episodic": len(stream), "stores": stores, "recent": len(recent),
+            for store_id, store in self.longterm[agent].items():
+                shown, omitted = _newest(store.newest, LONGTERM_LIMIT, f"entries of {store_id}", total=len(store.created))
+                stores.append({"id": store_id, "count": len(store.created), "omitted": omitted,
+                               "table": _records_table(shown)})
+            stream = self.episodic.get(agent)
+            recent = stream.newest[-EPISODIC_LIMIT:] if stream else []
+            agents.append({"name": agent, "longterm": sum(len(s.created) for s in self.longterm[agent].values()),
+                           "episodic": len(stream.created) if stream else 0, "stores": stores, "recent": len(recent),
                            "recent_table": _records_table(recent)})
         return {"available": self.available, "agents": agents}
 

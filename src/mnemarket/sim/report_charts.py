@@ -50,7 +50,7 @@ def sample_steps(change_ticks: np.ndarray, values: np.ndarray, grid: np.ndarray,
     return padded[index + 1]
 
 
-def cumulative_counts(created: Sequence[float], grid: np.ndarray) -> np.ndarray:
+def cumulative_counts(created: Sequence[float] | np.ndarray, grid: np.ndarray) -> np.ndarray:
     """How many items were created at or before each grid tick."""
     return np.searchsorted(np.sort(np.asarray(created, dtype=float)), grid, side="right").astype(float)
 

@@ -1,5 +1,6 @@
 import json
 
+from mnemarket.sim import context_log
 from mnemarket.sim.context_log import (
     CONTEXTS,
     LOST_TEXT,
@@ -118,3 +119,36 @@ def test_a_damaged_log_reads_back_with_the_lost_texts_marked(tmp_path):
     garbled = read[-1]
     assert garbled["user"] == LOST_TEXT and garbled["sections"] == []
     assert garbled["rag_hits"] == [{"id": "m", "text": LOST_TEXT}]
+
+
+def test_a_text_that_comes_back_in_many_turns_is_read_back_as_one_string(tmp_path, monkeypatch):
+    records = [_record(agent, turn) for turn in range(1, 21) for agent in ("alpha", "beta")]
+    ContextLog(tmp_path).write(records)
+    read = read_contexts(tmp_path, fields=("rag_hits",))
+    lessons = [r["rag_hits"][0]["text"] for r in read]
+    assert set(lessons) == {records[0]["rag_hits"][0]["text"]}
+    assert all(text is lessons[0] for text in lessons)  # one string, not a copy per hit
+    # a bounded table of shared texts: past its size, texts are rebuilt again, still exactly
+    monkeypatch.setattr(context_log, "SHARED_HIT_TEXTS", 1)
+    assert read_contexts(tmp_path) == records
+
+
+def test_pieces_are_read_from_the_file_as_needed_with_a_bounded_table(tmp_path, monkeypatch):
+    records = [_record(agent, turn) for turn in range(1, 16) for agent in ("alpha", "beta")]
+    ContextLog(tmp_path).write(records)
+    monkeypatch.setattr(context_log, "RECENT_PIECES", 3)  # most pieces read again from the file
+    assert read_contexts(tmp_path) == records
+    assert newest_contexts(tmp_path, 2) == (records[-2:], len(records))
+
+
+def test_a_garbled_or_non_text_piece_loses_only_the_texts_that_use_it(tmp_path):
+    records = [_record("alpha", 1)]
+    ContextLog(tmp_path).write(records)
+    pieces = (tmp_path / PARTS).read_text().splitlines()
+    hit = next(i for i, p in enumerate(pieces) if "pepper sells best" in p)
+    reply = next(i for i, p in enumerate(pieces) if "keep notes of every price" in p)
+    pieces[hit], pieces[reply] = "{garbled", "5"  # not JSON; JSON but no text
+    (tmp_path / PARTS).write_text("\n".join(pieces) + "\n")
+    (read,) = read_contexts(tmp_path)
+    assert read["rag_hits"][0]["text"] == LOST_TEXT and read["reply"] == LOST_TEXT
+    assert read["system"] == records[0]["system"] and read["user"] == records[0]["user"]

@@ -337,3 +337,28 @@ def test_report_of_a_run_whose_context_pieces_are_damaged(tmp_path):
     (tmp_path / PARTS).write_text('"cut')
     doc = parse(write_report(tmp_path, world, genesis, summarize(world, genesis)).read_text())
     assert "s1 t1 alice" in doc.text["turns"] and LOST_TEXT in doc.text["turns"]
+
+
+def test_memory_tables_show_the_newest_entries_by_creation_and_charts_count_them_all(tmp_path, monkeypatch):
+    import mnemarket.sim.report as report
+
+    monkeypatch.setattr(report, "LONGTERM_LIMIT", 2)
+    monkeypatch.setattr(report, "EPISODIC_LIMIT", 2)
+    world, genesis = genesis_world()
+    for store_id in ("alice_longterm", "alice_episodic"):
+        assert call(world, "alice", "genesis_memory", "create_store", store_id=store_id).success
+    longterm, episodic = genesis.memory.store("alice_longterm"), genesis.memory.store("alice_episodic")
+    for _ in range(10):
+        world.advance_tick()  # the charts run to the world's tick
+    for created in (5.0, 1.0, 9.0, 3.0, 7.0):  # stored in this order, newest by creation: 9 and 7
+        longterm.add(f"LESSON: made at tick {created:.0f}", created=created)
+    for created in (2.0, 8.0, 4.0, 6.0):
+        episodic.add(f"Turn {created:.0f}: I looked around", kind="observation", created=created)
+    page = write_report(tmp_path, world, genesis, summarize(world, genesis)).read_text()
+    memory = parse(page).text["agent-memory"]
+    assert "showing the newest 2 of 5 entries of alice_longterm; 3 older ones are omitted" in memory
+    assert [t for t in ("1", "3", "5", "7", "9") if f"made at tick {t}" in memory] == ["7", "9"]
+    assert memory.index("made at tick 9") < memory.index("made at tick 7")  # newest first
+    assert [t for t in ("2", "4", "6", "8") if f"Turn {t}:" in memory] == ["6", "8"]
+    assert legends(page)["Long-term memory entries per agent"]["alice"] == 5
+    assert legends(page)["Episodic memory entries per agent"]["alice"] == 4
