@@ -19,10 +19,32 @@ class ReplayResult:
     detail: str = ""
 
 
-def _fingerprint(world: World) -> dict:
-    return {"balances": dict(world.balances), "events": world.event_count, "tick": world.tick,
-            "artifacts": {k: v.model_dump() for k, v in world.artifacts.items()},
-            "actions": [(e.principal, e.action, e.result.get("success")) for e in world.events()]}
+def differences(before: World, after: World) -> list[str]:
+    """What differs between two worlds, one line per part (empty when they match): balances, tick,
+    event count, artifacts (the first that differs) and actions (the first event whose principal,
+    action or success differs). Artifacts and events are compared one at a time, a page of events
+    read at a time: a long run's are never held whole."""
+    found = []
+    balances = sorted(k for k in before.balances.keys() | after.balances.keys()
+                      if before.balances.get(k) != after.balances.get(k))
+    if balances:
+        found.append(f"balances of {', '.join(balances[:5])}")
+    if before.tick != after.tick:
+        found.append(f"tick ({before.tick} then {after.tick})")
+    if before.event_count != after.event_count:
+        found.append(f"event count ({before.event_count} then {after.event_count})")
+    only = sorted(set(before.artifacts).symmetric_difference(after.artifacts))
+    changed = only[0] if only else next((k for k in sorted(before.artifacts) if before.artifacts.peek(k).model_dump()
+                                         != after.artifacts.peek(k).model_dump()), None)
+    if changed is not None:
+        found.append(f"artifacts (first: {changed!r}{' in one run only' if only else ''})")
+    for old, new in zip(before.iter_events(), after.iter_events()):
+        if (old.principal, old.action, old.result.get("success")) != (new.principal, new.action,
+                                                                      new.result.get("success")):
+            found.append(f"actions (first at event {old.id}: {old.principal} {old.action_type} then "
+                         f"{new.principal} {new.action_type})")
+            break
+    return found
 
 
 def replay_run(run_dir: str | Path, out: str | Path | None = None) -> ReplayResult:
@@ -48,14 +70,13 @@ def replay_run(run_dir: str | Path, out: str | Path | None = None) -> ReplayResu
     before = World(SqlWorldStore(original.db_url))
     after = World(SqlWorldStore(out / "world.db"))
     try:
-        a, b = _fingerprint(before), _fingerprint(after)
-        if a == b:
+        differing = differences(before, after)
+        if not differing:
             return ReplayResult(True, out, after.event_count)
-        differing = [key for key in a if a[key] != b[key]]
-        return ReplayResult(False, out, after.event_count, f"replayed run differs in {', '.join(differing)}")
+        return ReplayResult(False, out, after.event_count, f"replayed run differs in {'; '.join(differing)}")
     finally:
         before.close()
         after.close()
 
 
-__all__ = ["ReplayResult", "replay_run"]
+__all__ = ["ReplayResult", "differences", "replay_run"]
