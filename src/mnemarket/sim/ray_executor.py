@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import io
 import itertools
+import os
 import shutil
 import tarfile
 import tempfile
@@ -72,8 +73,18 @@ def run_packed(cell_id: str, data: bytes) -> tuple[dict[str, Any], bytes]:
 class LocalModelCells:
     """Runs local-model cells one at a time in one process of its node (Ray actor body)."""
 
+    def __init__(self) -> None:
+        self.cells = 0
+
     def run(self, cell_id: str, data: bytes) -> tuple[dict[str, Any], bytes]:
+        self.cells += 1
         return run_packed(cell_id, data)
+
+    def where(self) -> dict[str, Any]:
+        """The node and process this actor runs in, and how many cells it has run there."""
+        import ray
+
+        return {"node": ray.get_runtime_context().get_node_id(), "pid": os.getpid(), "cells": self.cells}
 
 
 def _ray() -> Any:
@@ -89,7 +100,9 @@ def run_cells_on_ray(cells: list[tuple[Any, Path]], *, address: str | None, is_l
     """Run ``(cell, run_dir)`` pairs as Ray tasks; returns each cell's outcome (as `run_cell` does).
 
     Connects to ``address`` (an existing cluster: ``auto``, ``ray://host:10001`` or ``host:6379``)
-    or, without one, starts a local Ray for the duration of the call.
+    or, without one, starts a local Ray for the duration of the call. That holds even when
+    ``RAY_ADDRESS`` is set or another Ray runs on the machine: Ray's own default would attach to
+    those (and wait minutes on a stale address); ``auto`` is how to ask for them.
 
     Raises:
         ConfigError: Ray is not installed, or the cluster cannot be reached.
@@ -98,7 +111,8 @@ def run_cells_on_ray(cells: list[tuple[Any, Path]], *, address: str | None, is_l
     started_here = not ray.is_initialized()
     if started_here:
         try:
-            ray.init(address=address, include_dashboard=False, log_to_driver=False, configure_logging=False)
+            ray.init(address=address or "local", include_dashboard=False, log_to_driver=False,
+                     configure_logging=False)
         except (ConnectionError, RuntimeError, ValueError) as exc:
             where = f"the Ray cluster at {address!r}" if address else "a local Ray"
             raise ConfigError(f"could not start or reach {where}: {exc}") from exc

@@ -214,6 +214,48 @@ def test_ray_executor_writes_the_same_comparison_as_the_process_pool(tmp_path):
     assert again == [] and _comparable(json.loads(rerun.read_text())) == _comparable(on_ray)
 
 
+def test_local_model_cells_run_in_one_process_on_each_node_of_a_two_node_cluster(tmp_path, monkeypatch):
+    ray = pytest.importorskip("ray")
+    from ray.cluster_utils import Cluster
+
+    from mnemarket.sim import experiment, ray_executor
+
+    path = _write(tmp_path, seeds=[1, 2], max_workers=2)
+    pool = json.loads(run_experiment(path, tmp_path / "pool").read_text())
+    made: list = []
+    node_actors = ray_executor._node_actors
+    monkeypatch.setattr(ray_executor, "_node_actors", lambda r: made.extend(node_actors(r)) or made)
+    monkeypatch.setattr(experiment, "is_local_model", lambda model: True)  # scripted cells stand in for local ones
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1})
+    cluster.add_node(num_cpus=1)
+    ray.init(address=cluster.address, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    try:
+        on_ray = json.loads(run_experiment(path, tmp_path / "ray", executor="ray").read_text())
+        where = ray.get([actor.where.remote() for actor in made])
+        nodes = {node["NodeID"] for node in ray.nodes() if node["Alive"]}
+    finally:
+        ray.shutdown()
+        cluster.shutdown()
+    assert _comparable(on_ray) == _comparable(pool)
+    assert len(nodes) == 2 and sorted(w["node"] for w in where) == sorted(nodes)  # one actor on each node
+    assert [w["cells"] for w in where] == [2, 2]  # each ran its share of the cells in its one process
+
+
+def test_without_an_address_compare_starts_its_own_ray_even_if_ray_address_is_stale(tmp_path):
+    pytest.importorskip("ray")
+    import os
+    import subprocess
+    import sys
+
+    path = _write(tmp_path, configs={"metacognitive": {"agents": {"components": ["semantic_memory"]}}})
+    env = os.environ | {"RAY_ADDRESS": "127.0.0.1:1"}  # nothing listens there: Ray's default waits on it for minutes
+    done = subprocess.run([sys.executable, "-m", "mnemarket.cli.app", "compare", str(path), "--out",
+                           str(tmp_path / "out"), "--executor", "ray"], env=env, capture_output=True, text=True,
+                          timeout=240)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "1/1 cells finished" in done.stdout
+
+
 def test_executor_mistakes_are_configuration_errors(tmp_path):
     path = _write(tmp_path)
     with pytest.raises(ConfigError, match="executor 'dask' is unknown"):
