@@ -14,6 +14,7 @@ A record is written after its pieces, so a run killed in between leaves only unu
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -122,62 +123,63 @@ def newest_contexts(run_dir: str | Path, limit: int) -> tuple[list[dict[str, Any
 _IDENTITY = ("agent", "session", "turn", "step")
 
 
-def _records(path: Path, decode: Callable[[str], dict[str, Any]] = decode_part) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(index, record) for each complete record line, read line by line (keys interned, by default:
-    every record repeats the same few)."""
+def _lines(path: Path) -> Iterator[tuple[int, str]]:
+    """(line number, text) of each non-blank line, read line by line."""
     if not path.exists():
         return
-    index = 0
     with path.open(encoding="utf-8") as handle:
-        for line in handle:
-            if not line.strip():
-                continue
-            try:
-                record = decode(line)
-            except ValueError:  # the unfinished last line of a killed run
-                continue
-            yield index, record
-            index += 1
+        for number, line in enumerate(handle):
+            if line.strip():
+                yield number, line
 
 
 def _kept(path: Path) -> list[int]:
-    """Indexes of the records to read back: one per (agent, session, turn, step), the last logged.
-    A run killed after logging a turn's contexts but before committing its decisions decides and
-    logs the turn again on resume: the later record is the one that was applied."""
+    """Line numbers of the records to read back: one per (agent, session, turn, step), the last
+    logged. A run killed after logging a turn's contexts but before committing its decisions
+    decides and logs the turn again on resume: the later record is the one that was applied."""
     latest: dict[tuple[Any, ...], int] = {}
-    for index, record in _records(path):
+    for number, line in _lines(path):
+        try:
+            record = decode_part(line)  # keys interned: every record repeats the same few
+        except ValueError:  # the unfinished last line of a killed run
+            continue
         key = tuple(record.get(name) for name in _IDENTITY)
-        latest[key if None not in key[:3] else (index,)] = index  # records without a turn's identity all stay
+        latest[key if None not in key[:3] else (number,)] = number  # records without a turn's identity all stay
     return sorted(latest.values())
 
 
 def _decoded(run_dir: Path, kept: Sequence[int], fields: Collection[str] | None) -> Iterator[dict[str, Any]]:
     wanted = set(kept)
-    parts: _Pieces | None = None
-    # The same few memories come back turn after turn (a 6 x 2,000 run: ~60,000 hits of ~300
-    # texts): a reader that keeps the records would otherwise hold a copy of a text per hit.
-    hit_texts: OrderedDict[str, str] = OrderedDict()
+    decode = SharedDecoder().decode  # the records may be kept: they share their keys and short values
+    pieces: _Pieces | None = None
     try:
-        for index, record in _records(run_dir / CONTEXTS, SharedDecoder().decode):  # records kept: share values
-            if index not in wanted:
+        for number, line in _lines(run_dir / CONTEXTS):
+            if number not in wanted:  # only the lines asked for are decoded
+                continue
+            try:
+                record = decode(line)
+            except ValueError:
                 continue
             if fields is not None:
                 record = {name: value for name, value in record.items() if name in fields or name in _IDENTITY}
-            if parts is None and _has_refs(record):
-                parts = _Pieces(run_dir / PARTS)
-            yield _decode(record, parts, hit_texts) if parts is not None else record
+            if pieces is None and _has_refs(record):
+                pieces = _Pieces(run_dir / PARTS)
+            yield _decode(record, pieces) if pieces is not None else record
     finally:
-        if parts is not None:
-            parts.close()
+        if pieces is not None:
+            pieces.close()
 
 
 class _Pieces:
     """The pieces file, read a piece at a time by id (line number).
 
     Only each line's offset is held (8 bytes a piece; the pieces themselves grow with a run: ~0.36
-    KB an agent-turn on disk), with the pieces read recently: a prompt's lines recur record after
-    record. An unfinished last line (a killed write) is left out; a piece that is missing or not a
-    JSON string raises IndexError or ValueError, which a read turns into `LOST_TEXT`.
+    KB an agent-turn on disk), with the last `RECENT_PIECES` read: a prompt's lines recur record
+    after record. Retrieved texts are rebuilt once per `SHARED_HIT_TEXTS` references: the same few
+    memories come back turn after turn (a 6 x 2,000 run: ~60,000 hits of ~300 texts), and a reader
+    that keeps the records would otherwise hold a copy of a text per hit. An unfinished last line
+    (a killed write) is left out; a piece that is missing or not a JSON string raises IndexError
+    or ValueError, which a read turns into `LOST_TEXT`.
     """
 
     def __init__(self, path: Path):
@@ -189,13 +191,14 @@ class _Pieces:
                 break
             end += len(line)
             self._ends.append(end)
-        self._recent: OrderedDict[int, str] = OrderedDict()
+        self._piece = functools.lru_cache(maxsize=RECENT_PIECES)(self._read)
+        self.shared_text = functools.lru_cache(maxsize=SHARED_HIT_TEXTS)(self.text)
 
-    def __getitem__(self, piece_id: int) -> str:
-        piece = self._recent.get(piece_id)
-        if piece is not None:
-            self._recent.move_to_end(piece_id)
-            return piece
+    def text(self, ref: str) -> str:
+        """The text whose pieces ``ref`` names (``"3-5,9"``)."""
+        return "".join(self._piece(i) for i in _ids(ref))
+
+    def _read(self, piece_id: int) -> str:
         if self._file is None or not 0 <= piece_id < len(self._ends):
             raise IndexError(piece_id)
         start = self._ends[piece_id - 1] if piece_id else 0
@@ -203,9 +206,6 @@ class _Pieces:
         piece = json.loads(self._file.read(self._ends[piece_id] - start))
         if not isinstance(piece, str):
             raise ValueError(f"piece {piece_id} is not a string")
-        self._recent[piece_id] = piece
-        if len(self._recent) > RECENT_PIECES:
-            self._recent.popitem(last=False)
         return piece
 
     def close(self) -> None:
@@ -218,28 +218,15 @@ def _has_refs(record: dict[str, Any]) -> bool:
             or any(isinstance(h, dict) and isinstance(h.get("text"), dict) for h in record.get("rag_hits") or ()))
 
 
-def _decode(record: dict[str, Any], parts: _Pieces, hit_texts: OrderedDict[str, str]) -> dict[str, Any]:
-    """The record with its texts rebuilt from the pieces (retrieved texts shared through ``hit_texts``)."""
-    def text(value: Any) -> Any:
+def _decode(record: dict[str, Any], pieces: _Pieces) -> dict[str, Any]:
+    """The record with its texts rebuilt from the pieces (retrieved texts shared: `_Pieces`)."""
+    def text(value: Any, rebuild: Callable[[str], str] = pieces.text) -> Any:
         if not (isinstance(value, dict) and "$" in value):
             return value
         try:
-            return "".join(parts[i] for i in _ids(str(value["$"])))
+            return rebuild(str(value["$"]))
         except (ValueError, IndexError):  # a damaged record or pieces file: say so, read on
             return LOST_TEXT
-
-    def hit_text(value: Any) -> Any:
-        if not (isinstance(value, dict) and isinstance(value.get("$"), str)):
-            return text(value)
-        ref = value["$"]
-        shared = hit_texts.get(ref)
-        if shared is None:
-            shared = hit_texts[ref] = text(value)
-            if len(hit_texts) > SHARED_HIT_TEXTS:
-                hit_texts.popitem(last=False)
-        else:
-            hit_texts.move_to_end(ref)
-        return shared
 
     out = dict(record)
     for name in TEXT_FIELDS:
@@ -251,7 +238,8 @@ def _decode(record: dict[str, Any], parts: _Pieces, hit_texts: OrderedDict[str, 
         except ValueError:
             out["sections"] = []
     if isinstance(out.get("rag_hits"), list):
-        out["rag_hits"] = [{**h, "text": hit_text(h.get("text"))} for h in out["rag_hits"] if isinstance(h, dict)]
+        out["rag_hits"] = [{**h, "text": text(h.get("text"), pieces.shared_text)}
+                           for h in out["rag_hits"] if isinstance(h, dict)]
     return out
 
 

@@ -361,7 +361,9 @@ class _StoreRecords:
         ids, columns = store.arrays(fields=("created",))
         created = columns["created"]
         order = np.argsort(created, kind="stable")  # ties keep store order, as sorting records did
-        return cls(created, [store.get(ids[row]) for row in order[max(len(order) - limit, 0):].tolist()])
+        newest = [ids[row] for row in order[max(len(order) - limit, 0):].tolist()]
+        found = {record.id: record for record in store.records({"id": newest})} if newest else {}  # one batched read
+        return cls(created, [found[record_id] for record_id in newest])
 
 
 class _AgentMemory:
@@ -410,7 +412,7 @@ class _AgentMemory:
                 stores.append({"id": store_id, "count": len(store.created), "omitted": omitted,
                                "table": _records_table(shown)})
             stream = self.episodic.get(agent)
-            recent = stream.newest[-EPISODIC_LIMIT:] if stream else []
+            recent = stream.newest if stream else []
             agents.append({"name": agent, "longterm": sum(len(s.created) for s in self.longterm[agent].values()),
                            "episodic": len(stream.created) if stream else 0, "stores": stores, "recent": len(recent),
                            "recent_table": _records_table(recent)})
