@@ -38,6 +38,7 @@ from mnemarket.agents.prompt_sections import (
     system_section,
     working_memory_section,
 )
+from mnemarket.agents.trail import RECENT as HISTORY_TURNS
 from mnemarket.agents.trail import Trail
 from mnemarket.agents.working_memory import (
     WorkingMemory,
@@ -63,9 +64,6 @@ from mnemarket.memory import (
 from mnemarket.memory.importance import TableRater
 from mnemarket.providers import LLM, LLMResult, Message
 
-HISTORY_TURNS = 8
-LESSON_OUTCOMES = 6
-"""Outcomes of the session a lesson step shows the model (the newest)."""
 LESSON_STATE = "lesson_steps"
 """World-state namespace of the markers that say a lesson step has been written (resume skips it)."""
 SETUP_NAMESPACE = "agent_setup"
@@ -256,7 +254,7 @@ class Agent:
 
     # -- state rebuilt from the event log --------------------------------------------------------------
     def history(self) -> list[Event]:
-        """The agent's newest events (up to `trail.WINDOW`), oldest first; read incrementally."""
+        """The agent's newest events (up to `trail.RECENT`), oldest first; read incrementally."""
         return self.trail.events()
 
     def current_step(self) -> str:
@@ -350,7 +348,7 @@ class Agent:
         retrieved (a runner embeds every agent's query in one batch), `complete` finishes it."""
         history = self.history()
         step = self.current_step()
-        loop = self.loop_breaker.state(history)
+        loop = self.loop_breaker.state(self.trail.loop_turns())
         variables = self.variables(history, step, session, turn)
         query = self.rag_query(variables)
         step_prompt = next(s.prompt for s in self.config.workflow.steps if s.name == step)
@@ -542,14 +540,10 @@ class Agent:
             return last is not None and not last.success
         return True
 
-    def _session_outcomes(self, session: int) -> list[Event]:
-        return [e for e in self.history()[-4 * LESSON_OUTCOMES:]
-                if (r := turn_record(e)) is not None and r.session == session][-LESSON_OUTCOMES:]
-
     def lesson_messages(self, session: int, trigger: str) -> list[Message]:
         """The lesson step's prompt: who it is, this session's newest outcomes, its lessons so far."""
         step = self.config.lesson_step
-        outcomes = self._session_outcomes(session)
+        outcomes = self.trail.outcomes(session)
         known = parse_working_memory(self._working_memory_text()).lessons
         why = "Your last action failed." if trigger == "failure" else f"Session {session} has ended."
         user = "\n\n".join(part for part in (
@@ -567,7 +561,7 @@ class Agent:
         step = self.config.lesson_step
         # Newest first: a small model tends to take the first choice, and the newest outcome
         # (the failure that called the step) is what the lesson should be about.
-        subjects = tuple(dict.fromkeys(_subject(e) for e in reversed(self._session_outcomes(session))))
+        subjects = tuple(dict.fromkeys(_subject(e) for e in reversed(self.trail.outcomes(session))))
         return await self.llm.agenerate(self.lesson_messages(session, trigger),
                                         schema=lesson_schema(step.max_lessons, step.lesson_chars, subjects),
                                         max_tokens=min(self.config.budget.max_output_tokens, 40 * step.max_lessons + 24),

@@ -5,22 +5,50 @@ when they reach back far enough, else an indexed query by principal and id), so 
 does not grow with the run. A fresh process reads the agent's whole
 log once, which rebuilds exactly the state an uninterrupted run holds: a resumed run sees what
 the killed one would have.
+
+Only the events a reader uses are held: the newest few of any kind (the history section), the
+newest turns the loop breaker looks at and the newest outcomes a lesson step shows. Each reader
+looks back a fixed number of the agent's events (4 x what it shows, so lesson steps and
+migrations in between do not push turns out of sight), as it did when the trail held one window
+of 48 events: that window cost ~3.9 KB an event, ~190 MB at 1,000 agents.
 """
 
 from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable
+from typing import Generic, TypeVar
 
+from mnemarket.agents.loop_breaker import WINDOW as LOOP_TURNS
 from mnemarket.genesis import TurnRecord, turn_record
 from mnemarket.kernel import Event, World
 
-WINDOW = 48
-"""Newest events kept: the loop breaker reads 4 x its 12-turn window, the history section 8."""
+RECENT = 8
+"""Newest events of any kind: the history section shows 8, a failure's lesson step checks 4."""
+OUTCOMES = 6
+"""Newest turn outcomes a lesson step shows."""
+LOOK_BACK = 4
+"""Readers see their newest turns among the agent's last LOOK_BACK x (what they show) events."""
+
+T = TypeVar("T")
+
+
+class _Newest(Generic[T]):
+    """The newest `keep` items, each with its position in the principal's log, so a reader can
+    ask for those among the last n events."""
+
+    def __init__(self, keep: int):
+        self._items: deque[tuple[int, T]] = deque(maxlen=keep)
+
+    def add(self, position: int, item: T) -> None:
+        self._items.append((position, item))
+
+    def within(self, count: int, look_back: int) -> list[T]:
+        return [item for position, item in self._items if position > count - look_back]
 
 
 class Trail:
-    """Rolling window, last turn and running counts of one principal's events.
+    """The newest events, last turn and running counts of one principal's events.
 
     Args:
         world: the world whose event log is read.
@@ -32,7 +60,9 @@ class Trail:
         self.world = world
         self.principal = principal
         self._describe = describe
-        self.recent: deque[Event] = deque(maxlen=WINDOW)
+        self.recent: deque[Event] = deque(maxlen=RECENT)
+        self._turns: _Newest[Event] = _Newest(LOOP_TURNS)
+        self._outcomes: _Newest[tuple[Event, TurnRecord]] = _Newest(OUTCOMES)
         self.last_turn: Event | None = None
         """The newest event that carries a turn record (a turn's action, not a session-end migration)."""
         self.last_turn_record: TurnRecord | None = None
@@ -50,12 +80,15 @@ class Trail:
         seen = world.event_count if world.flushed else -1
         new = self._from_recent()
         for event in world.events(principal=self.principal, after=self.last_id) if new is None else new:
+            self.count += 1
             self.recent.append(event)
+            if "turn" in event.meta:
+                self._turns.add(self.count, event)
             record = turn_record(event)
             if record is not None:
                 self.last_turn, self.last_turn_record = event, record
+                self._outcomes.add(self.count, (event, record))
             self.last_id = event.id
-            self.count += 1
             self.described_chars += len(self._describe(event))
         self._seen = seen
 
@@ -69,9 +102,22 @@ class Trail:
         return [e for e in recent if e.id > self.last_id and e.principal == self.principal]
 
     def events(self) -> list[Event]:
-        """The newest events (up to `WINDOW`), oldest first."""
+        """The newest events (up to `RECENT`), oldest first."""
         self.refresh()
         return list(self.recent)
+
+    def loop_turns(self) -> list[Event]:
+        """The newest turn events (up to the loop breaker's window) among the last 4 x that many
+        events, oldest first: what the loop breaker judges."""
+        self.refresh()
+        return self._turns.within(self.count, LOOK_BACK * LOOP_TURNS)
+
+    def outcomes(self, session: int) -> list[Event]:
+        """The newest turn events of `session` (up to `OUTCOMES`) among the last 4 x that many
+        events, oldest first: what a lesson step shows."""
+        self.refresh()
+        return [event for event, record in self._outcomes.within(self.count, LOOK_BACK * OUTCOMES)
+                if record.session == session]
 
     def described_tokens_chars(self) -> int:
         """Length of every event's description joined by newlines (what a whole-history prompt holds)."""

@@ -23,6 +23,12 @@ class Event(BaseModel):
     meta: dict[str, Any] = {}
     """What the caller attached (e.g. session, turn, workflow step): lets agents rebuild their state."""
 
+    def model_post_init(self, context: Any, /) -> None:
+        # Every event sets every field, and each model keeps its own set of the names set (728
+        # bytes, a fifth of a held event): share one. Adding a name it holds leaves it unchanged.
+        if len(self.__pydantic_fields_set__) == len(_EVENT_FIELDS):
+            object.__setattr__(self, "__pydantic_fields_set__", _EVENT_FIELDS)
+
     @property
     def success(self) -> bool:
         return bool(self.result.get("success"))
@@ -40,6 +46,8 @@ class Event(BaseModel):
             "success": self.success,
         }
 
+
+_EVENT_FIELDS = set(Event.model_fields)
 
 __all__ = ["Event", "as_stored", "decode_part"]
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from mnemarket.agents.agent import MAX_LISTED_ARTIFACTS
-from mnemarket.agents.trail import WINDOW, Trail
+from mnemarket.agents.loop_breaker import WINDOW as LOOP_TURNS
+from mnemarket.agents.trail import LOOK_BACK, OUTCOMES, RECENT, Trail
 from mnemarket.genesis import turn_record
 from mnemarket.genesis.event_text import describe_event as _describe_event
 from mnemarket.kernel import AccessPolicy, Artifact, World
@@ -19,22 +20,40 @@ def _writer(messages, schema):
             "reasoning": "grow"}
 
 
+def _lesson_note(world, session: int, n: int) -> None:
+    """A non-turn event (as lesson steps and migrations are) between the agent's turns."""
+    world.execute("alpha", _parse({"action_type": "write_artifact", "artifact_id": f"alpha_lesson_{session}_{n}",
+                                   "content": "LESSON: x"}), meta={"lesson_step": True, "session": session})
+
+
 def test_the_trail_matches_a_scan_of_the_whole_log_and_rebuilds_from_it():
     agent, world = make_agent(_writer)
-    for turn in range(1, 70):
-        run_turn(agent, 1, turn)
+    for session, turns in ((1, 40), (2, 35)):
+        for turn in range(1, turns + 1):
+            run_turn(agent, session, turn)
+            if turn % 6 == 0:  # runs of non-turn events push turns out of the readers' look-back
+                for n in range(40 if (session, turn) == (2, 30) else turn // 6):
+                    _lesson_note(world, session, turn * 10 + n)
     everything = world.events(principal="alpha")
-    assert len(everything) > WINDOW
+    assert len(everything) > LOOK_BACK * LOOP_TURNS
     trail = agent.trail
     trail.refresh()
-    assert [e.id for e in trail.recent] == [e.id for e in everything[-WINDOW:]]
+    assert [e.id for e in trail.recent] == [e.id for e in everything[-RECENT:]]
     last_turn = next(e for e in reversed(everything) if turn_record(e) is not None)
     assert trail.last_turn is not None and trail.last_turn.id == last_turn.id
     assert trail.described_tokens_chars() == len("\n".join(_describe_event(e) for e in everything))
+    # What the loop breaker and the lesson step read, as a scan of the whole log finds it.
+    looked_at = [e for e in everything[-LOOK_BACK * LOOP_TURNS:] if "turn" in e.meta][-LOOP_TURNS:]
+    assert [e.id for e in trail.loop_turns()] == [e.id for e in looked_at] and 0 < len(looked_at) < LOOP_TURNS
+    shown = [e for e in everything[-LOOK_BACK * OUTCOMES:] if (r := turn_record(e)) is not None and r.session == 2]
+    assert [e.id for e in trail.outcomes(2)] == [e.id for e in shown[-OUTCOMES:]] and shown
+    assert trail.outcomes(1) == []  # session 1's turns are out of the lesson step's look-back
     fresh = Trail(world, "alpha", _describe_event)  # what a resumed process builds from the log
     fresh.refresh()
-    assert ([e.id for e in fresh.recent], fresh.described_chars, fresh.count) == (
-        [e.id for e in trail.recent], trail.described_chars, trail.count)
+    assert ([e.id for e in fresh.recent], [e.id for e in fresh.loop_turns()], [e.id for e in fresh.outcomes(2)],
+            fresh.described_chars, fresh.count) == (
+        [e.id for e in trail.recent], [e.id for e in trail.loop_turns()], [e.id for e in trail.outcomes(2)],
+        trail.described_chars, trail.count)
 
 
 def test_the_artifact_index_answers_like_a_scan_after_creates_transfers_and_deletes():
@@ -96,7 +115,7 @@ def test_a_small_worlds_trail_shares_the_worlds_recent_events_instead_of_copies(
         run_turn(agent, 1, turn)
     agent.trail.refresh()
     held = {id(e) for e in world.recent_events}
-    assert len(agent.trail.recent) > 10 and all(id(e) in held for e in agent.trail.recent)
+    assert len(agent.trail.recent) == RECENT and all(id(e) in held for e in agent.trail.recent)
     reader = Trail(world, "alpha", _describe_event)  # a late reader whose gap the world no longer holds
     world.recent_events.popleft()
     reader.refresh()
