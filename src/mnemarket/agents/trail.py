@@ -10,7 +10,7 @@ Only the events a reader uses are held: the newest few of any kind (the history 
 newest turns the loop breaker looks at and the newest outcomes a lesson step shows. Each reader
 looks back a fixed number of the agent's events (4 x what it shows, so lesson steps and
 migrations in between do not push turns out of sight), as it did when the trail held one window
-of 48 events: that window cost ~3.9 KB an event, ~190 MB at 1,000 agents.
+of 48 events: that window held ~3.7 KB an event, ~180 MB at 1,000 agents.
 """
 
 from __future__ import annotations
