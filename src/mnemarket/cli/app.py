@@ -109,19 +109,31 @@ def _run_with_progress(runner, title: str):
         return runner.run(report)
 
 
+SUMMARY_COLUMNS = {"balance": "balance", "turns": "turns", "invalid": "invalid_actions", "failed": "failed_actions",
+                   "lessons": "lessons_written", "migrated": "lessons_migrated", "memory calls": "memory_invokes",
+                   "bounties": "bounties_paid", "loops": "loop_breaker_triggers", "tokens/turn": "mean_context_tokens"}
+"""Each agent's figures a run's summary shows: column title -> summary.json key."""
+
+
 def _print_summary(run_dir: Path, summary: dict | None = None) -> None:
     if summary is None:
         summary = json.loads((run_dir / "summary.json").read_text())
-    table = Table(title=f"{run_dir}: {summary.get('status', '?')}")
-    columns = {"balance": "balance", "turns": "turns", "invalid": "invalid_actions", "failed": "failed_actions",
-               "lessons": "lessons_written", "migrated": "lessons_migrated", "memory calls": "memory_invokes",
-               "bounties": "bounties_paid", "loops": "loop_breaker_triggers", "tokens/turn": "mean_context_tokens"}
+    title = f"{run_dir}: {summary.get('status', '?')}"
+    table = Table(title=title)
     table.add_column("agent")
-    for column in columns:
+    for column in SUMMARY_COLUMNS:
         table.add_column(column, justify="right")
-    for agent, figures in summary["agents"].items():
-        table.add_row(agent, *(str(figures.get(key, "")) for key in columns.values()))
-    console.print(table)
+    rows = [(agent, [str(figures.get(key, "")) for key in SUMMARY_COLUMNS.values()])
+            for agent, figures in summary["agents"].items()]
+    for agent, values in rows:
+        table.add_row(agent, *values)
+    if console.measure(table, options=console.options.update_width(10_000)).maximum <= console.width:
+        console.print(table)
+    else:  # narrower than the table (an 80-column terminal, a log): rich would cut every title and figure
+        console.print(title, markup=False, highlight=False)
+        for agent, values in rows:
+            console.print(f"{agent}: " + ", ".join(f"{column} {value}" for column, value in zip(SUMMARY_COLUMNS, values)),
+                          markup=False, highlight=False)
     trades = ", ".join(f"{t['kind']} {t['artifact_id']} {t['seller']}->{t['buyer']} @{t['price']}"
                        for t in summary["trades"]) or "none"
     console.print(f"trades: {trades}")

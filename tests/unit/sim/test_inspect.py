@@ -61,3 +61,22 @@ def test_inspect_shows_how_the_run_ended(local_model_run):
 
     result = CliRunner().invoke(app, ["inspect", str(local_model_run)])
     assert result.exit_code == 0 and "finished" in result.output, result.output
+
+
+def test_the_summary_cuts_no_title_or_figure_at_any_width(local_model_run, monkeypatch):
+    """Rich cuts a table wider than the console to "…" in every cell: an 80-column terminal
+    showed `age… bal… tur…` and `805…`. A narrow console gets a line per agent instead."""
+    from typer.testing import CliRunner
+
+    from mnemarket.cli import app as cli
+
+    summary = json.loads((local_model_run / "summary.json").read_text())
+    for width in (60, 80, 200):
+        monkeypatch.setattr(cli.console, "width", width)
+        output = CliRunner().invoke(cli.app, ["inspect", str(local_model_run)]).output
+        text = " ".join(output.split())  # what a narrow console wrapped, joined again
+        assert "…" not in output and all(len(line) <= width for line in output.splitlines()), output
+        assert all(column in text for column in cli.SUMMARY_COLUMNS)
+        for agent, figures in summary["agents"].items():
+            assert agent in text and str(figures["mean_context_tokens"]) in text
+        assert ("┃ agent" in output) == (width == 200)  # the table where it fits
