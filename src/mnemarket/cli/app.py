@@ -13,8 +13,10 @@ from typing import Any, NoReturn
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 from mnemarket.errors import MnemarketError, ProviderError, StoreError, UserError
 
@@ -102,7 +104,7 @@ def _run_with_progress(runner, title: str):
                 progress.update(task, completed=done[0], description=f"{title}: session {session} turn {turn}")
         runner.setup()
         for warning in runner.warnings:
-            console.print(f"[yellow]warning: {warning}[/yellow]")
+            console.print(f"[yellow]warning: {escape(warning)}[/yellow]")
         last = runner.world.state.get(("run", "last_turn"))
         if last:
             progress.update(task, completed=(last["session"] - 1) * runner.config.turns + last["turn"])
@@ -119,7 +121,7 @@ def _print_summary(run_dir: Path, summary: dict | None = None) -> None:
     if summary is None:
         summary = json.loads((run_dir / "summary.json").read_text())
     title = f"{run_dir}: {summary.get('status', '?')}"
-    table = Table(title=title)
+    table = Table(title=Text(title))
     table.add_column("agent")
     for column in SUMMARY_COLUMNS:
         table.add_column(column, justify="right")
@@ -136,12 +138,12 @@ def _print_summary(run_dir: Path, summary: dict | None = None) -> None:
                           markup=False, highlight=False)
     trades = ", ".join(f"{t['kind']} {t['artifact_id']} {t['seller']}->{t['buyer']} @{t['price']}"
                        for t in summary["trades"]) or "none"
-    console.print(f"trades: {trades}")
+    console.print(f"trades: {trades}", markup=False, highlight=False)
     console.print(f"scrip: total {summary['total_scrip']} = initial {summary['initial_total_scrip']} + minted "
                   f"{summary['minted']} - burned {summary['burned']} ({'conserved' if summary['supply_ok'] else 'BROKEN'})")
-    console.print(f"report: {run_dir / 'report.html'}")
+    console.print(f"report: {run_dir / 'report.html'}", markup=False, highlight=False)
     if summary.get("message"):
-        console.print(f"[yellow]{summary['message']}[/yellow]")
+        console.print(f"[yellow]{escape(summary['message'])}[/yellow]")
 
 
 @app.callback()
@@ -221,8 +223,8 @@ def inspect(run_dir: Path, agent: str = typer.Option(None, help="one agent's fig
         console.print(summary["agents"][agent])
         for event in deque(view.world.iter_events(principal=agent), maxlen=15):  # its last 15, read a page at a time
             status = "[green]OK[/green]" if event.success else "[red]FAILED[/red]"
-            console.print(f"t{event.tick} {event.action_type} {event.action.get('method') or ''} {status} "
-                          f"{event.result.get('message', '')}")
+            console.print(f"t{event.tick} {escape(event.action_type)} {escape(str(event.action.get('method') or ''))} "
+                          f"{status} {escape(str(event.result.get('message', '')))}")
 
 
 @memory_app.command("search")
@@ -241,7 +243,7 @@ def memory_search(run_dir: Path, query: str, store: str = typer.Option(..., "--s
         for column in ("id", "kind", "score", "text"):
             table.add_column(column)
         for hit in hits:
-            table.add_row(hit.id, hit.kind, f"{hit.score:.3f}", hit.text)
+            table.add_row(Text(hit.id), Text(hit.kind), f"{hit.score:.3f}", Text(hit.text))
         console.print(table)
 
 
@@ -256,14 +258,14 @@ def memory_show(run_dir: Path, agent: str = typer.Option(..., "--agent")) -> Non
             _fail(f"no agent {agent!r}; agents: {', '.join(a.id for a in agents)}")
         wm = view.world.get(found.working_memory_id)
         console.rule(f"{agent}: working memory")
-        console.print(wm.content if wm else "(none)")
+        console.print(wm.content if wm else "(none)", markup=False, highlight=False)
         for title, store_id in (("long-term", found.store_id), ("episodic", found.episodic_store_id)):
             records = view.store(store_id).records()
             console.rule(f"{agent}: {title} ({len(records)} entries)")
             for record in records:
                 archived = " archived" if record.archived else ""
-                console.print(f"[dim]{record.id} {record.kind} imp={record.importance:.2f} t={record.created:g}"
-                              f"{archived}[/dim] {record.text}")
+                console.print(Text.assemble((f"{record.id} {record.kind} imp={record.importance:.2f} "
+                                             f"t={record.created:g}{archived}", "dim"), " ", record.text))
 
 
 @_command()
@@ -276,7 +278,7 @@ def replay(run_dir: Path, out: Path = typer.Option(None, help="where to re-execu
         console.print(f"[green]replay matched[/green]: {result.events} events, balances and artifacts identical "
                       f"({result.out_dir})")
     else:
-        console.print(f"[red]replay diverged[/red]: {result.detail}")
+        console.print(f"[red]replay diverged[/red]: {escape(result.detail)}")
         raise typer.Exit(code=1)
 
 
@@ -331,8 +333,8 @@ def compare(experiment: Path = typer.Argument(..., help="experiment YAML, e.g. c
 
     def report(kind: str, cell, outcome: dict) -> None:
         colour = "green" if outcome.get("state") == "finished" else "red"
-        console.print(f"[{colour}]{outcome.get('state')}[/{colour}] {cell.id} "
-                      f"{outcome.get('seconds', '')}s {outcome.get('message', '')}")
+        console.print(f"[{colour}]{escape(str(outcome.get('state')))}[/{colour}] {escape(cell.id)} "
+                      f"{outcome.get('seconds', '')}s {escape(str(outcome.get('message', '')))}")
     path = run_experiment(experiment, out, max_workers=workers, only_report=report_only, progress=report,
                           executor=executor, address=address)
     document = json.loads(path.read_text())
@@ -340,7 +342,7 @@ def compare(experiment: Path = typer.Argument(..., help="experiment YAML, e.g. c
     console.print(f"{len(document['cells']) - len(failed)}/{len(document['cells'])} cells finished; "
                   f"reports: {path}, {path.with_suffix('.md')}, {path.with_suffix('.html')}")
     if failed:
-        console.print(f"[yellow]unfinished: {', '.join(c['id'] for c in failed)}; run the same command again "
+        console.print(f"[yellow]unfinished: {escape(', '.join(c['id'] for c in failed))}; run the same command again "
                       "to resume them[/yellow]")
         raise typer.Exit(code=1)
 

@@ -80,3 +80,41 @@ def test_the_summary_cuts_no_title_or_figure_at_any_width(local_model_run, monke
         for agent, figures in summary["agents"].items():
             assert agent in text and str(figures["mean_context_tokens"]) in text
         assert ("┃ agent" in output) == (width == 200)  # the table where it fits
+
+
+HOSTILE = "[/INST] [bold]not a style[/bold] [/] [link=x]"
+"""What a small model may write: chat-template markers and brackets that rich would read as markup."""
+
+
+def test_model_written_text_prints_as_written(tmp_path, monkeypatch):
+    """Working memory, memory records and event messages are model-written: printed as rich
+    markup, `[/INST]` raised MarkupError (a traceback) and `[bold]` vanished into a style."""
+    from typer.testing import CliRunner
+
+    from mnemarket.cli import app as cli_app
+    from mnemarket.kernel import World
+    from mnemarket.store import SqlWorldStore
+
+    run_dir = tmp_path / "run"
+    assert run_scenario(DEMO, run_dir, RunOptions(model="scripted", sessions=1, turns=1)).state == "finished"
+    runner = Runner.open(run_dir, model="scripted")
+    try:
+        runner.setup()
+        alpha = next(a for a in runner.agents if a.id == "alpha")
+        alpha.longterm.add(f"LESSON: {HOSTILE}", kind="lesson", created=0)
+        world = runner.live_world
+        world.submit("alpha", {"action_type": "write_artifact", "artifact_id": "alpha_working_memory",
+                               "content": f"lessons:\n- 'LESSON: {HOSTILE}'\n"})
+        world.submit("alpha", {"action_type": "read_artifact", "artifact_id": "no[/INST]such"})
+    finally:
+        runner.close()
+    assert World(SqlWorldStore(run_dir / "world.db")).get("alpha_working_memory") is not None
+    monkeypatch.setattr(cli_app.console, "width", 400)  # no wrapping: each text on one line
+    cli = CliRunner()
+    for args, expected in (
+            (["memory", "show", str(run_dir), "--agent", "alpha"], f"LESSON: {HOSTILE}"),  # working memory, record
+            (["memory", "search", str(run_dir), "--store", "alpha_longterm", "INST bold style", "-k", "1"],
+             f"LESSON: {HOSTILE}"),
+            (["inspect", str(run_dir), "--agent", "alpha"], "no[/INST]such")):  # an event's message
+        result = cli.invoke(cli_app.app, args, catch_exceptions=False)
+        assert result.exit_code == 0 and expected in result.output, (args, result.output)
