@@ -95,6 +95,7 @@ def _run_with_progress(runner, title: str):
     total = runner.config.sessions * runner.config.turns
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=console, transient=False) as progress:
+        title = escape(title)  # a file or directory name; the column reads it as markup
         task = progress.add_task(title, total=total)
         done = [0]
 
