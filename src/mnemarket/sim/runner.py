@@ -376,7 +376,7 @@ class Runner:
             pending = {agent.id: {"plan": plan.pending().model_dump(), "decision": _dump_result(decision)}
                        for agent, plan, decision in zip(self.agents, plans, decisions)}
             if self._context_log is None:
-                self._context_log = ContextLog(self.run_dir)
+                self._context_log = ContextLog(self.run_dir, agents=len(self.agents))
             # The reply too: the report's per-turn view shows it.
             self._context_log.write(plan.log_record() | {"reply": decision.text[:REPLY_LOG_CHARS],
                                                          "reply_error": decision.error}

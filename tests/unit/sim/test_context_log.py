@@ -152,3 +152,25 @@ def test_a_garbled_or_non_text_piece_loses_only_the_texts_that_use_it(tmp_path):
     (read,) = read_contexts(tmp_path)
     assert read["rag_hits"][0]["text"] == LOST_TEXT and read["reply"] == LOST_TEXT
     assert read["system"] == records[0]["system"] and read["user"] == records[0]["user"]
+
+
+def test_the_table_of_known_pieces_grows_with_the_agents(tmp_path, monkeypatch):
+    """Each agent's own lines recur between its turns; a table smaller than all agents' lines
+    evicts each before it comes back, and every turn writes them again (1,000 agents)."""
+    monkeypatch.setattr(context_log, "KNOWN_PIECES", 64)
+    agents = [f"a{i:02d}" for i in range(40)]  # 6 lines each: 240 recurring pieces
+
+    def turn(number: int) -> list[dict]:
+        return [{"agent": a, "session": 1, "turn": number, "step": "act",
+                 "system": "".join(f"You are {a}; this is line {i} of your own prompt, long enough.\n" for i in range(6))}
+                for a in agents]
+
+    for writers, rewritten in ((1, True), (len(agents), False)):
+        run_dir = tmp_path / str(writers)
+        run_dir.mkdir()
+        log = ContextLog(run_dir, agents=writers)
+        log.write(turn(1))
+        first = (run_dir / PARTS).stat().st_size
+        log.write(turn(2))
+        assert ((run_dir / PARTS).stat().st_size > first) == rewritten
+        assert read_contexts(run_dir) == turn(1) + turn(2)
