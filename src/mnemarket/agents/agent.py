@@ -464,9 +464,8 @@ class Agent:
                          order=self._menu_order(step))
 
     async def decide(self, plan: TurnPlan) -> LLMResult:
-        # The reply class is this agent's in this world (two worlds of one process may share ids).
-        schema = decision_for(self.config.budget.decision_text_chars, self.world_view(plan.avoid, plan.step),
-                              f"{self.id}@{id(self.world):x}")
+        # The reply class is this agent's own (two worlds of one process may share ids).
+        schema = decision_for(self.config.budget.decision_text_chars, self.world_view(plan.avoid, plan.step), self)
         return await self.llm.agenerate(plan.messages, schema=schema, max_tokens=self.config.budget.max_output_tokens,
                                         temperature=self.config.temperature,
                                         seed=self.seed * 1_000_003 + plan.session * 1_009 + plan.turn)

@@ -241,20 +241,34 @@ def args_schema(args: type[BaseModel]) -> str:
     return json.dumps(_bounded(flat_json_schema(args)))
 
 
-def decision_for(text_chars: int, view: WorldView, holder: str = "") -> type[Decision]:
+class _Anyone:
+    """The holder of callers that keep no reply class of their own."""
+
+
+_ANYONE = _Anyone()
+_CARRIERS: weakref.WeakKeyDictionary[object, dict[type[Decision], type[Decision]]] = weakref.WeakKeyDictionary()
+"""Each holder's reply classes by base, kept as long as the holder lives."""
+
+
+def decision_for(text_chars: int, view: WorldView, holder: object = _ANYONE) -> type[Decision]:
     """`decision_schema(text_chars)` whose decoding schema names only what ``view`` holds.
 
-    The class is ``holder``'s own, made once and handed its current view each turn: an agent
-    decides once a round, so its class carries one view at a time. (A class per view cost ~3 ms
-    a turn to build, and a long run's first sessions left ~10 MB of the allocator fragmented.)
+    The class is ``holder``'s own (an agent: any object that takes weak references), made once,
+    kept while the holder lives and handed its current view each turn: an agent decides once a
+    round, so its class carries one view at a time. (A class per view cost ~3 ms a turn to build,
+    and a long run's first sessions left ~10 MB of the allocator fragmented. A cache of 4,096
+    classes rebuilt every agent's class every turn in a world of more agents, ~1 ms each.)
     """
-    cls = _carrier(decision_schema(text_chars), holder)
+    base = decision_schema(text_chars)
+    own = _CARRIERS.setdefault(holder, {})
+    cls = own.get(base)
+    if cls is None:
+        cls = own[base] = _carrier(base)
     _VIEWS[cls] = view
     return cls
 
 
-@lru_cache(maxsize=4096)  # one per agent (of each world) and text bound
-def _carrier(base: type[Decision], holder: str) -> type[Decision]:
+def _carrier(base: type[Decision]) -> type[Decision]:
     # Only the decoding schema reads the class: pydantic never builds it (defer_build) and
     # replies validate as `base`, the one validator.
     namespace = {"model_config": {**base.model_config, "defer_build": True},

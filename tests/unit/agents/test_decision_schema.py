@@ -152,13 +152,31 @@ def test_llama_cpp_accepts_the_grammar_of_a_real_world_view(tmp_path):
     assert grammar is not None
 
 
+class _Holder:
+    """Stands for an agent: what holds a reply class."""
+
+
 def test_each_holder_has_one_reply_class_carrying_its_latest_view():
+    import gc
+    import weakref
+
     from mnemarket.agents.decision import WorldView, decision_for
 
-    first = decision_for(150, WorldView(readable=("alpha_notes",)), "alpha@w1")
-    again = decision_for(150, WorldView(readable=("alpha_notes", "alpha_plan")), "alpha@w1")
-    other = decision_for(150, WorldView(readable=("beta_notes",)), "alpha@w2")  # same id, another world
+    alpha, alpha_elsewhere = _Holder(), _Holder()  # same agent id in two worlds: two holders
+    first = decision_for(150, WorldView(readable=("alpha_notes",)), alpha)
+    again = decision_for(150, WorldView(readable=("alpha_notes", "alpha_plan")), alpha)
+    other = decision_for(150, WorldView(readable=("beta_notes",)), alpha_elsewhere)
     assert again is first and other is not first
     assert _by(tight_json_schema(first), "read_artifact")[0]["properties"]["target"] == {
         "enum": ["alpha_notes", "alpha_plan"]}
     assert _by(tight_json_schema(other), "read_artifact")[0]["properties"]["target"] == {"enum": ["beta_notes"]}
+    # A world of more agents than any cache: each keeps its class (a cache of 4,096 rebuilt them all).
+    many = [_Holder() for _ in range(4_200)]
+    for holder in many:
+        decision_for(150, WorldView(), holder)
+    assert decision_for(150, WorldView(), alpha) is first
+    assert decision_for(150, WorldView(), many[0]) is decision_for(150, WorldView(), many[0])
+    gone = weakref.ref(first)  # and it goes with its holder
+    del alpha, first, again, many
+    gc.collect()
+    assert gone() is None
