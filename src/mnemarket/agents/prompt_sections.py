@@ -50,7 +50,7 @@ def services_section(services: Iterable[Invokable], menu: StepMenu) -> Section:
         return Section("genesis", "", 0, required=True)
     services = list(services)
     if menu.methods is None:
-        text = ("SERVICES (invoke_artifact target=service, method, args; =cost in scrip)\n"
+        text = ("SERVICES (invoke_artifact target=service, method, args; name? = optional argument; =cost in scrip)\n"
                 + "\n".join(inv.render_compact() for inv in services))
     else:
         lines = [inv.render_methods(menu.method_names(inv)) for inv in services if menu.method_names(inv)]

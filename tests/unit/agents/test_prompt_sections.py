@@ -45,6 +45,8 @@ def test_actions_and_services_follow_the_menu_and_are_never_cut():
     assert genesis.text.splitlines()[1].startswith("- genesis_memory.search(store_id") and "escrow" not in genesis.text
     everything = services_section(services().values(), StepMenu())
     assert "genesis_escrow: " in everything.text and "genesis_bounty: " in everything.text
+    # the compact lines mark optional arguments with "?": the header says so
+    assert "search(store_id, query, k?" in everything.text and "name? = optional argument" in everything.text
     assert services_section(services().values(), resolve_menu(["read_artifact"], services())).text == ""
 
 
