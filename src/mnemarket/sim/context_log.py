@@ -35,7 +35,8 @@ KNOWN_PIECES = 4_096
 KNOWN_PIECES_PER_AGENT = 32
 """...and per agent: each agent's own recurring lines (identity, history, working memory) between
 two of its turns. At 1,000 agents a fixed 4,096 cycled before a piece came back: 1.57 KB an
-agent-turn at 1,000 x 10; with 8 pieces an agent 1.55 KB, 16 1.11, 32 1.09 (+4 MB of digests)."""
+agent-turn at 1,000 x 10; with 8 pieces an agent 1.55 KB, 16 1.11, 32 1.09 (+4 MB of digests).
+Local-model runs (the demo, flood) recur 13-22 pieces of an agent's own from turn to turn."""
 LOST_TEXT = "[text lost: contexts.parts.jsonl is damaged]"
 """What a read gives for a text whose pieces are missing or whose reference is garbled."""
 RECENT_PIECES = 4_096
