@@ -22,20 +22,18 @@ from mnemarket.agents.decision import WorldView, args_schema, decision_for, to_a
 from mnemarket.agents.lesson_step import lesson_lines, lesson_schema, with_lessons
 from mnemarket.agents.loop_breaker import LoopBreaker, LoopState
 from mnemarket.agents.menu import StepMenu, resolve_menu
+from mnemarket.agents.prompt_fit import StepFit, step_fits
 from mnemarket.agents.prompt_sections import (
-    actions_section,
     artifacts_section,
     as_data,
     bounties_section,
     component_sections,
     history_section,
-    identity_section,
     loop_sections,
     rag_section,
-    services_section,
+    rules_sections,
     state_section,
     step_section,
-    system_section,
     working_memory_section,
 )
 from mnemarket.agents.trail import RECENT as HISTORY_TURNS
@@ -286,6 +284,10 @@ class Agent:
                                              where=f"agent {self.id}: workflow.steps[{index}].actions")
         return self._menus[step]
 
+    def step_fits(self) -> list[StepFit]:
+        """Whether each step's never-cut sections fit the budget, in this model's tokens."""
+        return step_fits(self.config, self.components, self.world.invokables, self._count_tokens)
+
     def _menu_order(self, step: str | None) -> tuple[str, ...]:
         spec = next((s for s in self.config.workflow.steps if s.name == step), None)
         return tuple(spec.actions) if spec is not None else ()
@@ -358,12 +360,7 @@ class Agent:
         wm = self.config.working_memory
         # Prompt order (most stable first, see agents/prompt_sections.py); the budget keeps
         # required sections whole and cuts the rest by priority.
-        system = [
-            system_section(self.config.system_prompt),
-            actions_section(menu),
-            services_section(self.world.invokables.values(), menu),
-            identity_section(self.config.display_name(), self.id, self.config.character.identity),
-        ]
+        system = rules_sections(self.config, self.world.invokables.values(), menu)
         user = [
             *component_sections(components, always=True),
             state_section(turn=turn, session=session, balance=variables["balance"], store_id=self.config.store_id,

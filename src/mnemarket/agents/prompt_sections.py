@@ -14,7 +14,7 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from mnemarket.agents.config import Component
+from mnemarket.agents.config import AgentConfig, Component
 from mnemarket.agents.context import Section
 from mnemarket.agents.decision import decision_format
 from mnemarket.agents.loop_breaker import LoopState
@@ -56,6 +56,13 @@ def services_section(services: Iterable[Invokable], menu: StepMenu) -> Section:
         lines = [inv.render_methods(menu.method_names(inv)) for inv in services if menu.method_names(inv)]
         text = "SERVICES YOU CAN CALL NOW (invoke_artifact target=service, method, args)\n" + "\n".join(lines)
     return Section("genesis", text, 0, required=True)
+
+
+def rules_sections(config: AgentConfig, services: Iterable[Invokable], menu: StepMenu) -> list[Section]:
+    """The system prompt's sections, the same every turn of a step: rules, the step's actions and
+    services, who the agent is."""
+    return [system_section(config.system_prompt), actions_section(menu), services_section(services, menu),
+            identity_section(config.display_name(), config.id, config.character.identity)]
 
 
 def identity_section(name: str, agent_id: str, identity: str) -> Section:

@@ -290,9 +290,12 @@ def validate(path: Path) -> None:
 
     if not path.exists():
         _fail(f"{str(path)!r} does not exist")
-    problems, checked = validate_path(path)
+    warnings: list[str] = []
+    problems, checked = validate_path(path, warnings)
     for problem in problems:
         typer.echo(f"invalid: {problem}", err=True)
+    for warning in warnings:
+        typer.echo(f"warning: {warning}", err=True)
     if problems:
         raise typer.Exit(code=1)
     console.print(f"[green]✓[/green] {checked} file(s) valid")

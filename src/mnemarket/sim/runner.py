@@ -266,6 +266,7 @@ class Runner:
                           self._llm_for(agent_config.id, model, llms, self._agent_budget(agent_config, spent)),
                           seed=self.config.seed)
             agent.setup()
+            self.warnings.extend(fit.message() for fit in agent.step_fits() if not fit.fits)
             self.agents.append(agent)
         if first_open:
             self._seed()

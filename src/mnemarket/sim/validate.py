@@ -2,7 +2,9 @@
 
 Each file is checked as what it is (agent, base file of agents, prompt component, scenario,
 genesis costs, experiment) for everything a run would reject: field values, model strings,
-component names, `query_template` placeholders, experiment overrides.
+component names, `query_template` placeholders, experiment overrides. A scenario is also checked
+for what a run would only warn about: a step whose never-cut prompt sections exceed the agent's
+budget (estimated tokens; a run counts them with the model's tokenizer).
 """
 
 from __future__ import annotations
@@ -61,11 +63,14 @@ def components_dir_for(agent_file: Path) -> Path | None:
     return None
 
 
-def validate_file(path: Path, bases: set[Path] | None = None) -> Kind:
-    """Raise ConfigError for the first problem of one file; returns what the file was checked as."""
+def validate_file(path: Path, bases: set[Path] | None = None, warnings: list[str] | None = None) -> Kind:
+    """Raise ConfigError for the first problem of one file; returns what the file was checked as.
+    ``warnings`` (when given) collects what a run would warn about."""
     from mnemarket.agents import check_components, load_agent_config, load_components
     from mnemarket.agents.config import load_component_file
+    from mnemarket.agents.context import estimate_tokens
     from mnemarket.agents.menu import check_menus
+    from mnemarket.agents.prompt_fit import step_fits
     from mnemarket.genesis import load_genesis_config
     from mnemarket.sim.experiment import check_experiment, load_experiment
     from mnemarket.sim.scenario import load_scenario
@@ -82,6 +87,10 @@ def validate_file(path: Path, bases: set[Path] | None = None) -> Kind:
         for agent in resolved.agents:
             check_components(agent, components, str(path))
             check_menus(_steps(agent), services, where=f"{path}: agent {agent.id}: ")
+            own = [components[name] for name in agent.components]
+            if warnings is not None:
+                warnings.extend(f"{path}: {fit.message(estimated=True)}"
+                                for fit in step_fits(agent, own, services, estimate_tokens) if not fit.fits)
     elif kind == "genesis":
         load_genesis_config(path)
     elif kind == "component":
@@ -115,14 +124,15 @@ def _services(specs: list[Any]) -> dict[str, Any]:
     return dict(world.invokables)
 
 
-def validate_path(path: Path) -> tuple[list[str], int]:
-    """Problems (one line each) and how many files were checked."""
+def validate_path(path: Path, warnings: list[str] | None = None) -> tuple[list[str], int]:
+    """Problems (one line each) and how many files were checked; ``warnings`` (when given)
+    collects what a run would warn about."""
     files = sorted(path.rglob("*.yaml")) if path.is_dir() else [path]
     bases = extended_files(sorted({f for folder in {f.parent for f in files} for f in folder.glob("*.yaml")}))
     problems = []
     for file in files:
         try:
-            validate_file(file, bases)
+            validate_file(file, bases, warnings)
         except ConfigError as exc:
             problems.append(str(exc))
     return problems, len(files)

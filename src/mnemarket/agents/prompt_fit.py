@@ -1,0 +1,73 @@
+"""Whether each workflow step's prompt can fit its budget, checked before any turn is played.
+
+The budget never cuts the required sections (rules, the step's actions and services, identity,
+the turn's state, the step prompt), so when they alone exceed `budget.max_context_tokens` every
+turn of that step drops working memory, history and artifacts: the agent plays blind, and nothing
+fails. A step menu is the usual fix: it narrows the actions and services described to the few
+the step uses (agents/base.yaml).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from mnemarket.agents.config import AgentConfig, Component
+from mnemarket.agents.menu import resolve_menu
+from mnemarket.agents.prompt_sections import component_sections, rules_sections, state_section, step_section
+from mnemarket.kernel import Invokable
+
+
+@dataclass(frozen=True)
+class StepFit:
+    """The tokens a step's required sections take on its first turn, against the agent's budget."""
+
+    agent_id: str
+    step: str
+    index: int
+    budget: int
+    sections: tuple[tuple[str, int], ...]
+    """(section name, tokens), prompt order."""
+
+    @property
+    def tokens(self) -> int:
+        return sum(tokens for _, tokens in self.sections)
+
+    @property
+    def fits(self) -> bool:
+        return self.tokens <= self.budget
+
+    def message(self, *, estimated: bool = False) -> str:
+        largest = ", ".join(f"{name} {tokens}" for name, tokens in sorted(self.sections, key=lambda s: -s[1])[:3])
+        about = "about " if estimated else ""
+        return (f"agent {self.agent_id!r}, step {self.step!r}: the sections never cut take {about}{self.tokens} "
+                f"tokens ({largest}) of its {self.budget}-token budget, so every turn of this step drops its "
+                f"working memory, history and artifacts. Give the step a menu (workflow.steps[{self.index}]"
+                f".actions: the action types and service.method entries it uses, as agents/base.yaml does) or "
+                f"raise budget.max_context_tokens.")
+
+
+def step_fits(config: AgentConfig, components: Sequence[Component], services: Mapping[str, Invokable],
+              count: Callable[[str], int]) -> list[StepFit]:
+    """Each step's required sections on the agent's first turn. ``components`` are the agent's own
+    (`config.components` resolved); ``count`` is the model's tokenizer in a run, an estimate in
+    `mnemarket validate`.
+
+    Raises:
+        ConfigError: a step's menu names no action type, service or method of ``services``.
+    """
+    fits = []
+    for index, spec in enumerate(config.workflow.steps):
+        menu = resolve_menu(spec.actions, services, where=f"agent {config.id}: workflow.steps[{index}].actions")
+        always = [c for c in components if c.applies_to(spec.name) and c.trigger == "always"]
+        sections = [*rules_sections(config, services.values(), menu), *component_sections(always, always=True),
+                    state_section(turn=1, session=1, balance=config.starting_scrip, store_id=config.store_id,
+                                  goal="(none set)"),
+                    step_section(spec.name, spec.prompt)]
+        fits.append(StepFit(agent_id=config.id, step=spec.name, index=index,
+                            budget=config.budget.max_context_tokens,
+                            sections=tuple((s.name, count(s.text)) for s in sections if s.text.strip())))
+    return fits
+
+
+__all__ = ["StepFit", "step_fits"]
