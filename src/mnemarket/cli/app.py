@@ -335,10 +335,16 @@ def compare(experiment: Path = typer.Argument(..., help="experiment YAML, e.g. c
     if not experiment.exists():
         _fail(f"experiment {str(experiment)!r} not found; try config/experiments/local_vs_scripted.yaml")
 
+    warned: set[str] = set()  # a configuration's warning repeats in each of its cells: say it once
+
     def report(kind: str, cell, outcome: dict) -> None:
         colour = "green" if outcome.get("state") == "finished" else "red"
         console.print(f"[{colour}]{escape(str(outcome.get('state')))}[/{colour}] {escape(cell.id)} "
                       f"{outcome.get('seconds', '')}s {escape(str(outcome.get('message', '')))}")
+        for warning in outcome.get("warnings") or []:
+            if warning not in warned:
+                warned.add(warning)
+                console.print(f"[yellow]warning ({escape(cell.id)}): {escape(warning)}[/yellow]")
     path = run_experiment(experiment, out, max_workers=workers, only_report=report_only, progress=report,
                           executor=executor, address=address)
     document = json.loads(path.read_text())

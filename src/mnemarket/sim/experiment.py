@@ -208,7 +208,8 @@ def run_cell(run_dir: str) -> dict[str, Any]:
         return {"run_dir": run_dir, "state": "error", "message": f"{type(exc).__name__}: {exc}",
                 "traceback": traceback.format_exc(limit=5)}
     record = {"run_dir": run_dir, "state": status.state, "message": status.message, "worker": os.getpid(),
-              "seconds": round(time.time() - started, 1), "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+              "seconds": round(time.time() - started, 1), "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+              "warnings": runner.warnings}
     if status.state == "finished":
         (path / CELL_FILE).write_text(json.dumps(record, indent=2))
     return record
@@ -334,6 +335,8 @@ def write_comparison(experiment: Experiment, dirs: dict[Cell, Path], outcomes: d
             run = load_run(run_dir)
             row |= {"status": "finished", "seconds": info.get("seconds"),
                     "metrics": cell_metrics(run, embedder=embedder)}
+            if info.get("warnings"):  # e.g. a step over budget: its figures come from blind turns
+                row["warnings"] = info["warnings"]
         else:
             outcome = outcomes.get(cell, {})
             row |= {"status": outcome.get("state", "not run"), "message": outcome.get("message", "")}

@@ -68,9 +68,7 @@ def validate_file(path: Path, bases: set[Path] | None = None, warnings: list[str
     ``warnings`` (when given) collects what a run would warn about."""
     from mnemarket.agents import check_components, load_agent_config, load_components
     from mnemarket.agents.config import load_component_file
-    from mnemarket.agents.context import estimate_tokens
     from mnemarket.agents.menu import check_menus
-    from mnemarket.agents.prompt_fit import step_fits
     from mnemarket.genesis import load_genesis_config
     from mnemarket.sim.experiment import check_experiment, load_experiment
     from mnemarket.sim.scenario import load_scenario
@@ -79,7 +77,10 @@ def validate_file(path: Path, bases: set[Path] | None = None, warnings: list[str
         bases = extended_files(sorted(path.parent.glob("*.yaml")))
     kind = file_kind(path, bases)
     if kind == "experiment":
-        check_experiment(load_experiment(path))
+        experiment = load_experiment(path)
+        check_experiment(experiment)
+        if warnings is not None:
+            warnings.extend(_experiment_budget_warnings(path, experiment))
     elif kind == "scenario":
         resolved = load_scenario(path)
         components = load_components(resolved.components_path)
@@ -87,10 +88,8 @@ def validate_file(path: Path, bases: set[Path] | None = None, warnings: list[str
         for agent in resolved.agents:
             check_components(agent, components, str(path))
             check_menus(_steps(agent), services, where=f"{path}: agent {agent.id}: ")
-            own = [components[name] for name in agent.components]
-            if warnings is not None:
-                warnings.extend(f"{path}: {fit.message(estimated=True)}"
-                                for fit in step_fits(agent, own, services, estimate_tokens) if not fit.fits)
+        if warnings is not None:
+            warnings.extend(f"{path}: {w}" for w in _budget_warnings(resolved.agents, components, services))
     elif kind == "genesis":
         load_genesis_config(path)
     elif kind == "component":
@@ -103,6 +102,30 @@ def validate_file(path: Path, bases: set[Path] | None = None, warnings: list[str
         # Without its scenario, only menu entries naming action types and genesis services are checkable.
         check_menus(_steps(agent), _services([]), where=f"{path}: ", only_known=True)
     return kind
+
+
+def _budget_warnings(agents: list[Any], components: dict[str, Any], services: dict[str, Any]) -> list[str]:
+    """Steps whose never-cut sections exceed their agent's budget, in estimated tokens."""
+    from mnemarket.agents.context import estimate_tokens
+    from mnemarket.agents.prompt_fit import step_fits
+
+    return [fit.message(estimated=True) for agent in agents
+            for fit in step_fits(agent, [components[name] for name in agent.components], services, estimate_tokens)
+            if not fit.fits]
+
+
+def _experiment_budget_warnings(path: Path, experiment: Any) -> list[str]:
+    """`_budget_warnings` for each configuration's agents (its overrides applied)."""
+    from mnemarket.agents import load_components
+    from mnemarket.sim.experiment import apply_override
+    from mnemarket.sim.scenario import load_scenario
+
+    resolved = load_scenario(experiment.scenario_path)
+    components = load_components(resolved.components_path)
+    services = _services(resolved.scenario.services)
+    return [f"{path}: configs.{name}: {warning}" for name, override in experiment.config.configs.items()
+            for warning in _budget_warnings(apply_override(resolved.agents, override, f"configs.{name}"),
+                                            components, services)]
 
 
 def _steps(agent: Any) -> list[tuple[str, list[str]]]:

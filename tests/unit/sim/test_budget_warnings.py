@@ -1,10 +1,12 @@
-"""A run and `mnemarket validate` warn about a step whose never-cut prompt sections exceed its
-agent's budget, naming the agent, the step and the fix; no shipped scenario has one."""
+"""A run, `mnemarket validate` and `compare` warn about a step whose never-cut prompt sections
+exceed its agent's budget, naming the agent, the step and the fix; no shipped file has one."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+import yaml
 from typer.testing import CliRunner
 
 from mnemarket.cli.app import app
@@ -45,3 +47,28 @@ def test_a_run_and_validate_warn_about_the_step_and_only_that_step(tmp_path):
 def test_no_shipped_scenario_has_a_step_over_its_budget():
     result = CliRunner().invoke(app, ["validate", str(ROOT / "config")])
     assert result.exit_code == 0 and "warning" not in result.output, result.output
+
+
+def _experiment(tmp_path: Path) -> Path:
+    """Two configurations of the demo; `tight` gives every agent a budget its menus cannot fit."""
+    data = {"name": "t", "scenario": str(ROOT / "config" / "demo.yaml"), "models": ["scripted"], "seeds": [1, 2],
+            "sessions": 1, "turns": 1, "metrics_embedder": "hashing", "max_workers": 1,
+            "configs": {"roomy": {}, "tight": {"agents": {"budget": {"max_context_tokens": 256}}}}}
+    path = tmp_path / "exp.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def test_validate_and_compare_warn_about_the_configuration_that_does_not_fit(tmp_path):
+    path = _experiment(tmp_path)
+    result = CliRunner().invoke(app, ["validate", str(path)])
+    assert result.exit_code == 0, result.output
+    lines = [line for line in result.output.splitlines() if line.startswith("warning:")]
+    assert lines and all("configs.tight: agent" in line for line in lines), result.output
+    compared = CliRunner().invoke(app, ["compare", str(path), "--out", str(tmp_path / "out")])
+    assert compared.exit_code == 0, compared.output
+    said = " ".join(compared.output.split())
+    # each warning of `tight` once, though both of its seeds' cells give it; none for `roomy`
+    assert said.count("warning (scripted__tight__s") == len(lines) and "roomy__s1): " not in said, said
+    document = json.loads((tmp_path / "out" / "comparison.json").read_text())
+    assert all(bool(c.get("warnings")) == ("tight" in c["id"]) for c in document["cells"]), document["cells"]
