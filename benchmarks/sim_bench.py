@@ -15,7 +15,9 @@ and setting up the world and agents, `rss_mb_start` after setup and the first tu
 after the last turn and `rss_mb_mid` after the middle one (the second half's growth is the run's
 creep without the first sessions' warm-up: caches filling, allocator pools); `rss_anon_*` /
 `rss_file_*` split them into the process's own memory and mapped file pages (SQLite maps world.db
-only while a store is loaded in bulk),
+only while a store is loaded in bulk), `rss_mb_peak` the highest RSS after any turn (the runner
+trims the heap every 60 agent-turns, sim/heap.py: with 6 agents `rss_mb_end` falls just after a
+trim, while onnxruntime's freed buffers lift RSS by tens of MB between trims),
 `rss_mb_after_outputs` once events.jsonl, summary.json and report.html are written (see
 outputs_bench.py for their own peak), `world_db_mb` the database's size at the end,
 `context_log_bytes_per_turn` the per-turn context log's size over agent-turns, `failed_actions`
@@ -151,6 +153,7 @@ def bench(agents: int, turns_per_agent: int, session_turns: int) -> dict[str, An
                 if marks["rss_start"] is None:
                     marks["rss_start"], marks["parts_start"] = _rss_mb(), _rss_parts_mb()
                 marks["rss_end"], marks["parts_end"] = _rss_mb(), _rss_parts_mb()
+                marks["rss_peak"] = max(marks.get("rss_peak", 0.0), marks["rss_end"])
                 if len(turn_ms) == math.ceil(turns_per_agent / 2):
                     marks["rss_mid"] = marks["rss_end"]
             marks["last"] = now  # a session end's time is not a turn's
@@ -170,7 +173,7 @@ def bench(agents: int, turns_per_agent: int, session_turns: int) -> dict[str, An
             "first_ms": round(sum(turn_ms[:window]) / window, 2), "last_ms": round(sum(turn_ms[-window:]) / window, 2),
             "setup_s": round(setup_s, 2), "rss_mb_start": round(marks["rss_start"] or 0.0, 1),
             "rss_mb_mid": round(marks.get("rss_mid") or 0.0, 1), "rss_mb_end": round(marks["rss_end"] or 0.0, 1),
-            "rss_mb_after_outputs": round(_rss_mb(), 1),
+            "rss_mb_peak": round(marks.get("rss_peak") or 0.0, 1), "rss_mb_after_outputs": round(_rss_mb(), 1),
             "rss_anon_mb_start": round((marks["parts_start"] or {}).get("anon", 0.0), 1),
             "rss_anon_mb_end": round((marks["parts_end"] or {}).get("anon", 0.0), 1),
             "rss_file_mb_start": round((marks["parts_start"] or {}).get("file", 0.0), 1),

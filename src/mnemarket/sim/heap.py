@@ -37,9 +37,11 @@ def release_free_heap() -> bool:
 
 
 TRIM_EVERY_AGENT_TURNS = 60
-"""Agent-turns between two trims. What a turn frees and glibc keeps is bounded by this many turns'
-churn (a few MB) instead of a whole session's (tens of MB); a trim costs ~6 ms, so ~0.1 ms an
-agent-turn (benchmarks/README.md "Cost of the trims")."""
+"""Agent-turns between two trims; a trim costs ~6 ms, so ~0.1 ms an agent-turn (benchmarks/README.md
+"Cost of the trims"). Between trims RSS still rises by the freed buffers glibc keeps, nearly all of
+them onnxruntime's: ~55 MB within two rounds at 6 agents, flat with a hashing embedder. Trimming
+after every embedding call removes that plateau but made the growth benchmark ~15 % slower
+(benchmarks/README.md "The plateau between trims"), so trims stay this far apart."""
 
 
 class HeapTrimmer:

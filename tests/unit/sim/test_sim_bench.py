@@ -32,6 +32,7 @@ def test_json_last_line_has_the_acceptance_figures_and_the_workload_never_fails(
     assert (figures["lesson_steps"], figures["lesson_steps_failed"]) == (4, 0)
     assert figures["context_log_bytes_per_turn"] > 0
     assert 0 < figures["rss_mb_start"] <= figures["rss_mb_after_outputs"]
+    assert figures["rss_mb_peak"] >= max(figures["rss_mb_start"], figures["rss_mb_end"])
 
 
 def test_bad_arguments_fail_with_a_usage_message():
