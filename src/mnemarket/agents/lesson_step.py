@@ -8,12 +8,15 @@ artifact, from where session end migrates them (charged and de-duplicated) like 
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from mnemarket.agents.working_memory import parse_working_memory
+from mnemarket.kernel import ACTION_TYPES
+from mnemarket.memory import normalise_text
 
 LessonKind = Literal["LESSON", "STRATEGY"]
 
@@ -61,11 +64,28 @@ def lesson_lines(reply: LessonReply) -> list[str]:
     return lines
 
 
+_KIND_AND_ABOUT = re.compile(r"^(?:LESSON|STRATEGY|INSIGHT):\s*(?:(?:[\w-]+\.[\w-]+|(?:"
+                             + "|".join(ACTION_TYPES) + r")(?: [^\s:]+)?):\s+)?", re.IGNORECASE)
+
+
+def lesson_gist(line: str) -> str:
+    """What a lesson line says, to spot a repeat: without its kind and the action it names
+    (``STRATEGY: genesis_bounty.list: ...``), normalised (case, spaces, edge punctuation)."""
+    return normalise_text(_KIND_AND_ABOUT.sub("", line, count=1))
+
+
 def with_lessons(working_memory: str, lessons: list[str], max_chars: int) -> str:
-    """The working memory with ``lessons`` appended to its `lessons` list (repeats skipped), the
-    oldest lessons dropped while the document is longer than ``max_chars``."""
+    """The working memory with ``lessons`` appended to its `lessons` list, the oldest lessons
+    dropped while the document is longer than ``max_chars``.
+
+    A lesson that repeats one already there (the same gist) replaces it: a small model restates
+    one fact under each action it saw, with or without a final stop, and the copies would fill
+    the working memory that a small budget cuts first. The newest wording goes last, where the
+    length limit drops it last."""
     memory = parse_working_memory(working_memory)
-    memory.lessons = [*memory.lessons, *(line for line in lessons if line not in memory.lessons)]
+    for line in lessons:
+        gist = lesson_gist(line)
+        memory.lessons = [*(old for old in memory.lessons if lesson_gist(old) != gist), line]
     text = memory.to_yaml()
     while len(text) > max_chars and memory.lessons:
         memory.lessons = memory.lessons[1:]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from mnemarket.agents.config import LessonStepConfig, WorkingMemoryConfig
-from mnemarket.agents.lesson_step import LessonReply, with_lessons
+from mnemarket.agents.lesson_step import LessonReply, lesson_gist, with_lessons
 from mnemarket.agents.working_memory import parse_working_memory
 from mnemarket.genesis import lesson_record, turn_record
 
@@ -106,3 +106,23 @@ def test_a_lesson_prompt_with_stray_braces_is_shown_as_written():
     run_turn(agent, 1, 1)
     asyncio.run(agent.ask_lessons(1, 1, "failure"))  # format() would raise KeyError on {json}
     assert "Up to 2; use {json}." in seen[0]
+
+
+def test_a_restated_lesson_replaces_its_older_copy_and_distinct_ones_stay():
+    # As Gemma 3 270M wrote them in a `make demo` run: one fact under each action it saw, with
+    # and without a final stop, and in another case.
+    written = ["STRATEGY: genesis_bounty.list: The vault code of the old archive is 7421.",
+               "STRATEGY: genesis_memory.search: The north pass is the safe route to the coast.",
+               "STRATEGY: genesis_bounty.claim: The vault code of the old archive is 7421",
+               "LESSON: read_artifact no_such_artifact: reading unknown ids wastes turns",
+               "LESSON: read_artifact: Reading unknown ids wastes turns.",
+               "LESSON: price: keep it low", "LESSON: stock: keep it low"]
+    text = ""
+    for line in written:
+        text = with_lessons(text, [line], max_chars=1500)
+    assert parse_working_memory(text).lessons == [
+        "STRATEGY: genesis_memory.search: The north pass is the safe route to the coast.",
+        "STRATEGY: genesis_bounty.claim: The vault code of the old archive is 7421",
+        "LESSON: read_artifact: Reading unknown ids wastes turns.",
+        "LESSON: price: keep it low", "LESSON: stock: keep it low"]  # not action names: different lessons
+    assert lesson_gist(written[0]) == lesson_gist(written[2]) != lesson_gist(written[1])
