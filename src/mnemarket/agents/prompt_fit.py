@@ -9,7 +9,7 @@ the step uses (agents/base.yaml).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from mnemarket.agents.config import AgentConfig, Component
@@ -38,13 +38,7 @@ class StepFit:
         return self.tokens <= self.budget
 
     def message(self, *, estimated: bool = False) -> str:
-        largest = ", ".join(f"{name} {tokens}" for name, tokens in sorted(self.sections, key=lambda s: -s[1])[:3])
-        about = "about " if estimated else ""
-        return (f"agent {self.agent_id!r}, step {self.step!r}: the sections never cut take {about}{self.tokens} "
-                f"tokens ({largest}) of its {self.budget}-token budget, so every turn of this step drops its "
-                f"working memory, history and artifacts. Give the step a menu (workflow.steps[{self.index}]"
-                f".actions: the action types and service.method entries it uses, as agents/base.yaml does) or "
-                f"raise budget.max_context_tokens.")
+        return _message([self], estimated=estimated)
 
 
 def step_fits(config: AgentConfig, components: Sequence[Component], services: Mapping[str, Invokable],
@@ -70,4 +64,28 @@ def step_fits(config: AgentConfig, components: Sequence[Component], services: Ma
     return fits
 
 
-__all__ = ["StepFit", "step_fits"]
+def fit_warnings(fits: Iterable[StepFit], *, estimated: bool = False) -> list[str]:
+    """One warning per step that does not fit, for every agent it fails for (a population built
+    from one base file would otherwise repeat the same warning once per agent)."""
+    groups: dict[tuple[str, int, int], list[StepFit]] = {}
+    for fit in fits:
+        if not fit.fits:
+            groups.setdefault((fit.step, fit.index, fit.budget), []).append(fit)
+    return [_message(group, estimated=estimated) for group in groups.values()]
+
+
+def _message(fits: list[StepFit], *, estimated: bool, named: int = 3) -> str:
+    first = fits[0]
+    largest = ", ".join(f"{name} {tokens}" for name, tokens in sorted(first.sections, key=lambda s: -s[1])[:3])
+    low, high = min(f.tokens for f in fits), max(f.tokens for f in fits)
+    tokens = f"{'about ' if estimated else ''}{low}" + (f" to {high}" if high != low else "")
+    who = ", ".join(repr(f.agent_id) for f in fits[:named])
+    who = f"agent {who}" if len(fits) == 1 else f"agents {who}" + (f" and {len(fits) - named} more"
+                                                                     if len(fits) > named else "")
+    return (f"{who}, step {first.step!r}: the sections never cut take {tokens} tokens ({largest}) of the "
+            f"{first.budget}-token budget, so every turn of this step drops working memory, history and "
+            f"artifacts. Give the step a menu (workflow.steps[{first.index}].actions: the action types and "
+            f"service.method entries it uses, as agents/base.yaml does) or raise budget.max_context_tokens.")
+
+
+__all__ = ["StepFit", "fit_warnings", "step_fits"]

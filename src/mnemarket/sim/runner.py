@@ -23,6 +23,7 @@ from mnemarket import crashpoints
 from mnemarket.agents import Agent, Decision, check_components, load_components
 from mnemarket.agents.agent import PendingTurn
 from mnemarket.agents.config import AgentConfig, LLMSpec
+from mnemarket.agents.prompt_fit import StepFit, fit_warnings
 from mnemarket.errors import BudgetExceeded, ConfigError, ProviderError, ProviderUnavailable, StoreError
 from mnemarket.genesis import Genesis, install_genesis
 from mnemarket.genesis.run_record import TurnRecord, migration_record
@@ -255,6 +256,7 @@ class Runner:
         llms: dict[str, LLM] = {}
         first_open = self.world.state.get((RUN, "seeded")) is None
         plan = resolved.scenario.scripted_plan
+        fits: list[StepFit] = []  # whether each agent's steps fit its budget (agents/prompt_fit.py)
         for agent_config in resolved.agents:
             check_components(agent_config, components)
             model = self.config.model_for(agent_config.model)
@@ -266,8 +268,9 @@ class Runner:
                           self._llm_for(agent_config.id, model, llms, self._agent_budget(agent_config, spent)),
                           seed=self.config.seed)
             agent.setup()
-            self.warnings.extend(fit.message() for fit in agent.step_fits() if not fit.fits)
+            fits.extend(agent.step_fits())
             self.agents.append(agent)
+        self.warnings.extend(fit_warnings(fits))
         if first_open:
             self._seed()
         return self.world

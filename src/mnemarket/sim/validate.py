@@ -107,11 +107,10 @@ def validate_file(path: Path, bases: set[Path] | None = None, warnings: list[str
 def _budget_warnings(agents: list[Any], components: dict[str, Any], services: dict[str, Any]) -> list[str]:
     """Steps whose never-cut sections exceed their agent's budget, in estimated tokens."""
     from mnemarket.agents.context import estimate_tokens
-    from mnemarket.agents.prompt_fit import step_fits
+    from mnemarket.agents.prompt_fit import fit_warnings, step_fits
 
-    return [fit.message(estimated=True) for agent in agents
-            for fit in step_fits(agent, [components[name] for name in agent.components], services, estimate_tokens)
-            if not fit.fits]
+    return fit_warnings((fit for agent in agents for fit in step_fits(
+        agent, [components[name] for name in agent.components], services, estimate_tokens)), estimated=True)
 
 
 def _experiment_budget_warnings(path: Path, experiment: Any) -> list[str]:

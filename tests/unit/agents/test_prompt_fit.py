@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from mnemarket.agents import Agent, AgentConfig
 from mnemarket.agents.config import BudgetConfig, WorkflowConfig, WorkflowStep
+from mnemarket.agents.prompt_fit import StepFit, fit_warnings
 from mnemarket.genesis import install_genesis
 from mnemarket.kernel import World
 from mnemarket.providers import ScriptedLLM
@@ -52,3 +53,15 @@ def test_a_step_without_a_menu_does_not_fit_a_small_budget_and_the_message_says_
     assert plan.context.tokens > 800
     assert all(s.status != "kept" for s in plan.context.sections if s.name in ("working_memory", "artifacts"))
     assert all(fit.fits for fit in agent_with(anything.tokens).step_fits())
+
+
+def test_a_population_gets_one_warning_per_step_naming_a_few_agents():
+    def fit(agent: str, step: str, tokens: int) -> StepFit:
+        return StepFit(agent_id=agent, step=step, index=0 if step == "act" else 1, budget=800,
+                       sections=(("actions", 571), ("genesis", tokens - 571)))
+    fits = [fit(f"h{i}", "act", 1100 + i) for i in range(5)] + [fit("h0", "rest", 700), fit("h9", "rest", 900)]
+    act, rest = fit_warnings(fits)
+    assert act.startswith("agents 'h0', 'h1', 'h2' and 2 more, step 'act': ") and "take 1100 to 1104 tokens" in act
+    assert rest.startswith("agent 'h9', step 'rest': ") and "take 900 tokens" in rest  # h0 fits that step
+    assert "workflow.steps[1].actions" in rest and "about" not in rest
+    assert fit_warnings(fits[:1], estimated=True)[0].count("take about 1100 tokens") == 1
