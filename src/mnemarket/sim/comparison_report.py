@@ -307,6 +307,8 @@ def render_markdown(document: dict[str, Any]) -> str:
                   _md_table(DIFFERENCE_HEADERS, difference_rows(document))]
     for warning in document.get("warnings", []):
         parts += ["", f"> warning: {warning}"]
+    for warning in run_warnings(document):
+        parts += ["", f"> run warning: {warning}"]
     if document.get("judge"):
         parts += ["", "## LLM judge of lesson quality", "", judge_text(document["judge"])]
     parts += ["", "## Cells", ""]
@@ -450,10 +452,21 @@ def render_html(document: dict[str, Any], out_dir: Path | None = None) -> str:
         if document.get("differences") else None,
         baseline=f"{baseline.get('model')} / {baseline.get('config')}",
         warnings=[str(w) for w in document.get("warnings", [])],
+        run_warnings=run_warnings(document),
         judge=judge_text(document["judge"]) if document.get("judge") else "",
         learning_curves=learning_curve_charts(document),
         cells=cell_table,
         agents=_html_table(["cell", "agent", *AGENT_COLUMNS], agent_rows))
 
 
-__all__ = ["CSV_COLUMNS", "render_html", "render_markdown", "write_reports"]
+def run_warnings(document: dict[str, Any]) -> list[str]:
+    """Each distinct warning the cells' runs gave (a step over its budget, ...), with the cells
+    that gave it: their figures come from runs that warned."""
+    cells: dict[str, list[str]] = {}
+    for row in document["cells"]:
+        for warning in row.get("warnings") or []:
+            cells.setdefault(str(warning), []).append(str(row["id"]))
+    return [f"{', '.join(ids)}: {warning}" for warning, ids in cells.items()]
+
+
+__all__ = ["CSV_COLUMNS", "render_html", "render_markdown", "run_warnings", "write_reports"]

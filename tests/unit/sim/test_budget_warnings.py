@@ -72,3 +72,6 @@ def test_validate_and_compare_warn_about_the_configuration_that_does_not_fit(tmp
     assert said.count("warning (scripted__tight__s") == len(lines) and "roomy__s1): " not in said, said
     document = json.loads((tmp_path / "out" / "comparison.json").read_text())
     assert all(bool(c.get("warnings")) == ("tight" in c["id"]) for c in document["cells"]), document["cells"]
+    for report in ("comparison.md", "comparison.html"):  # each warning once, with the cells that gave it
+        text = (tmp_path / "out" / report).read_text()
+        assert text.count("run warning: scripted__tight__s1, scripted__tight__s2: agents ") == len(lines), report
