@@ -113,8 +113,15 @@ def rag_section(hits: Sequence[MemoryHit]) -> Section:
 
 
 def history_section(history: str) -> Section:
-    """Recent actions, newest last; when cut, the newest lines stay."""
-    return Section("history", f"YOUR RECENT ACTIONS (newest last):\n{history}", 2, keep="tail")
+    """The actions before the last one, newest last; when cut, the newest lines stay."""
+    return Section("history", f"YOUR EARLIER ACTIONS (newest last):\n{history}" if history else "", 2, keep="tail")
+
+
+def last_action_section(last: str) -> Section:
+    """The agent's last action and its outcome: never cut. It holds what the next step acts on (a
+    search's RESULT DATA) and, after a failure, what was wrong and how to fix it; as part of the
+    history it was the first thing a small budget dropped."""
+    return Section("last_action", f"YOUR LAST ACTION:\n{last}" if last else "", 0, required=True)
 
 
 def step_section(step: str, prompt: str) -> Section:
@@ -127,5 +134,6 @@ def loop_sections(loop: LoopState) -> list[Section]:
 
 
 __all__ = ["MAX_BOUNTY_LINES", "actions_section", "artifacts_section", "as_data", "bounties_section",
-           "component_sections", "history_section", "identity_section", "loop_sections", "rag_section",
-           "services_section", "state_section", "step_section", "system_section", "working_memory_section"]
+           "component_sections", "history_section", "identity_section", "last_action_section", "loop_sections",
+           "rag_section", "rules_sections", "services_section", "state_section", "step_section", "system_section",
+           "working_memory_section"]

@@ -114,3 +114,19 @@ def test_retrieved_memories_are_never_cut_while_history_is():
     status = {s.name: s.status for s in plan.context.sections}
     assert plan.rag_hits and status["rag"] == "kept" and "authorized_writer" in plan.context.user
     assert status["history"] in ("truncated", "dropped")
+
+
+def test_the_last_action_and_its_fix_are_never_cut_while_earlier_history_is():
+    count = iter(range(100))  # the lesson step after each failure asks the model too
+    agent, _ = make_agent(lambda messages, schema: {"action_type": "read_artifact",
+                                                    "artifact_id": f"missing_{next(count)}"},
+                          budget=BudgetConfig(max_context_tokens=256))
+    for turn in (1, 2, 3):
+        run_turn(agent, 1, turn)
+    first, *_, newest = [e.action["artifact_id"] for e in agent.history() if e.action_type == "read_artifact"]
+    plan = agent.prepare(1, 4)
+    status = {s.name: s.status for s in plan.context.sections}
+    assert status["last_action"] == "kept" and status.get("history") in ("truncated", "dropped")
+    last = plan.context.user.split("YOUR LAST ACTION:", 1)[1]
+    assert f"{newest}' does not exist" in last and "FIX" in last  # what failed and how to fix it
+    assert first not in plan.context.user
