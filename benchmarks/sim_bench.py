@@ -153,7 +153,7 @@ def bench(agents: int, turns_per_agent: int, session_turns: int) -> dict[str, An
                 if marks["rss_start"] is None:
                     marks["rss_start"], marks["parts_start"] = _rss_mb(), _rss_parts_mb()
                 marks["rss_end"], marks["parts_end"] = _rss_mb(), _rss_parts_mb()
-                marks["rss_peak"] = max(marks.get("rss_peak", 0.0), marks["rss_end"])
+                marks["rss_peak"] = max(marks.get("rss_peak", 0.0), marks["rss_start"], marks["rss_end"])
                 if len(turn_ms) == math.ceil(turns_per_agent / 2):
                     marks["rss_mid"] = marks["rss_end"]
             marks["last"] = now  # a session end's time is not a turn's
