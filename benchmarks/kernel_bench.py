@@ -1,4 +1,5 @@
-"""Kernel throughput: persisted actions per second, and reopen time of a large world.
+"""Kernel throughput: persisted actions per second, reopen time of a large world, and listings and
+genesis_store searches in it against a scan of every artifact.
 
 Usage: python benchmarks/kernel_bench.py [--pg URL] [--n N] [--artifacts N]
 Without --pg it uses MNEMARKET_TEST_PG_URL when set. Prints a markdown table.
@@ -11,9 +12,11 @@ import os
 import platform
 import tempfile
 import time
+import tracemalloc
 import uuid
 from pathlib import Path
 
+from mnemarket.genesis.artifact_store import GenesisStore
 from mnemarket.kernel import (
     Invokable,
     InvokeArtifact,
@@ -25,6 +28,7 @@ from mnemarket.kernel import (
     World,
     WriteArtifact,
 )
+from mnemarket.kernel.text_index import TextIndex
 from mnemarket.store import SqlWorldStore, make_engine
 
 
@@ -91,6 +95,50 @@ def listing_ms(world: World, repeats: int = 5) -> list[tuple[str, int, float, fl
     return rows
 
 
+SEARCHES = ("art4242", "4242", "zebra", "number 4242", "artifact")
+"""genesis_store searches: an id, a number few contents hold, none, and words every artifact holds."""
+
+
+def scan_search(world: World, caller: str, text: str) -> int:
+    """How many artifacts a search matched when it read every artifact (before the token index)."""
+    words = text.lower().split()
+    found = 0
+    for artifact_id in world.find_ids():
+        artifact = world.artifacts.peek(artifact_id)
+        haystack = artifact.id.lower() + " " + artifact.type.lower()
+        if artifact.access.allows("read", caller, artifact.owner) and not artifact.read_price:
+            haystack += " " + artifact.content.lower()
+        found += any(word in haystack for word in words)
+    return found
+
+
+def search_ms(world: World, repeats: int = 5) -> tuple[float, float, list[tuple[str, int, float, float]]]:
+    """The index's build (seconds, MB traced) and ms per `genesis_store.search` against the scan it replaced."""
+    world.register(GenesisStore())
+    start = time.perf_counter()
+    world.text_index()
+    build_s = time.perf_counter() - start
+    tracemalloc.start()  # a second build, traced apart: tracing slows allocation-heavy code ~3x
+    value = world.artifacts.value
+    again = TextIndex((i, value(i, "type"), value(i, "content")) for i in world.index.ids)
+    build_mb = tracemalloc.get_traced_memory()[0] / 2**20
+    tracemalloc.stop()
+    del again
+    rows = []
+    for text in SEARCHES:
+        start = time.perf_counter()
+        for _ in range(repeats):
+            result = world.execute("p0", InvokeArtifact(artifact_id="genesis_store", method="search", args={"text": text}))
+        indexed = (time.perf_counter() - start) * 1000 / repeats
+        start = time.perf_counter()
+        for _ in range(repeats):
+            scanned = scan_search(world, "p0", text)
+        scan = (time.perf_counter() - start) * 1000 / repeats
+        rows.append((text, int(result.message.split()[0]), indexed, scan))
+        del scanned
+    return build_s, build_mb, rows
+
+
 def reopen_time(backend: str, url: str | None, tmp: Path, count: int) -> tuple[float, World]:
     world = fresh_world(backend, url, tmp)
     with world.batch(max_actions=5000):
@@ -124,15 +172,24 @@ def main() -> None:
                     label = "per action" if batch is None else f"batched x{batch}"
                     print(f"| {backend} | {kind} | {label} | {per_s:,.0f} |", flush=True)
         print("\n| backend | artifacts | reopen seconds |\n|---|---|---|")
-        listings = []
+        listings: list = []
+        searches: list = []
         for backend in backends:
             seconds, reopened = reopen_time(backend, args.pg, tmp, args.artifacts)
             print(f"| {backend} | {len(reopened.artifacts):,} | {seconds:.2f} |", flush=True)
             listings += [(backend, len(reopened.artifacts), *row) for row in listing_ms(reopened)]
+            searches.append((backend, len(reopened.artifacts), *search_ms(reopened)))
         print("\n| backend | artifacts | listing (limit 20) | matches | ms per call | full scan ms | scan / call |")
         print("|---|---|---|---|---|---|---|")
         for backend, count, label, matches, indexed, scan in listings:
             print(f"| {backend} | {count:,} | {label} | {matches:,} | {indexed:.2f} | {scan:.1f} | {scan / indexed:.0f} x |")
+        print("\n| backend | artifacts | search (genesis_store) | matches | ms per call | full scan ms | scan / call |")
+        print("|---|---|---|---|---|---|---|")
+        for backend, count, build_s, build_mb, rows in searches:
+            for text, matches, indexed, scan in rows:
+                print(f"| {backend} | {count:,} | {text!r} | {matches:,} | {indexed:.2f} | {scan:.1f} | {scan / indexed:.1f} x |")
+            print(f"| {backend} | {count:,} | (token index built on the first search) | | {build_s * 1000:,.0f} "
+                  f"ms ({build_mb:.1f} MB traced) | | |")
 
 
 if __name__ == "__main__":

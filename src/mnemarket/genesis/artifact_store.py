@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import heapq
+from collections import Counter
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from mnemarket.genesis.config import StoreCosts
-from mnemarket.kernel import Artifact, Invokable, InvokeContext, MethodOutcome, MethodSpec
+from mnemarket.kernel import Artifact, Invokable, InvokeContext, MethodOutcome, MethodSpec, World
 
 
 class ListArgs(BaseModel):
@@ -58,21 +61,37 @@ def _get(ctx: InvokeContext, args: GetArgs) -> MethodOutcome:
                          "use read_artifact for its content", data)
 
 
+def _readable_free(world: World, caller: str, ids: set[str]) -> set[str]:
+    """The ids whose content `caller` may read for free: only such text is searched, so a search
+    can never leak content. Set operations on the artifact index; only ids neither public nor
+    shared with the caller are looked up, for their owner."""
+    index = world.index
+    free = (ids & index.public) | (ids & index.shared_with(caller))
+    free |= {i for i in ids - free if world.artifacts.value(i, "owner") == caller}
+    return free - index.priced
+
+
 def _search(ctx: InvokeContext, args: SearchArgs) -> MethodOutcome:
-    words = args.text.lower().split()
-    scored = []
-    for artifact_id in ctx.world.find_ids(artifact_type=args.type):  # content is not indexed: this one reads them all
-        artifact = ctx.world.artifacts.peek(artifact_id)
-        # Only text the caller may read is searched, so a search can never leak content.
-        haystack = artifact.id.lower() + " " + artifact.type.lower()
-        if artifact.access.allows("read", ctx.caller, artifact.owner) and not artifact.read_price:
-            haystack += " " + artifact.content.lower()
-        hits = sum(word in haystack for word in words)
-        if hits:
-            scored.append((hits, artifact.id, artifact))
-    scored.sort(key=lambda item: (-item[0], item[1]))
-    rows = [summary(a, ctx.caller) for _, _, a in scored[: args.limit]]
-    return MethodOutcome(f"{len(scored)} artifacts mention {args.text!r}; showing {len(rows)}", rows)
+    """Rank artifacts by how many of the query's words they mention (then by id), from the world's
+    token index: the cost is the size of the matches, not of the world."""
+    world = ctx.world
+    text = world.text_index()
+    hits: Counter[str] = Counter()
+    for word in args.text.split():
+        by_name, by_content = text.matches(word)
+        matched = by_name | _readable_free(world, ctx.caller, by_content - by_name)
+        if args.type is not None:
+            matched = {i for i in matched if world.artifacts.value(i, "type") == args.type}
+        hits.update(matched)
+    best: list[str] = []
+    levels = sorted(set(hits.values()), reverse=True)  # most words mentioned first, then by id
+    for level in levels:
+        at_level = hits.keys() if len(levels) == 1 else [i for i, n in hits.items() if n == level]
+        best += heapq.nsmallest(args.limit - len(best), at_level)
+        if len(best) >= args.limit:
+            break
+    rows = [summary(world.artifacts.peek(i), ctx.caller) for i in best]
+    return MethodOutcome(f"{len(hits)} artifacts mention {args.text!r}; showing {len(rows)}", rows)
 
 
 def _count(ctx: InvokeContext, args: CountArgs) -> MethodOutcome:

@@ -7,6 +7,7 @@ from bisect import bisect_left, insort
 from collections.abc import Iterable
 
 from mnemarket.kernel.artifact import Artifact
+from mnemarket.kernel.text_index import TextIndex
 
 
 class ArtifactIndex:
@@ -19,9 +20,13 @@ class ArtifactIndex:
         self._sorted_types: dict[str, tuple[int, list[str]]] = {}  # type -> (version, sorted ids)
         self.public: set[str] = set()
         """Ids anyone may read."""
+        self.priced: set[str] = set()
+        """Ids with a read price."""
         self._shared: dict[str, set[str]] = {}  # principal -> ids whose read rule names it
         self.ids: list[str] = []
         """Every live id, sorted."""
+        self.text: TextIndex | None = None
+        """Tokens of the live artifacts' text, once a search has asked for them (`World.text_index`)."""
         for artifact in artifacts:
             self.put(None, artifact)
 
@@ -31,12 +36,16 @@ class ArtifactIndex:
             self._remove(old)
         if not new.deleted:
             self._add(new)
+        if self.text is not None:
+            self.text.put(old, new)
 
     def _add(self, a: Artifact) -> None:
         insort(self.ids, a.id)
         insort(self._owned.setdefault(a.owner, []), (a.created_tick, a.id))
         self._types.setdefault(a.type, set()).add(a.id)
         self._type_version[a.type] = self._type_version.get(a.type, 0) + 1
+        if a.read_price:
+            self.priced.add(a.id)
         rule = a.access.read
         if rule == "public":
             self.public.add(a.id)
@@ -54,6 +63,7 @@ class ArtifactIndex:
             del owned[at]
         self._types.get(a.type, set()).discard(a.id)
         self._type_version[a.type] = self._type_version.get(a.type, 0) + 1
+        self.priced.discard(a.id)
         rule = a.access.read
         if rule == "public":
             self.public.discard(a.id)

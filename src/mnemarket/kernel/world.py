@@ -22,6 +22,7 @@ from mnemarket.kernel.invokable import Invokable
 from mnemarket.kernel.ledger import SYSTEM_PRINCIPAL, LedgerEntry, RuleKind, Supply, SupplyReport, SupplyRule
 from mnemarket.kernel.persistence import InMemoryPersistence, Persistence
 from mnemarket.kernel.results import ActionFailure, ActionResult, ErrorCode
+from mnemarket.kernel.text_index import TextIndex
 from mnemarket.kernel.transaction import Transaction
 
 RECENT_EVENTS = 200
@@ -365,6 +366,14 @@ class World:
         value = self.artifacts.value
         return [i for i in candidates[used]
                 if all(i.startswith(v) if name == "id" else value(i, name) == v for name, v in wanted)]
+
+    def text_index(self) -> TextIndex:
+        """The token index of the live artifacts' text (`kernel.text_index`): built from the table on
+        first use, then kept on commit; a reopened world builds it again when first asked."""
+        if self.index.text is None:
+            value = self.artifacts.value  # field by field: building 100,000 artifacts took half the time
+            self.index.text = TextIndex((i, value(i, "type"), value(i, "content")) for i in self.index.ids)
+        return self.index.text
 
     def nearest_ids(self, artifact_id: str, n: int = 3) -> str:
         # difflib costs ~5 us an id: a large world offers the ids that sort near the one asked for.

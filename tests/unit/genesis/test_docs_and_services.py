@@ -6,7 +6,7 @@ import re
 
 from mnemarket.genesis import GenesisConfig, install_genesis, render_genesis_docs
 from mnemarket.genesis.config import Costs, MemoryCosts
-from mnemarket.kernel import ErrorCode, World
+from mnemarket.kernel import DeleteArtifact, ErrorCode, World
 from mnemarket.providers import EmbeddingFailed, EmbedResult, HashingEmbedder
 
 from .helpers import BOUNTIES, call, genesis_world, write
@@ -59,6 +59,29 @@ def test_store_lists_and_searches_without_leaking_private_content():
     got = call(world, "carol", "genesis_store", "get", artifact_id="alice_secret")
     assert got.success and got.data["readable"] is False and "content" not in got.data
     assert call(world, "carol", "genesis_store", "count", owner="alice").data["count"] == 1
+
+
+def test_store_search_ranks_by_words_mentioned_from_the_index_and_follows_changes():
+    world, _ = genesis_world()
+    write(world, "alice", "alice_map", "the old pepper route")
+    write(world, "alice", "alice_priced", "pepper and saffron prices", read_price=5)
+    write(world, "bob", "bob_pepper_tips", "saffron is cheap at dawn", artifact_type="note")
+    write(world, "bob", "bob_misc", "nothing here")
+
+    def search(who, text, **args):
+        result = call(world, who, "genesis_store", "search", text=text, **args)
+        return [r["id"] for r in result.data], result.message
+
+    # Two words mentioned rank first, ties by id; a priced artifact's content is never searched.
+    assert search("carol", "pep saffron") == (["bob_pepper_tips", "alice_map"], "2 artifacts mention 'pep saffron'; showing 2")
+    assert search("alice", "pep saffron")[0] == ["bob_pepper_tips", "alice_map"]
+    assert search("carol", "priced")[0] == ["alice_priced"]  # its id is
+    assert search("carol", "saffron", type="note")[0] == ["bob_pepper_tips"]
+    assert search("carol", "pepper", limit=1) == (["alice_map"], "2 artifacts mention 'pepper'; showing 1")
+    write(world, "alice", "alice_map", "a route to the vault")  # the index follows a rewrite...
+    world.execute("bob", DeleteArtifact(artifact_id="bob_pepper_tips"))  # ...and a delete
+    assert search("carol", "pepper")[0] == []
+    assert search("carol", "vault")[0] == ["alice_map"]
 
 
 def test_artifact_bounty_verifies_creator_and_content_and_mints():
