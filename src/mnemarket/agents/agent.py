@@ -325,6 +325,7 @@ class Agent:
                 "current_goal": wm.current_goal or "(none set)", "store_id": self.config.store_id,
                 "working_memory_id": self.config.working_memory_id,
                 "last_action": describe_event(last) if last else "(none yet)",
+                "last_outcome": describe_event(last, "outcome") if last else "(none yet)",
                 "artifacts": self.listed_artifacts(),
                 "action_history": "\n".join(p for p in (earlier, outcome) if p) or "(none yet)"}
 

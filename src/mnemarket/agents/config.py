@@ -35,14 +35,16 @@ LLMSpec = Annotated[str, AfterValidator(checked_llm_spec)]
 
 AGENT_ID_PATTERN = r"^[a-z][a-z0-9_]{0,31}$"
 MENU_ENTRY_PATTERN = r"^[a-z][a-z0-9_]{0,63}(\.[a-z][a-z0-9_]{0,31})?$"
-DEFAULT_RAG_QUERY = ("State: {step}. Balance: {balance}. Goal: {current_goal}. Last action: {last_action}. "
+DEFAULT_RAG_QUERY = ("State: {step}. Balance: {balance}. Goal: {current_goal}. Last action: {last_outcome}. "
                      "What strategies worked? What mistakes should I avoid?")
 DEFAULT_PREFIXES = ["LESSON:", "STRATEGY:", "INSIGHT:"]
 QUERY_VARIABLES: tuple[str, ...] = (
     "agent_id", "name", "balance", "step", "_current_state", "session", "turn", "current_goal", "store_id",
-    "working_memory_id", "last_action", "artifacts", "action_history",
+    "working_memory_id", "last_action", "last_outcome", "artifacts", "action_history",
 )
-"""The placeholders a `rag.query_template` may use (the turn's variables, `Agent.variables`)."""
+"""The placeholders a `rag.query_template` may use (the turn's variables, `Agent.variables`).
+``last_action`` is the history line (arguments, FIX hint, turn); ``last_outcome`` only which
+artifact and method were used and what came back, the situation a retrieval should match."""
 
 
 class _Strict(BaseModel):

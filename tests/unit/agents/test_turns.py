@@ -130,3 +130,16 @@ def test_the_last_action_and_its_fix_are_never_cut_while_earlier_history_is():
     last = plan.context.user.split("YOUR LAST ACTION:", 1)[1]
     assert f"{newest}' does not exist" in last and "FIX" in last  # what failed and how to fix it
     assert first not in plan.context.user
+
+
+def test_the_default_rag_query_names_the_last_outcome_without_its_arguments():
+    def search(messages, schema):
+        return {"action_type": "invoke_artifact", "target": "genesis_memory", "method": "search",
+                "args": {"store_id": "alpha_longterm", "query": "zebra stripes and saffron", "k": 3}}
+    agent, _ = make_agent(search)
+    run_turn(agent, 1, 1)
+    query = agent.prepare(1, 2).rag_query
+    # The situation a memory should match: which service, and what came back; the arguments
+    # (JSON cut at 60 characters) and the turn marker made queries ~2.5x longer to embed.
+    assert "genesis_memory.search -> OK" in query and "'zebra stripes and saffron'" in query
+    assert '"store_id"' not in query and "[session 1 turn 1]" not in query
