@@ -319,7 +319,7 @@ class Agent:
         text as `_history_parts` gives it, when the caller has it already)."""
         wm = self.working_memory()
         last = history[-1] if history else None
-        earlier, outcome = parts if parts is not None else _history_parts(history[-HISTORY_TURNS:])
+        parts = parts if parts is not None else _history_parts(history[-HISTORY_TURNS:])
         return {"agent_id": self.id, "name": self.config.display_name(), "balance": self.world.balances.get(self.id, 0),
                 "step": step, "_current_state": step, "session": session, "turn": turn,
                 "current_goal": wm.current_goal or "(none set)", "store_id": self.config.store_id,
@@ -327,7 +327,7 @@ class Agent:
                 "last_action": describe_event(last) if last else "(none yet)",
                 "last_outcome": describe_event(last, "outcome") if last else "(none yet)",
                 "artifacts": self.listed_artifacts(),
-                "action_history": "\n".join(p for p in (earlier, outcome) if p) or "(none yet)"}
+                "action_history": _joined(parts)}
 
     def rag_query(self, variables: dict[str, Any]) -> str:
         try:
@@ -687,9 +687,14 @@ def _history_parts(events: list[Event]) -> tuple[str, str]:
     return "\n".join(lines[:-1]), lines[-1]
 
 
+def _joined(parts: tuple[str, str]) -> str:
+    """The two parts of `_history_parts` as one text, oldest first."""
+    return "\n".join(p for p in parts if p) or "(none yet)"
+
+
 def _history_text(events: list[Event]) -> str:
     """One line per action, oldest first; the newest also shows its result data."""
-    return "\n".join(p for p in _history_parts(events) if p) or "(none yet)"
+    return _joined(_history_parts(events))
 
 
 

@@ -79,10 +79,9 @@ def _search(ctx: InvokeContext, args: SearchArgs) -> MethodOutcome:
     hits: Counter[str] = Counter()
     for word in args.text.split():
         by_name, by_content = text.matches(word)
-        matched = by_name | _readable_free(world, ctx.caller, by_content - by_name)
-        if args.type is not None:
-            matched = {i for i in matched if world.artifacts.value(i, "type") == args.type}
-        hits.update(matched)
+        hits.update(by_name | _readable_free(world, ctx.caller, by_content - by_name))
+    if args.type is not None:
+        hits = Counter({i: n for i, n in hits.items() if world.artifacts.value(i, "type") == args.type})
     best: list[str] = []
     levels = sorted(set(hits.values()), reverse=True)  # most words mentioned first, then by id
     for level in levels:
