@@ -41,10 +41,10 @@ def _traced(call: Callable[[], Any]) -> tuple[float, float]:
 
 
 def bench(agents: int, turns_per_agent: int, session_turns: int) -> dict[str, Any]:
-    import mnemarket.sim.runner as runner_module
+    import mnemarket.run.runner as runner_module
     from mnemarket.providers import ScriptedLLM
-    from mnemarket.sim.metrics import cell_metrics, load_run
-    from mnemarket.sim.runner import Runner, RunOptions, RunStatus
+    from mnemarket.reports.metrics import cell_metrics, load_run
+    from mnemarket.run.runner import Runner, RunOptions, RunStatus
 
     runner_module.make_llm = lambda spec, **options: ScriptedLLM(growth_policy, name="growth")
     with tempfile.TemporaryDirectory() as tmp:

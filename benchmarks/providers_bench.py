@@ -70,7 +70,7 @@ def bench_free(threads: int | None) -> dict[str, float]:
 def bench_demo(threads: int | None) -> dict[str, float]:
     """The demo scenario through the runner and agents, every decision on the local model."""
     from mnemarket.providers.local_llm import GemmaLocalLLM
-    from mnemarket.sim.runner import Runner, RunOptions
+    from mnemarket.run.runner import Runner, RunOptions
 
     llm = GemmaLocalLLM(threads=threads)  # the runner's "local" model is this same loaded context
     llm._model.engine()  # build the token-mask tokenizer outside the timed decisions

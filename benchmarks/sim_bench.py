@@ -129,9 +129,9 @@ def write_scenario(folder: Path, agents: int, sessions: int, turns: int) -> Path
 
 
 def bench(agents: int, turns_per_agent: int, session_turns: int) -> dict[str, Any]:
-    import mnemarket.sim.runner as runner_module
+    import mnemarket.run.runner as runner_module
     from mnemarket.providers import ScriptedLLM
-    from mnemarket.sim.runner import Runner, RunOptions
+    from mnemarket.run.runner import Runner, RunOptions
 
     # Every agent's "local" model is the growth policy: the benchmark measures everything but the model.
     runner_module.make_llm = lambda spec, **options: ScriptedLLM(growth_policy, name="growth")

@@ -90,7 +90,7 @@ def _stop_if_provider_failed(status) -> None:
 
 
 def _run_with_progress(runner, title: str):
-    from mnemarket.sim.runner import RunStatus  # noqa: F401  (typing only)
+    from mnemarket.run.runner import RunStatus  # noqa: F401  (typing only)
 
     total = runner.config.sessions * runner.config.turns
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
@@ -164,7 +164,7 @@ def run(scenario: Path = typer.Argument(..., help="scenario YAML, e.g. config/de
         token_cap: int = typer.Option(None, help="stop cleanly after this many model tokens")) -> None:
     """Run a scenario."""
     from mnemarket.providers import check_llm_spec
-    from mnemarket.sim.runner import Runner, RunOptions
+    from mnemarket.run.runner import Runner, RunOptions
 
     if not scenario.exists():
         _fail(f"scenario {str(scenario)!r} not found; try config/demo.yaml")
@@ -185,7 +185,7 @@ def run(scenario: Path = typer.Argument(..., help="scenario YAML, e.g. config/de
 def resume(run_dir: Path, spend_cap: float = typer.Option(None, help="raise the spend cap before resuming"),
            token_cap: int = typer.Option(None, help="raise the token cap before resuming")) -> None:
     """Continue a run that was stopped (killed, or by its budget)."""
-    from mnemarket.sim.runner import Runner
+    from mnemarket.run.runner import Runner
 
     runner = Runner.open(run_dir, spend_cap_usd=spend_cap, token_cap=token_cap)
     try:
@@ -198,7 +198,7 @@ def resume(run_dir: Path, spend_cap: float = typer.Option(None, help="raise the 
 
 def _view(run_dir: Path):
     """The run opened read-only (inspection never writes, locks or loads a model)."""
-    from mnemarket.sim.inspect import RunView
+    from mnemarket.reports.inspect import RunView
 
     return RunView(run_dir)
 
@@ -233,7 +233,7 @@ def inspect(run_dir: Path, agent: str = typer.Option(None, help="one agent's fig
 def memory_search(run_dir: Path, query: str, store: str = typer.Option(..., "--store", help="memory store id"),
                   k: int = typer.Option(5, "-k", min=1, max=50)) -> None:
     """Search one memory store of a run (read-only: does not touch recency)."""
-    from mnemarket.sim.inspect import memory_stores
+    from mnemarket.reports.inspect import memory_stores
 
     with _view(run_dir) as view:
         stores = [a.id for a in memory_stores(view.world)]
@@ -272,7 +272,7 @@ def memory_show(run_dir: Path, agent: str = typer.Option(..., "--agent")) -> Non
 @_command()
 def replay(run_dir: Path, out: Path = typer.Option(None, help="where to re-execute (default RUN_DIR-replay)")) -> None:
     """Re-execute a recorded run from its recordings and report whether it matched."""
-    from mnemarket.sim.replay import replay_run
+    from mnemarket.run.replay import replay_run
 
     result = replay_run(run_dir, out)
     if result.matched:
@@ -286,7 +286,7 @@ def replay(run_dir: Path, out: Path = typer.Option(None, help="where to re-execu
 @_command()
 def validate(path: Path) -> None:
     """Check agent, scenario or genesis YAML files (a file or a directory) without running anything."""
-    from mnemarket.sim.validate import validate_path
+    from mnemarket.experiments.validate import validate_path
 
     if not path.exists():
         _fail(f"{str(path)!r} does not exist")
@@ -309,7 +309,7 @@ def demo(out: Path = typer.Option(Path("runs/demo"), help="run directory (an ear
                                                      "on 2 cores)"),
          sessions: int = typer.Option(None, min=1)) -> None:
     """Run the repository's config/demo.yaml (found from any directory) offline and print the summary."""
-    from mnemarket.sim.output_dirs import prepare_output_dir
+    from mnemarket.run.output_dirs import prepare_output_dir
 
     scenario = demo_scenario()
     if scenario is None:
@@ -330,7 +330,7 @@ def compare(experiment: Path = typer.Argument(..., help="experiment YAML, e.g. c
             address: str = typer.Option(None, help="Ray cluster address (auto, ray://HOST:10001); default: "
                                                    "start a local Ray")) -> None:
     """Run a models x memory-configs x seeds matrix (resumable) and write comparison.json/.md/.html."""
-    from mnemarket.sim.experiment import run_experiment
+    from mnemarket.experiments.experiment import run_experiment
 
     if not experiment.exists():
         _fail(f"experiment {str(experiment)!r} not found; try config/experiments/local_vs_scripted.yaml")

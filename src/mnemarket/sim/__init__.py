@@ -1,7 +1,7 @@
-"""The runner layer: runs scenarios and experiments, inspects, reports and replays their runs.
+"""The former runner layer's public names, kept for scripts: the code lives in `mnemarket.run`,
+`mnemarket.reports` and `mnemarket.experiments` (plans/structure.md).
 
-The public API is listed in ``__all__`` and loads lazily (PEP 562): importing one sim module, as
-each CLI command does, does not import the rest (the experiment runner, the report, Ray).
+The names load lazily (PEP 562): importing this package imports none of those modules.
 """
 
 from __future__ import annotations
@@ -10,36 +10,38 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 _EXPORTS: dict[str, str] = {
-    "RunConfig": "runner", "RunOptions": "runner", "RunStatus": "runner", "Runner": "runner",
-    "resume_run": "runner", "run_scenario": "runner",
-    "ScenarioConfig": "scenario", "load_scenario": "scenario",
-    "ExperimentConfig": "experiment", "check_experiment": "experiment", "load_experiment": "experiment",
-    "run_experiment": "experiment",
-    "RunView": "inspect", "memory_stores": "inspect", "summarize": "inspect",
-    "RunData": "metrics", "agent_metrics": "metrics", "cell_metrics": "metrics", "load_run": "metrics",
-    "render_report": "report", "write_report": "report",
-    "write_reports": "comparison_report",
-    "replay_run": "replay",
-    "validate_path": "validate",
+    "RunConfig": "run.runner", "RunOptions": "run.runner", "RunStatus": "run.runner", "Runner": "run.runner",
+    "resume_run": "run.runner", "run_scenario": "run.runner",
+    "ScenarioConfig": "run.scenario", "load_scenario": "run.scenario",
+    "ExperimentConfig": "experiments.experiment", "check_experiment": "experiments.experiment",
+    "load_experiment": "experiments.experiment",
+    "run_experiment": "experiments.experiment",
+    "RunView": "reports.inspect", "memory_stores": "reports.inspect", "summarize": "reports.inspect",
+    "RunData": "reports.metrics", "agent_metrics": "reports.metrics", "cell_metrics": "reports.metrics",
+    "load_run": "reports.metrics",
+    "render_report": "reports.report", "write_report": "reports.report",
+    "write_reports": "reports.comparison_report",
+    "replay_run": "run.replay",
+    "validate_path": "experiments.validate",
 }
 
 if TYPE_CHECKING:
-    from mnemarket.sim.comparison_report import write_reports
-    from mnemarket.sim.experiment import ExperimentConfig, check_experiment, load_experiment, run_experiment
-    from mnemarket.sim.inspect import RunView, memory_stores, summarize
-    from mnemarket.sim.metrics import RunData, agent_metrics, cell_metrics, load_run
-    from mnemarket.sim.replay import replay_run
-    from mnemarket.sim.report import render_report, write_report
-    from mnemarket.sim.runner import RunConfig, Runner, RunOptions, RunStatus, resume_run, run_scenario
-    from mnemarket.sim.scenario import ScenarioConfig, load_scenario
-    from mnemarket.sim.validate import validate_path
+    from mnemarket.experiments.experiment import ExperimentConfig, check_experiment, load_experiment, run_experiment
+    from mnemarket.experiments.validate import validate_path
+    from mnemarket.reports.comparison_report import write_reports
+    from mnemarket.reports.inspect import RunView, memory_stores, summarize
+    from mnemarket.reports.metrics import RunData, agent_metrics, cell_metrics, load_run
+    from mnemarket.reports.report import render_report, write_report
+    from mnemarket.run.replay import replay_run
+    from mnemarket.run.runner import RunConfig, Runner, RunOptions, RunStatus, resume_run, run_scenario
+    from mnemarket.run.scenario import ScenarioConfig, load_scenario
 
 
 def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'mnemarket.sim' has no attribute {name!r}")
-    return getattr(importlib.import_module(f"mnemarket.sim.{module}"), name)
+    return getattr(importlib.import_module(f"mnemarket.{module}"), name)
 
 
 __all__ = ["ExperimentConfig", "RunConfig", "RunData", "RunOptions", "RunStatus", "RunView", "Runner",

@@ -122,7 +122,7 @@ def _max_lengths(node):
 
 def _demo_world_schema(tmp_path):
     from mnemarket.agents.decision import decision_for
-    from mnemarket.sim.runner import Runner, RunOptions
+    from mnemarket.run.runner import Runner, RunOptions
 
     root = Path(__file__).resolve().parents[3]
     runner = Runner.create(root / "config" / "demo.yaml", tmp_path / "run", RunOptions(model="scripted", turns=1))

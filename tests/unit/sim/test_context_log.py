@@ -1,7 +1,7 @@
 import json
 
-from mnemarket.sim import context_log
-from mnemarket.sim.context_log import (
+from mnemarket.run import context_log
+from mnemarket.run.context_log import (
     CONTEXTS,
     LOST_TEXT,
     PARTS,

@@ -15,7 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from mnemarket.cli.app import app
-from mnemarket.sim.runner import RunOptions, run_scenario
+from mnemarket.run.runner import RunOptions, run_scenario
 
 from .fast_demo import fast_demo
 

@@ -11,8 +11,8 @@ from typer.testing import CliRunner
 
 from mnemarket.cli.app import app
 from mnemarket.errors import ConfigError
-from mnemarket.sim.comparison_report import render_html, render_markdown
-from mnemarket.sim.experiment import CELL_FILE, Cell, load_experiment, prepare_cell, run_experiment, slug
+from mnemarket.experiments.experiment import CELL_FILE, Cell, load_experiment, prepare_cell, run_experiment, slug
+from mnemarket.reports.comparison_report import render_html, render_markdown
 
 ROOT = Path(__file__).resolve().parents[3]
 DEMO = ROOT / "config" / "demo.yaml"
@@ -163,7 +163,7 @@ def test_a_failing_cell_is_reported_and_does_not_stop_the_others(tmp_path):
 
 
 def test_only_local_model_cells_are_recognised_as_local():
-    from mnemarket.sim.experiment import is_local_model
+    from mnemarket.experiments.experiment import is_local_model
 
     assert is_local_model("local") and is_local_model("local:/models/other.gguf")
     assert not is_local_model("scripted") and not is_local_model("openai:http://127.0.0.1:8000/v1:local")
@@ -218,7 +218,7 @@ def test_local_model_cells_run_in_one_process_on_each_node_of_a_two_node_cluster
     ray = pytest.importorskip("ray")
     from ray.cluster_utils import Cluster
 
-    from mnemarket.sim import experiment, ray_executor
+    from mnemarket.experiments import experiment, ray_executor
 
     path = _write(tmp_path, seeds=[1, 2], max_workers=2)
     pool = json.loads(run_experiment(path, tmp_path / "pool").read_text())
@@ -267,7 +267,7 @@ def test_executor_mistakes_are_configuration_errors(tmp_path):
 def test_comparison_csv_is_tidy_and_covers_cells_and_agents(finished):
     import csv
 
-    from mnemarket.sim.comparison_report import CSV_COLUMNS
+    from mnemarket.reports.comparison_report import CSV_COLUMNS
 
     path, out, result, seen = finished
     with (out / "comparison.csv").open() as handle:

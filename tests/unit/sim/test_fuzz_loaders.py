@@ -22,7 +22,7 @@ from mnemarket.agents.working_memory import load_agent_yaml, parse_working_memor
 from mnemarket.errors import ConfigError
 from mnemarket.genesis.config import GenesisConfig, load_genesis_config
 from mnemarket.providers.structured import parse_structured, tight_json_schema, trim_to_schema
-from mnemarket.sim.scenario import ScenarioConfig, load_scenario
+from mnemarket.run.scenario import ScenarioConfig, load_scenario
 from tests.unit.kernel.test_fuzz_submit import JSON, TEXT
 
 FAST = settings(max_examples=30, deadline=None, suppress_health_check=[

@@ -2,7 +2,7 @@ import platform
 
 import pytest
 
-from mnemarket.sim.heap import HeapTrimmer, release_free_heap
+from mnemarket.run.heap import HeapTrimmer, release_free_heap
 
 
 def _rss_anon_mb() -> float:

@@ -9,7 +9,7 @@ import pytest
 
 from mnemarket.agents.config import load_agent_config
 from mnemarket.errors import ConfigError
-from mnemarket.sim.scenario import load_scenario
+from mnemarket.run.scenario import load_scenario
 
 ROOT = Path(__file__).resolve().parents[3]
 

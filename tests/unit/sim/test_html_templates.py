@@ -12,10 +12,10 @@ import pytest
 from jinja2 import StrictUndefined, UndefinedError
 
 from mnemarket.kernel import InvokeArtifact, ReadArtifact, WriteArtifact
-from mnemarket.sim.comparison_report import render_html
-from mnemarket.sim.html_templates import environment, render
-from mnemarket.sim.inspect import summarize
-from mnemarket.sim.report import render_report
+from mnemarket.reports.comparison_report import render_html
+from mnemarket.reports.html_templates import environment, render
+from mnemarket.reports.inspect import summarize
+from mnemarket.reports.report import render_report
 
 from ..genesis.helpers import call, genesis_world
 
@@ -79,7 +79,7 @@ def test_environment_escapes_and_refuses_missing_variables():
 
 def test_templates_ship_as_package_data():
     patterns = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["mnemarket"]
-    templates = sorted((ROOT / "src" / "mnemarket" / "sim" / "templates").glob("*"))
+    templates = sorted((ROOT / "src" / "mnemarket" / "reports" / "templates").glob("*"))
     assert {t.name for t in templates} >= {"report.html.j2", "comparison.html.j2", "macros.html.j2"}
     for template in templates:
         relative = template.relative_to(ROOT / "src" / "mnemarket")
@@ -157,7 +157,7 @@ def test_hostile_names_in_the_comparison_are_shown_as_text(tmp_path):
 
 def test_markup_is_left_to_the_templates():
     """No hand escaping and no way around autoescape: Python modules build data, templates print it."""
-    sim = ROOT / "src" / "mnemarket" / "sim"
+    sim = ROOT / "src" / "mnemarket" / "reports"
     for module in ("report.py", "report_charts.py", "comparison_report.py", "html_templates.py"):
         source = (sim / module).read_text()
         assert "import html" not in source and "html.escape" not in source, module

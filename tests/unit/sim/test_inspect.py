@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from mnemarket.sim.runner import Runner, RunOptions, run_scenario
+from mnemarket.run.runner import Runner, RunOptions, run_scenario
 
 ROOT = Path(__file__).resolve().parents[3]
 DEMO = ROOT / "config" / "demo.yaml"

@@ -11,7 +11,7 @@ from mnemarket.genesis.config import Bounty, GenesisConfig
 from mnemarket.genesis.run_record import is_invalid_decision
 from mnemarket.kernel import World
 from mnemarket.providers.hashing_embedder import HashingEmbedder
-from mnemarket.sim.runner import RunOptions, run_scenario
+from mnemarket.run.runner import RunOptions, run_scenario
 
 DEMO = Path(__file__).resolve().parents[3] / "config" / "demo.yaml"
 

@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from mnemarket.sim.json_records import SHARED_VALUE_CHARS, SharedDecoder
+from mnemarket.run.json_records import SHARED_VALUE_CHARS, SharedDecoder
 
 
 def test_records_share_their_keys_and_short_values_but_not_long_texts():

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import yaml
 
+from mnemarket.experiments.experiment import run_experiment
+from mnemarket.experiments.judge import Verdict, agreement, rate_lessons
 from mnemarket.providers import ScriptedLLM
-from mnemarket.sim.experiment import run_experiment
-from mnemarket.sim.judge import Verdict, agreement, rate_lessons
 
 ROOT = Path(__file__).resolve().parents[3]
 

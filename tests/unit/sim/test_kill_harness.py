@@ -26,7 +26,7 @@ import pytest
 
 from mnemarket import crashpoints
 from mnemarket.kernel import World
-from mnemarket.sim.runner import RunOptions, resume_run, run_scenario
+from mnemarket.run.runner import RunOptions, resume_run, run_scenario
 from mnemarket.store import SqlWorldStore
 
 from .fast_demo import fast_demo

@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 import yaml
 
+from mnemarket.experiments.experiment import run_experiment
 from mnemarket.genesis import install_genesis
 from mnemarket.genesis.config import Bounty, GenesisConfig
 from mnemarket.kernel import World
 from mnemarket.providers.hashing_embedder import HashingEmbedder
-from mnemarket.sim.comparison_report import LESSON_COLUMNS, render_markdown
-from mnemarket.sim.experiment import run_experiment
-from mnemarket.sim.metrics import is_turn, load_run
+from mnemarket.reports.comparison_report import LESSON_COLUMNS, render_markdown
+from mnemarket.reports.metrics import is_turn, load_run
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -133,7 +133,7 @@ def test_lessons_csv_holds_each_lesson_with_its_evidence(market):
 
 
 def test_learning_curves_follow_the_sessions(market):
-    from mnemarket.sim.comparison_report import learning_curves
+    from mnemarket.reports.comparison_report import learning_curves
 
     optimum = next(c for c in market["cells"] if c["id"] == "scripted__memory__s1")["metrics"]["sessions"]
     assert [p["session"] for p in optimum] == [1, 2, 3]
@@ -154,7 +154,7 @@ def test_cell_reports_link_back_to_the_comparison(market):
 
 
 def test_each_metric_shows_its_definition_and_better_direction(market):
-    from mnemarket.sim.comparison_report import DEFINITIONS, METRICS
+    from mnemarket.reports.comparison_report import DEFINITIONS, METRICS
 
     assert {key for key, _ in METRICS} <= set(DEFINITIONS)  # every metric shown has its definition
     page = (Path(market["_out"]) / "comparison.md").read_text()

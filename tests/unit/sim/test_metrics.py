@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from mnemarket.sim.metrics import (
+from mnemarket.reports.metrics import (
     RunData,
     aggregate_groups,
     application,
@@ -274,7 +274,7 @@ def test_aggregate_groups_mean_std_over_seeds():
 def test_load_run_leaves_the_prompts_on_disk_and_the_metrics_unchanged(tmp_path):
     import dataclasses
 
-    from mnemarket.sim.context_log import CONTEXTS, ContextLog
+    from mnemarket.run.context_log import CONTEXTS, ContextLog
 
     run = hand_built_run(tmp_path)
     full = [c | {"system": "You trade. " * 40, "user": f"Turn {c['turn']}. Balance: 50 scrip. " * 5,

@@ -16,7 +16,7 @@ import pytest
 
 from mnemarket.genesis.event_text import describe_event
 from mnemarket.genesis.run_record import succeeded
-from mnemarket.sim.metrics import (
+from mnemarket.reports.metrics import (
     RunData,
     application,
     first_retrievals,

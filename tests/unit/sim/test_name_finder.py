@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 import re
 
-from mnemarket.sim.name_finder import NameFinder
+from mnemarket.reports.name_finder import NameFinder
 
 PIECES = ["genesis", "memory", "add", "ann", "bob_notes", "x", "42", "é", "song", "a.b", "ann-2", "c:d"]
 SEPARATORS = [".", ":", "-", "_", " ", ", ", "!", "(", ")", "/", "", "\n"]

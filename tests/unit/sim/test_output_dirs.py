@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from mnemarket.errors import ConfigError
-from mnemarket.sim.output_dirs import MARKER, prepare_output_dir
+from mnemarket.run.output_dirs import MARKER, prepare_output_dir
 
 
 def test_a_new_or_empty_directory_is_made_and_marked(tmp_path):

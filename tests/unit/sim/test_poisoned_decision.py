@@ -14,7 +14,7 @@ import pytest
 from mnemarket.agents import Agent
 from mnemarket.genesis import turn_record
 from mnemarket.kernel import World
-from mnemarket.sim.runner import RunOptions, resume_run, run_scenario
+from mnemarket.run.runner import RunOptions, resume_run, run_scenario
 from mnemarket.store import SqlWorldStore
 
 from .fast_demo import fast_demo

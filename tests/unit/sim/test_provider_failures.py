@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from mnemarket.cli.app import app
 from mnemarket.errors import ProviderUnavailable
 from mnemarket.providers import LLMResult
-from mnemarket.sim.runner import MAX_PROVIDER_FAILURES, Runner, RunOptions
+from mnemarket.run.runner import MAX_PROVIDER_FAILURES, Runner, RunOptions
 
 ROOT = Path(__file__).resolve().parents[3]
 DEMO = ROOT / "config" / "demo.yaml"
@@ -137,7 +137,7 @@ def _demo_with_embedder(tmp_path: Path, embedder: str) -> Path:
 def test_a_paid_embedders_spend_is_logged_and_capped_in_a_run(tmp_path, monkeypatch):
     from mnemarket.providers import CallLog
     from mnemarket.providers.gemini_embedder import GeminiEmbedder
-    from mnemarket.sim import runner as runner_module
+    from mnemarket.run import runner as runner_module
     from tests.unit.providers.fake_servers import FakeResponse, FakeServer, gemini_api
 
     monkeypatch.setenv("GEMINI_API_KEY", "test-key-not-real")  # good only for the fake server

@@ -1,7 +1,7 @@
 """Replay's comparison of two worlds: what differs, named so a person can find it."""
 
 from mnemarket.kernel import Noop, Transfer, World, WriteArtifact
-from mnemarket.sim.replay import differences
+from mnemarket.run.replay import differences
 from mnemarket.store import SqlWorldStore
 
 

@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 from mnemarket.kernel import AccessPolicy, InvokeArtifact, Noop, ReadArtifact, Transfer, World, WriteArtifact
-from mnemarket.sim.inspect import summarize
-from mnemarket.sim.report import TIMELINE_LIMIT, write_report
-from mnemarket.sim.report_charts import MAX_POINTS, cumulative_counts, sample_steps, tick_grid
+from mnemarket.reports.inspect import summarize
+from mnemarket.reports.report import TIMELINE_LIMIT, write_report
+from mnemarket.reports.report_charts import MAX_POINTS, cumulative_counts, sample_steps, tick_grid
 from mnemarket.store import SqlWorldStore
 
 from ..genesis.helpers import call, genesis_world
@@ -266,7 +266,7 @@ def test_page_renders_in_headless_chromium(run, tmp_path):
 def test_bounties_section_says_who_was_paid_and_who_may_claim(tmp_path):
     from pathlib import Path
 
-    from mnemarket.sim.runner import RunOptions, run_scenario
+    from mnemarket.run.runner import RunOptions, run_scenario
 
     demo = Path(__file__).resolve().parents[3] / "config" / "demo.yaml"
     assert run_scenario(demo, tmp_path / "run", RunOptions(model="scripted")).state == "finished"
@@ -290,8 +290,8 @@ def test_bounties_section_says_who_was_paid_and_who_may_claim(tmp_path):
 
 
 def test_turn_view_shows_the_newest_turns_and_counts_every_logged_one(tmp_path):
-    from mnemarket.sim.context_log import ContextLog
-    from mnemarket.sim.report import DRILLDOWN_LIMIT
+    from mnemarket.reports.report import DRILLDOWN_LIMIT
+    from mnemarket.run.context_log import ContextLog
 
     world, genesis = genesis_world()
     logged = DRILLDOWN_LIMIT + 7
@@ -309,7 +309,7 @@ def test_turn_view_shows_the_newest_turns_and_counts_every_logged_one(tmp_path):
 
 
 def test_lesson_tables_keep_the_newest_rows_and_count_them_all(tmp_path, monkeypatch):
-    import mnemarket.sim.report as report
+    import mnemarket.reports.report as report
 
     monkeypatch.setattr(report, "LESSON_LIMIT", 3)
     world, genesis = genesis_world()
@@ -328,7 +328,7 @@ def test_lesson_tables_keep_the_newest_rows_and_count_them_all(tmp_path, monkeyp
 
 
 def test_report_of_a_run_whose_context_pieces_are_damaged(tmp_path):
-    from mnemarket.sim.context_log import LOST_TEXT, PARTS, ContextLog
+    from mnemarket.run.context_log import LOST_TEXT, PARTS, ContextLog
 
     world, genesis = genesis_world()
     ContextLog(tmp_path).write([{"agent": "alice", "session": 1, "turn": 1, "step": "act", "tokens": 10,
@@ -340,7 +340,7 @@ def test_report_of_a_run_whose_context_pieces_are_damaged(tmp_path):
 
 
 def test_memory_tables_show_the_newest_entries_by_creation_and_charts_count_them_all(tmp_path, monkeypatch):
-    import mnemarket.sim.report as report
+    import mnemarket.reports.report as report
 
     monkeypatch.setattr(report, "LONGTERM_LIMIT", 2)
     monkeypatch.setattr(report, "EPISODIC_LIMIT", 2)

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from mnemarket.errors import ConfigError
-from mnemarket.sim.run_lock import LOCK_FILE, RunLock
-from mnemarket.sim.runner import Runner, RunOptions
+from mnemarket.run.run_lock import LOCK_FILE, RunLock
+from mnemarket.run.runner import Runner, RunOptions
 
 ROOT = Path(__file__).resolve().parents[3]
-HOLD = "import sys,time; from pathlib import Path; from mnemarket.sim.run_lock import RunLock; " \
+HOLD = "import sys,time; from pathlib import Path; from mnemarket.run.run_lock import RunLock; " \
        "lock = RunLock(Path(sys.argv[1])); lock.acquire(); print('held', flush=True); time.sleep(60)"
 
 

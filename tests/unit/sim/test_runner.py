@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from mnemarket.cli.app import app
 from mnemarket.kernel import World
-from mnemarket.sim.runner import RunOptions, resume_run, run_scenario
+from mnemarket.run.runner import RunOptions, resume_run, run_scenario
 from mnemarket.store import SqlWorldStore
 
 from .killing import kill_run_after

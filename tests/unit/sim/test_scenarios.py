@@ -19,10 +19,10 @@ from mnemarket.errors import ConfigError
 from mnemarket.genesis import install_genesis
 from mnemarket.kernel import World
 from mnemarket.providers import make_embedder
+from mnemarket.run.runner import RunOptions, build_service, resume_run, run_scenario
+from mnemarket.run.scenario import ServiceSpec, load_scenario
 from mnemarket.scenarios.dinner import DinnerHost
 from mnemarket.scenarios.flood import FloodOffice, FloodOptions, damage_for, draw_flood
-from mnemarket.sim.runner import RunOptions, build_service, resume_run, run_scenario
-from mnemarket.sim.scenario import ServiceSpec, load_scenario
 from mnemarket.store import SqlWorldStore
 
 from .killing import events_in, kill_run_after

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mnemarket.sim.runner import RUN, Runner, RunOptions
+from mnemarket.run.runner import RUN, Runner, RunOptions
 
 DEMO = Path(__file__).resolve().parents[3] / "config" / "demo.yaml"
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import sqlite3
 
 from mnemarket.kernel import World
-from mnemarket.sim.runner import RUN, Runner, RunOptions
+from mnemarket.run.runner import RUN, Runner, RunOptions
 from mnemarket.store import SqlWorldStore
 
 from .fast_demo import fast_demo

@@ -8,8 +8,8 @@ import pytest
 
 from mnemarket.errors import BudgetExceeded
 from mnemarket.providers import Budget
-from mnemarket.sim.runner import RunConfig, Runner, RunOptions
-from mnemarket.sim.scenario import load_scenario
+from mnemarket.run.runner import RunConfig, Runner, RunOptions
+from mnemarket.run.scenario import load_scenario
 
 DEMO = Path(__file__).resolve().parents[3] / "config" / "demo.yaml"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mnemarket.sim.statistics import MIN_SEEDS, bootstrap_interval, paired_differences
+from mnemarket.reports.statistics import MIN_SEEDS, bootstrap_interval, paired_differences
 
 
 def test_interval_of_a_large_normal_sample_matches_the_textbook_interval():

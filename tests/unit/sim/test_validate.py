@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from mnemarket.cli.app import app, demo_scenario
-from mnemarket.sim.runner import Runner, RunOptions
+from mnemarket.run.runner import Runner, RunOptions
 
 ROOT = Path(__file__).resolve().parents[3]
 DEMO = ROOT / "config" / "demo.yaml"

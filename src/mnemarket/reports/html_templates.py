@@ -17,13 +17,13 @@ from typing import Any, ClassVar
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
 TEMPLATES = "templates"
-"""The folder, inside the mnemarket.sim package, that holds the templates (shipped as package data)."""
+"""The folder, inside the mnemarket.reports package, that holds the templates (shipped as package data)."""
 
 
 @functools.cache
 def environment() -> Environment:
     """The one environment (built on first use, then shared: templates compile once per process)."""
-    return Environment(loader=PackageLoader("mnemarket.sim", TEMPLATES), autoescape=True,
+    return Environment(loader=PackageLoader("mnemarket.reports", TEMPLATES), autoescape=True,
                        undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
 
 

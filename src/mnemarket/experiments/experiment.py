@@ -29,8 +29,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from mnemarket.agents.config import AgentConfig, LLMSpec
 from mnemarket.errors import ConfigError, did_you_mean
-from mnemarket.sim.report import EXPERIMENT_CELLS
-from mnemarket.sim.statistics import MIN_SEEDS, paired_differences
+from mnemarket.reports.report import EXPERIMENT_CELLS
+from mnemarket.reports.statistics import MIN_SEEDS, paired_differences
 from mnemarket.yaml_config import deep_merge, format_validation_error, load_model
 
 CELL_FILE = "cell.json"
@@ -154,7 +154,7 @@ def check_experiment(experiment: Experiment) -> None:
     """Everything a cell would reject, checked before any cell starts: every configuration's
     overrides applied to the scenario's agents, their components and the scenario itself."""
     from mnemarket.agents import check_components, load_components
-    from mnemarket.sim.scenario import load_scenario
+    from mnemarket.run.scenario import load_scenario
 
     resolved = load_scenario(experiment.scenario_path)
     components = load_components(resolved.components_path)
@@ -167,8 +167,8 @@ def check_experiment(experiment: Experiment) -> None:
 def prepare_cell(experiment: Experiment, cell: Cell) -> Path:
     """Write the cell's run directory config (once); returns the directory."""
     from mnemarket.agents import check_components, load_components
-    from mnemarket.sim.runner import CONFIG_FILE, RunConfig, RunOptions, write_run_config
-    from mnemarket.sim.scenario import load_scenario
+    from mnemarket.run.runner import CONFIG_FILE, RunConfig, RunOptions, write_run_config
+    from mnemarket.run.scenario import load_scenario
 
     run_dir = experiment.cell_dir(cell)
     if (run_dir / CONFIG_FILE).exists():
@@ -194,7 +194,7 @@ def run_cell(run_dir: str) -> dict[str, Any]:
     Never raises: a failure is returned (and written to cell.json only on success, so a failed
     cell is retried by the next `compare`).
     """
-    from mnemarket.sim.runner import Runner
+    from mnemarket.run.runner import Runner
 
     path = Path(run_dir)
     started = time.time()
@@ -254,7 +254,7 @@ def run_experiment(path: str | Path, out: str | Path | None = None, *, max_worke
     pending = [cell for cell in cells if not cell_done(dirs[cell])]
     outcomes: dict[Cell, dict[str, Any]] = {}
     if pending and not only_report and executor == "ray":
-        from mnemarket.sim.ray_executor import run_cells_on_ray
+        from mnemarket.experiments.ray_executor import run_cells_on_ray
 
         outcomes = run_cells_on_ray([(cell, dirs[cell]) for cell in pending], address=address, is_local=is_local_model,
                                     progress=(lambda cell, outcome: progress("cell", cell, outcome)) if progress else None)
@@ -317,8 +317,8 @@ def separation_warnings(differences: list[dict[str, Any]]) -> list[str]:
 
 def write_comparison(experiment: Experiment, dirs: dict[Cell, Path], outcomes: dict[Cell, dict[str, Any]]) -> Path:
     """Measure every finished cell and write comparison.json/.md/.html in the experiment directory."""
-    from mnemarket.sim.comparison_report import write_reports
-    from mnemarket.sim.metrics import aggregate_groups, cell_metrics, load_run
+    from mnemarket.reports.comparison_report import write_reports
+    from mnemarket.reports.metrics import aggregate_groups, cell_metrics, load_run
 
     embedder = None
     if experiment.config.metrics_embedder:
@@ -344,7 +344,7 @@ def write_comparison(experiment: Experiment, dirs: dict[Cell, Path], outcomes: d
     c = experiment.config
     judged: dict[str, Any] | None = None
     if c.judge:
-        from mnemarket.sim.judge import agreement, make_judge, rate_lessons
+        from mnemarket.experiments.judge import agreement, make_judge, rate_lessons
 
         finished = [row for row in rows if row["status"] == "finished"]
         rate_lessons(make_judge(c.judge, experiment.out_dir), finished)

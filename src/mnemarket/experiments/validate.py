@@ -69,9 +69,9 @@ def validate_file(path: Path, bases: set[Path] | None = None, warnings: list[str
     from mnemarket.agents import check_components, load_agent_config, load_components
     from mnemarket.agents.config import load_component_file
     from mnemarket.agents.menu import check_menus
+    from mnemarket.experiments.experiment import check_experiment, load_experiment
     from mnemarket.genesis import load_genesis_config
-    from mnemarket.sim.experiment import check_experiment, load_experiment
-    from mnemarket.sim.scenario import load_scenario
+    from mnemarket.run.scenario import load_scenario
 
     if bases is None:
         bases = extended_files(sorted(path.parent.glob("*.yaml")))
@@ -116,8 +116,8 @@ def _budget_warnings(agents: list[Any], components: dict[str, Any], services: di
 def _experiment_budget_warnings(path: Path, experiment: Any) -> list[str]:
     """`_budget_warnings` for each configuration's agents (its overrides applied)."""
     from mnemarket.agents import load_components
-    from mnemarket.sim.experiment import apply_override
-    from mnemarket.sim.scenario import load_scenario
+    from mnemarket.experiments.experiment import apply_override
+    from mnemarket.run.scenario import load_scenario
 
     resolved = load_scenario(experiment.scenario_path)
     components = load_components(resolved.components_path)
@@ -137,7 +137,7 @@ def _services(specs: list[Any]) -> dict[str, Any]:
     from mnemarket.genesis import install_genesis
     from mnemarket.kernel import World
     from mnemarket.providers.hashing_embedder import HashingEmbedder
-    from mnemarket.sim.runner import build_service
+    from mnemarket.run.runner import build_service
 
     world = World()
     install_genesis(world, HashingEmbedder())

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from mnemarket.kernel.events import decode_part
-from mnemarket.sim.json_records import SharedDecoder
+from mnemarket.run.json_records import SharedDecoder
 
 CONTEXTS = "contexts.jsonl"
 PARTS = "contexts.parts.jsonl"

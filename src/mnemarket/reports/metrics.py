@@ -28,9 +28,9 @@ from mnemarket.genesis.event_text import describe_event
 from mnemarket.genesis.run_record import succeeded
 from mnemarket.memory import DEFAULT_WEIGHTS, normalise_text
 from mnemarket.memory.lexical import tokenize
-from mnemarket.sim.context_log import read_contexts
-from mnemarket.sim.json_records import SharedDecoder
-from mnemarket.sim.name_finder import NameFinder
+from mnemarket.reports.name_finder import NameFinder
+from mnemarket.run.context_log import read_contexts
+from mnemarket.run.json_records import SharedDecoder
 
 DUPLICATE_COSINE = 0.92
 """Same threshold as the memory engine's de-duplication default."""
@@ -668,7 +668,7 @@ def _pooled_application(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
 def aggregate_groups(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """Mean, sample standard deviation and n over seeds of every numeric cell metric, per (model, config),
     and under ``intervals`` the 95 % bootstrap interval of each mean (``None`` below two seeds)."""
-    from mnemarket.sim.statistics import bootstrap_interval
+    from mnemarket.reports.statistics import bootstrap_interval
 
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for row in rows:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from mnemarket.errors import ConfigError, ProviderError
 from mnemarket.kernel import World
-from mnemarket.sim.output_dirs import prepare_output_dir
+from mnemarket.run.output_dirs import prepare_output_dir
 from mnemarket.store import SqlWorldStore
 
 
@@ -49,7 +49,7 @@ def differences(before: World, after: World) -> list[str]:
 
 def replay_run(run_dir: str | Path, out: str | Path | None = None) -> ReplayResult:
     """Run the recorded scenario again in `out`, serving every model call from the recordings."""
-    from mnemarket.sim.runner import Runner
+    from mnemarket.run.runner import Runner
 
     run_dir = Path(run_dir)
     original = Runner.open(run_dir)

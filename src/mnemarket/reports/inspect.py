@@ -22,7 +22,7 @@ from mnemarket.providers import make_embedder
 from mnemarket.store import SqlMemoryPersistence, SqlWorldStore, make_engine
 
 if TYPE_CHECKING:
-    from mnemarket.sim.runner import RunConfig
+    from mnemarket.run.runner import RunConfig
 
 OpenStore = Callable[[str], MemoryStore]
 
@@ -45,7 +45,7 @@ class RunView:
     """
 
     def __init__(self, run_dir: str | Path):
-        from mnemarket.sim.runner import read_run_config
+        from mnemarket.run.runner import read_run_config
 
         self.run_dir = Path(run_dir)
         self.config: RunConfig = read_run_config(self.run_dir)

@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from mnemarket.sim.html_templates import Cell, Column, Link, Table, render
-from mnemarket.sim.report_charts import PALETTE, LineChart, line_chart
+from mnemarket.reports.html_templates import Cell, Column, Link, Table, render
+from mnemarket.reports.report_charts import PALETTE, LineChart, line_chart
 
 METRICS: tuple[tuple[str, str], ...] = (
     ("score", "score (share of the upper bound earned)"),

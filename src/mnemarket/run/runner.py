@@ -42,18 +42,18 @@ from mnemarket.providers import (
     make_llm,
 )
 from mnemarket.providers.llm import Usage
-from mnemarket.scenarios import PlanTurn, ScriptedPlanPolicy, SessionEnd, SessionHook
-from mnemarket.sim.context_log import ContextLog
-from mnemarket.sim.heap import HeapTrimmer, release_free_heap
-from mnemarket.sim.run_lock import RunLock
-from mnemarket.sim.scenario import (
+from mnemarket.run.context_log import ContextLog
+from mnemarket.run.heap import HeapTrimmer, release_free_heap
+from mnemarket.run.run_lock import RunLock
+from mnemarket.run.scenario import (
     MOVED_SERVICE_MODULES,
     ResolvedScenario,
     ServiceSpec,
     allowed_service,
     load_scenario,
 )
-from mnemarket.sim.threads import run_blas_threads
+from mnemarket.run.threads import run_blas_threads
+from mnemarket.scenarios import PlanTurn, ScriptedPlanPolicy, SessionEnd, SessionHook
 from mnemarket.store import SqlMemoryPersistence, SqlWorldStore
 
 RUN = "run"  # world-state namespace of the runner's own progress markers
@@ -483,8 +483,8 @@ class Runner:
 
     # -- outputs --------------------------------------------------------------------------------
     def write_outputs(self, status: RunStatus) -> None:
-        from mnemarket.sim.inspect import summarize
-        from mnemarket.sim.report import write_report
+        from mnemarket.reports.inspect import summarize
+        from mnemarket.reports.report import write_report
 
         world = self.live_world
         crashpoints.set_phase("report")

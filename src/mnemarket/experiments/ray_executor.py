@@ -59,7 +59,7 @@ def unpack(data: bytes, run_dir: Path) -> None:
 
 def run_packed(cell_id: str, data: bytes) -> tuple[dict[str, Any], bytes]:
     """Run (or resume) a packed cell in a temporary folder; return its outcome and the packed result."""
-    from mnemarket.sim.experiment import run_cell
+    from mnemarket.experiments.experiment import run_cell
 
     with tempfile.TemporaryDirectory(prefix="mnemarket-cell-") as tmp:
         run_dir = Path(tmp) / cell_id
