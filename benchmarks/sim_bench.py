@@ -16,7 +16,7 @@ after the last turn and `rss_mb_mid` after the middle one (the second half's gro
 creep without the first sessions' warm-up: caches filling, allocator pools); `rss_anon_*` /
 `rss_file_*` split them into the process's own memory and mapped file pages (SQLite maps world.db
 only while a store is loaded in bulk), `rss_mb_peak` the highest RSS after any turn (the runner
-trims the heap every 60 agent-turns, sim/heap.py: with 6 agents `rss_mb_end` falls just after a
+trims the heap every 60 agent-turns, run/heap.py: with 6 agents `rss_mb_end` falls just after a
 trim, while onnxruntime's freed buffers lift RSS by tens of MB between trims),
 `rss_mb_after_outputs` once events.jsonl, summary.json and report.html are written (see
 outputs_bench.py for their own peak), `world_db_mb` the database's size at the end,

@@ -7,7 +7,7 @@ once and keeps its prompt cache warm, and llama.cpp already uses every core for 
 so two local cells at once would only halve each other's speed. A cell whose
 `cell.json` exists is finished and never re-run, a cell with only `config.json` was
 interrupted and is resumed by the runner. After the cells, every run directory is measured
-(`sim.metrics`) and `comparison.json`, `comparison.md` and `comparison.html` are written.
+(`reports.metrics`) and `comparison.json`, `comparison.md` and `comparison.html` are written.
 """
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ class ExperimentConfig(BaseModel):
                                                                "null: exact duplicates and lexical relevance only")
     baseline: str | None = Field(None, description="the group others are compared with: MODEL or MODEL/CONFIG "
                                                    "(default: the first model with the first config)")
-    judge: LLMSpec | None = Field(None, description="an LLM that rates every lesson on a fixed rubric (sim/judge.py), "
+    judge: LLMSpec | None = Field(None, description="an LLM that rates every lesson on a fixed rubric (experiments/judge.py), "
                                                     "recorded to judge_calls.jsonl; replay:PATH re-serves it. Off "
                                                     "by default")
 
@@ -234,7 +234,7 @@ def run_experiment(path: str | Path, out: str | Path | None = None, *, max_worke
     """Run every unfinished cell, measure all of them, write the comparison; returns its json path.
 
     ``executor`` is ``process`` (a local process pool, the default) or ``ray`` (Ray tasks on the
-    cluster at ``address``, or on a local Ray started for the call; see `sim.ray_executor`).
+    cluster at ``address``, or on a local Ray started for the call; see `experiments.ray_executor`).
     """
     if executor not in ("process", "ray"):
         raise ConfigError(f"executor {executor!r} is unknown; use 'process' (default) or 'ray'")

@@ -1,7 +1,7 @@
 """The Jinja2 environment that renders report.html and comparison.html, and the plain data its
 tables take.
 
-All markup lives in `sim/templates/*.html.j2`; Python hands them strings, numbers and the small
+All markup lives in `reports/templates/*.html.j2`; Python hands them strings, numbers and the small
 dataclasses below. Autoescape is always on, so every value a template prints is escaped (agent
 ids, memory texts, replies and reasoning are written by agents; model and config names come from
 files), and `StrictUndefined` turns a misspelt variable into an error instead of an empty cell.

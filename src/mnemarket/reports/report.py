@@ -31,7 +31,7 @@ from mnemarket.reports.report_charts import Series, colours, cumulative_counts, 
 from mnemarket.run.context_log import newest_contexts
 
 EXPERIMENT_CELLS = "cells"
-"""The folder experiment cells run in (sim/experiment.py CELLS_DIR): their reports link back."""
+"""The folder experiment cells run in (experiments/experiment.py CELLS_DIR): their reports link back."""
 DRILLDOWN_LIMIT = 60
 """Turns the per-turn view unfolds (the newest); contexts.jsonl holds every one."""
 TIMELINE_LIMIT = 500

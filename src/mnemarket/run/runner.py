@@ -226,7 +226,7 @@ class Runner:
         """Open (or create) the world and its agents; seeds the scenario on first open only.
 
         Raises:
-            ConfigError: another process is writing this run directory (see `sim.run_lock`).
+            ConfigError: another process is writing this run directory (see `run.run_lock`).
             StoreError: the world database is missing or empty although the run had made progress.
         """
         self._lock.acquire()
@@ -315,7 +315,7 @@ class Runner:
         return asyncio.run(self.run_async(progress))
 
     async def run_async(self, progress: Progress | None = None) -> RunStatus:
-        with run_blas_threads():  # searches must not fight the embedder for the cores (sim/threads.py)
+        with run_blas_threads():  # searches must not fight the embedder for the cores (run/threads.py)
             return await self._run_sessions(progress)
 
     async def _run_sessions(self, progress: Progress | None) -> RunStatus:
@@ -325,7 +325,7 @@ class Runner:
         crashpoints.set_phase("turns")
         try:
             for session in range(1, self.config.sessions + 1):
-                release_free_heap()  # what setup or the last session freed (sim/heap.py)
+                release_free_heap()  # what setup or the last session freed (run/heap.py)
                 self._start_session(session)
                 for turn in range(1, self.config.turns + 1):
                     if self._turn_done(session, turn):
@@ -567,7 +567,7 @@ def build_service(spec: ServiceSpec) -> Invokable:
     import importlib
 
     if not allowed_service(spec.cls):  # run directories made before the allow-list are checked here too
-        raise ConfigError(f"service {spec.cls!r} is not a scenario service (see sim.scenario.allowed_service)")
+        raise ConfigError(f"service {spec.cls!r} is not a scenario service (see run.scenario.allowed_service)")
     module_name, class_name = spec.cls.split(":")
     module_name = MOVED_SERVICE_MODULES.get(module_name, module_name)
     try:
