@@ -8,7 +8,7 @@ from collections import Counter
 from pydantic import BaseModel, ConfigDict, Field
 
 from mnemarket.genesis.config import StoreCosts
-from mnemarket.kernel import Artifact, Invokable, InvokeContext, MethodOutcome, MethodSpec, World
+from mnemarket.kernel import Artifact, Invokable, InvokeContext, MethodOutcome, MethodSpec, WorldView
 
 
 class ListArgs(BaseModel):
@@ -61,7 +61,7 @@ def _get(ctx: InvokeContext, args: GetArgs) -> MethodOutcome:
                          "use read_artifact for its content", data)
 
 
-def _readable_free(world: World, caller: str, ids: set[str]) -> set[str]:
+def _readable_free(world: WorldView, caller: str, ids: set[str]) -> set[str]:
     """The ids whose content `caller` may read for free: only such text is searched, so a search
     can never leak content. Set operations on the artifact index; only ids neither public nor
     shared with the caller are looked up, for their owner."""

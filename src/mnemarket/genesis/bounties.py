@@ -20,6 +20,7 @@ from mnemarket.kernel import (
     NoArgs,
     Transaction,
     World,
+    WorldView,
     names,
 )
 
@@ -71,7 +72,7 @@ class GenesisBounty(Invokable):
                             f"{costs.wrong_answer} scrip; {costs.wrong_answers} wrong answers per bounty)",
                             cost=costs.claim))
 
-    def on_register(self, world: World) -> None:
+    def on_register(self, world: WorldView) -> None:
         world.register_rule(MINT_RULE, "mint", "a verified bounty claim mints the bounty's reward")
 
     def is_open(self, bounty: Bounty) -> bool:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Mapping
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -30,7 +31,7 @@ def record_trade(ctx: InvokeContext, trade: Trade) -> None:
     ctx.put_state(key, trade.model_dump(), namespace=TRADES_NAMESPACE)
 
 
-def all_trades(state: dict) -> list[Trade]:
+def all_trades(state: Mapping[tuple[str, str], Any]) -> list[Trade]:
     """Trades from a world's state mapping, oldest first."""
     rows = sorted((k, v) for (ns, k), v in state.items() if ns == TRADES_NAMESPACE)
     return [Trade.model_validate(v) for _, v in rows]

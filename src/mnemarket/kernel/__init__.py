@@ -28,6 +28,7 @@ from mnemarket.kernel.invokable import (
     MethodOutcome,
     MethodSpec,
     NoArgs,
+    WorldView,
     advanced,
     names,
 )
@@ -36,6 +37,7 @@ from mnemarket.kernel.persistence import InMemoryPersistence, Persistence, World
 from mnemarket.kernel.results import ActionFailure, ActionResult, ErrorCode
 from mnemarket.kernel.transaction import Transaction
 from mnemarket.kernel.world import World
+from mnemarket.kernel.world_state import WorldState
 
 __all__ = [
     "ACTION_TYPES", "ADVANCED_KEY", "BAD_ARGS", "AccessPolicy", "Action", "ActionFailure", "ActionResult",
@@ -43,6 +45,7 @@ __all__ = [
     "DeleteArtifact", "EditArtifact", "ErrorCode", "Event", "InMemoryPersistence", "InvokeArtifact",
     "InvokeContext", "Invokable", "LedgerEntry", "MethodOutcome", "MethodSpec", "NAMES_KEY", "NoArgs", "Noop",
     "Persistence", "QueryKernel", "ReadArtifact", "SYSTEM_PRINCIPAL", "Supply", "SupplyReport",
-    "SupplyRule", "Transaction", "Transfer", "World", "WorldSnapshot", "WriteArtifact", "action_adapter",
+    "SupplyRule", "Transaction", "Transfer", "World", "WorldSnapshot", "WorldState", "WorldView", "WriteArtifact",
+    "action_adapter",
     "action_json_schema", "advanced", "describe_actions", "names", "parse_action",
 ]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from mnemarket.kernel.actions import (
     DeleteArtifact,
@@ -19,20 +19,18 @@ from mnemarket.kernel.artifact import Artifact, valid_artifact_id
 from mnemarket.kernel.invokable import InvokeContext
 from mnemarket.kernel.results import ActionFailure, ActionResult, ErrorCode
 from mnemarket.kernel.transaction import Transaction
-
-if TYPE_CHECKING:
-    from mnemarket.kernel.world import World
+from mnemarket.kernel.world_state import WorldState
 
 
 def _ok(message: str, data: Any = None) -> ActionResult:
     return ActionResult(success=True, message=message, data=data)
 
 
-def _noop(world: World, tx: Transaction, who: str, action: Noop) -> ActionResult:
+def _noop(world: WorldState, tx: Transaction, who: str, action: Noop) -> ActionResult:
     return _ok("did nothing")
 
 
-def _read(world: World, tx: Transaction, who: str, action: ReadArtifact) -> ActionResult:
+def _read(world: WorldState, tx: Transaction, who: str, action: ReadArtifact) -> ActionResult:
     artifact = world.require_artifact(action.artifact_id, tx)
     world.require_access("read", artifact, who)
     if artifact.read_price and who != artifact.owner:
@@ -41,7 +39,7 @@ def _read(world: World, tx: Transaction, who: str, action: ReadArtifact) -> Acti
     return _ok(f"read {artifact.id!r} (version {artifact.version}, {len(artifact.content)} chars)", data)
 
 
-def _check_user_artifact(world: World, artifact: Artifact, operation: Literal["write", "delete"], who: str,
+def _check_user_artifact(world: WorldState, artifact: Artifact, operation: Literal["write", "delete"], who: str,
                          hint: str) -> None:
     """A system artifact (a registered service) is changed only through its methods; any other
     needs the caller's access for ``operation``."""
@@ -58,7 +56,7 @@ def _check_version(artifact: Artifact, expected: int | None) -> None:
             f"read {artifact.id!r} again and retry with expected_version={artifact.version}")
 
 
-def _check_size(world: World, content: str, artifact: Artifact | None = None) -> None:
+def _check_size(world: WorldState, content: str, artifact: Artifact | None = None) -> None:
     limit = world.max_content_chars
     if artifact is not None and artifact.max_chars is not None:
         limit = min(limit, artifact.max_chars)
@@ -74,7 +72,7 @@ def _check_size(world: World, content: str, artifact: Artifact | None = None) ->
 _OWNER_ONLY_FIELDS = ("access", "read_price", "invoke_price")
 
 
-def _write(world: World, tx: Transaction, who: str, action: WriteArtifact) -> ActionResult:
+def _write(world: WorldState, tx: Transaction, who: str, action: WriteArtifact) -> ActionResult:
     _check_size(world, action.content)
     existing = tx.artifact(action.artifact_id)
     if existing is None:
@@ -121,7 +119,7 @@ def _write(world: World, tx: Transaction, who: str, action: WriteArtifact) -> Ac
                {"artifact_id": artifact.id, "version": artifact.version})
 
 
-def _edit(world: World, tx: Transaction, who: str, action: EditArtifact) -> ActionResult:
+def _edit(world: WorldState, tx: Transaction, who: str, action: EditArtifact) -> ActionResult:
     artifact = world.require_artifact(action.artifact_id, tx)
     _check_user_artifact(world, artifact, "write", who, f"use invoke_artifact on {artifact.id!r} instead of editing it")
     _check_version(artifact, action.expected_version)
@@ -143,7 +141,7 @@ def _edit(world: World, tx: Transaction, who: str, action: EditArtifact) -> Acti
                {"artifact_id": artifact.id, "version": edited.version})
 
 
-def _delete(world: World, tx: Transaction, who: str, action: DeleteArtifact) -> ActionResult:
+def _delete(world: WorldState, tx: Transaction, who: str, action: DeleteArtifact) -> ActionResult:
     artifact = world.require_artifact(action.artifact_id, tx)
     _check_user_artifact(world, artifact, "delete", who, "system artifacts cannot be deleted")
     tx.put_artifact(artifact.model_copy(
@@ -151,7 +149,7 @@ def _delete(world: World, tx: Transaction, who: str, action: DeleteArtifact) -> 
     return _ok(f"deleted {artifact.id!r}")
 
 
-def _invoke(world: World, tx: Transaction, who: str, action: InvokeArtifact) -> ActionResult:
+def _invoke(world: WorldState, tx: Transaction, who: str, action: InvokeArtifact) -> ActionResult:
     artifact = world.require_artifact(action.artifact_id, tx)
     invokable = world.invokables.get(artifact.id)
     if invokable is None:
@@ -182,7 +180,7 @@ def _invoke(world: World, tx: Transaction, who: str, action: InvokeArtifact) -> 
     return _ok(outcome.message, outcome.data)
 
 
-def _transfer(world: World, tx: Transaction, who: str, action: Transfer) -> ActionResult:
+def _transfer(world: WorldState, tx: Transaction, who: str, action: Transfer) -> ActionResult:
     if action.to == who:
         raise ActionFailure(ErrorCode.INVALID_ARGUMENTS, "cannot transfer scrip to yourself",
                             "name another principal in `to`")
@@ -191,7 +189,7 @@ def _transfer(world: World, tx: Transaction, who: str, action: Transfer) -> Acti
                {"balance": tx.balance(who)})
 
 
-def _query(world: World, tx: Transaction, who: str, action: QueryKernel) -> ActionResult:
+def _query(world: WorldState, tx: Transaction, who: str, action: QueryKernel) -> ActionResult:
     if action.query == "balances":
         data: Any = dict(sorted(world.balances.items()))
     elif action.query == "principals":
@@ -212,7 +210,7 @@ def _query(world: World, tx: Transaction, who: str, action: QueryKernel) -> Acti
     return _ok(f"{action.query}: {len(data)} entries", data)
 
 
-HANDLERS: dict[str, Callable[[World, Transaction, str, Any], ActionResult]] = {
+HANDLERS: dict[str, Callable[[WorldState, Transaction, str, Any], ActionResult]] = {
     "noop": _noop,
     "read_artifact": _read,
     "write_artifact": _write,

@@ -8,19 +8,23 @@ permission and the documentation agents read.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from mnemarket.errors import validation_problems
 from mnemarket.kernel.artifact import Artifact, Operation
+from mnemarket.kernel.artifact_index import ArtifactIndex
+from mnemarket.kernel.artifact_table import ArtifactTable
+from mnemarket.kernel.events import Event
+from mnemarket.kernel.ledger import LedgerEntry, RuleKind
 from mnemarket.kernel.results import ActionFailure, ErrorCode
+from mnemarket.kernel.text_index import TextIndex
 
 if TYPE_CHECKING:
     from mnemarket.kernel.transaction import Transaction
-    from mnemarket.kernel.world import World
 
 
 class NoArgs(BaseModel):
@@ -35,10 +39,39 @@ class MethodOutcome:
     data: Any = None
 
 
+class WorldView(Protocol):
+    """What a service reads of the world (`kernel.world_state.WorldState` is one): the committed
+    state, the registered services, and the checks an action makes."""
+
+    @property
+    def tick(self) -> int: ...
+    @property
+    def event_count(self) -> int: ...
+    @property
+    def artifacts(self) -> ArtifactTable: ...
+    @property
+    def state(self) -> Mapping[tuple[str, str], Any]: ...
+    @property
+    def index(self) -> ArtifactIndex: ...
+    @property
+    def principals(self) -> Mapping[str, str]: ...
+    @property
+    def invokables(self) -> Mapping[str, Invokable]: ...
+    def events(self, *, after: int = 0, limit: int | None = None, principal: str | None = None) -> list[Event]: ...
+    def text_index(self) -> TextIndex: ...
+    def find_ids(self, *, artifact_type: str | None = None, owner: str | None = None, creator: str | None = None,
+                 id_prefix: str | None = None) -> list[str]: ...
+    def nearest_principals(self, principal: str) -> str: ...
+    def ledger(self, principal: str | None = None, limit: int | None = None) -> list[LedgerEntry]: ...
+    def require_artifact(self, artifact_id: str, tx: Transaction | None = None) -> Artifact: ...
+    def require_access(self, operation: Operation, artifact: Artifact, principal: str) -> None: ...
+    def register_rule(self, name: str, kind: RuleKind, description: str) -> None: ...
+
+
 class InvokeContext:
     """What a method handler may see and do: the caller, the clock, and the staged transaction."""
 
-    def __init__(self, world: World, tx: Transaction, caller: str, target: Artifact):
+    def __init__(self, world: WorldView, tx: Transaction, caller: str, target: Artifact):
         self.world = world
         self.tx = tx
         self.caller = caller
@@ -170,7 +203,7 @@ class Invokable:
     def add(self, spec: MethodSpec) -> None:
         self.methods[spec.name] = spec
 
-    def on_register(self, world: World) -> None:
+    def on_register(self, world: WorldView) -> None:
         """Hook for rules and principals the artifact needs (e.g. a mint rule)."""
 
     def render_compact(self) -> str:

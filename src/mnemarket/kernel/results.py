@@ -4,12 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
-
-if TYPE_CHECKING:
-    from mnemarket.kernel.transaction import Transaction
 
 
 class ErrorCode(StrEnum):
@@ -62,16 +59,17 @@ class ActionFailure(Exception):
     """Raised inside action handlers to abandon the action's transaction with a failure result."""
 
     def __init__(self, code: ErrorCode, message: str, hint: str, data: Any = None,
-                 keep: Callable[[Transaction], None] | None = None):
+                 keep: Callable[[Any], None] | None = None):
         super().__init__(message)
         self.code = code
         self.message = message
         self.hint = hint
         self.data = data
         self.keep = keep
-        """What the failure still costs: staged on a fresh transaction that commits with the failed
+        """What the failure still costs: staged on a fresh `Transaction` that commits with the failed
         event (an attempt counted, a fee paid), so a failure can be rate-limited or charged. The
-        rest of the action is rolled back as always."""
+        rest of the action is rolled back as always. (Typed Any: the transaction raises this
+        failure, so this module does not import it.)"""
 
     def to_result(self) -> ActionResult:
         return ActionResult.fail(self.code, self.message, self.hint, data=self.data)

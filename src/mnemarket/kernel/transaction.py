@@ -6,23 +6,41 @@ error, an injected fault, a killed process) leaves no scrip or ownership moved.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
 
 from mnemarket.errors import InvalidArgument
 from mnemarket.kernel.artifact import Artifact
+from mnemarket.kernel.artifact_table import ArtifactTable
 from mnemarket.kernel.changes import ChangeSet, CommitHook
-from mnemarket.kernel.ledger import SYSTEM_PRINCIPAL, EntryKind, LedgerEntry
+from mnemarket.kernel.events import Event
+from mnemarket.kernel.ledger import SYSTEM_PRINCIPAL, EntryKind, LedgerEntry, RuleKind
 from mnemarket.kernel.results import ActionFailure, ErrorCode
 
-if TYPE_CHECKING:
-    from mnemarket.kernel.world import World
+
+class StateReader(Protocol):
+    """What a transaction reads of the committed world (`kernel.world_state.WorldState` is one)."""
+
+    @property
+    def artifacts(self) -> ArtifactTable: ...
+    @property
+    def principals(self) -> Mapping[str, str]: ...
+    @property
+    def balances(self) -> Mapping[str, int]: ...
+    @property
+    def state(self) -> Mapping[tuple[str, str], Any]: ...
+    @property
+    def tick(self) -> int: ...
+    @property
+    def ledger_count(self) -> int: ...
+    def nearest_principals(self, principal: str) -> str: ...
+    def require_rule(self, name: str, kind: RuleKind) -> None: ...
 
 
 class Transaction:
     """Staged reads and writes of one action. Reads see the staged values first."""
 
-    def __init__(self, world: World, principal: str):
+    def __init__(self, world: StateReader, principal: str):
         self.world = world
         self.principal = principal
         self.changes = ChangeSet()
@@ -52,6 +70,18 @@ class Transaction:
     def balance(self, principal: str) -> int:
         staged = self.changes.balances.get(principal)
         return staged if staged is not None else self.world.balances.get(principal, 0)
+
+    def allocate(self, principal: str, amount: int) -> None:
+        """A new principal's starting scrip (the world counts it in the initial supply, not as a mint)."""
+        if amount:
+            self.changes.balances[principal] = amount
+            self._entry(SYSTEM_PRINCIPAL, principal, amount, "initial", "starting allocation")
+
+    def attach_event(self, event: Event) -> None:
+        """The action's event, committed with its changes; the staged ledger entries point to it."""
+        for entry in self.changes.ledger:
+            entry.event_id = event.id
+        self.changes.event = event
 
     def _entry(self, sender: str, recipient: str, amount: int, kind: EntryKind, reason: str,
                rule: str | None = None) -> None:

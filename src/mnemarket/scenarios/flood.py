@@ -43,7 +43,7 @@ from mnemarket.scenarios.hooks import SessionEnd, genesis_memory
 
 if TYPE_CHECKING:
     from mnemarket.genesis import GenesisMemory
-    from mnemarket.kernel import Transaction, World
+    from mnemarket.kernel import Transaction, WorldView
     from mnemarket.memory import MemoryStore
 
 OFFICE_ID = "flood_office"
@@ -157,7 +157,7 @@ class FloodOffice(Invokable):
         self.add(MethodSpec("history", NoArgs, self._history, "past years: floods and what each household chose"))
 
     # -- setup ------------------------------------------------------------------------------------
-    def on_register(self, world: World) -> None:
+    def on_register(self, world: WorldView) -> None:
         world.register_rule(DAMAGE_RULE, "burn", "a flood destroys property: the assessed damage is burned")
         world.register_rule(WORKS_RULE, "burn", "elevation and relocation pay builders outside the economy")
         world.register_rule(REINSURANCE_RULE, "mint", "an outside reinsurer pays claims the pool cannot cover")
@@ -165,18 +165,18 @@ class FloodOffice(Invokable):
         self._seed_past(world)
 
     @staticmethod
-    def _memory_service(world: World) -> GenesisMemory:
+    def _memory_service(world: WorldView) -> GenesisMemory:
         return genesis_memory(world, "FloodOffice")
 
-    def store(self, world: World, household: str) -> MemoryStore:
+    def store(self, world: WorldView, household: str) -> MemoryStore:
         """The household's episodic store, where its flood tiers live."""
         return self._memory_service(world).store(episodic_store_id(household))
 
-    def tiers(self, world: World, household: str) -> WorkingMemoryTier:
+    def tiers(self, world: WorldView, household: str) -> WorkingMemoryTier:
         return WorkingMemoryTier(self.store(world, household), self.options.tiers,
                                  scope={"agent": household, "source": SOURCE}, actor=OFFICE_ID)
 
-    def _seed_past(self, world: World) -> None:
+    def _seed_past(self, world: WorldView) -> None:
         """Seed remembered past floods once (deterministic ids, so reopening adds nothing)."""
         for household, events in self.options.past.items():
             store = self.store(world, household)
@@ -195,19 +195,19 @@ class FloodOffice(Invokable):
 
     # -- state helpers ---------------------------------------------------------------------------
     @staticmethod
-    def year(world: World) -> int:
+    def year(world: WorldView) -> int:
         return world.state.get((OFFICE_ID, "year")) or 1
 
     @staticmethod
-    def house(world: World, household: str) -> dict[str, Any]:
+    def house(world: WorldView, household: str) -> dict[str, Any]:
         return world.state.get((OFFICE_ID, f"house:{household}")) or {"elevated": False, "relocated": False}
 
-    def decisions(self, world: World) -> list[dict[str, Any]]:
+    def decisions(self, world: WorldView) -> list[dict[str, Any]]:
         """Every recorded decision (with what the household remembered), by year then household."""
         rows = [v for (ns, k), v in world.state.items() if ns == OFFICE_ID and k.startswith("decision:")]
         return sorted(rows, key=lambda r: (r["year"], r["household"]))
 
-    def years(self, world: World) -> list[dict[str, Any]]:
+    def years(self, world: WorldView) -> list[dict[str, Any]]:
         """Every resolved year: the flood, and per household damage, claim and balances."""
         rows = [v for (ns, k), v in world.state.items() if ns == OFFICE_ID and k.startswith("resolved:")]
         return sorted(rows, key=lambda r: r["year"])
@@ -218,7 +218,7 @@ class FloodOffice(Invokable):
             raise ActionFailure(ErrorCode.PERMISSION_DENIED, f"{ctx.caller!r} is not a household of the valley",
                                 f"households: {', '.join(self.options.households)}")
 
-    def _remembered(self, world: World, household: str, year: int) -> list[dict[str, Any]]:
+    def _remembered(self, world: WorldView, household: str, year: int) -> list[dict[str, Any]]:
         if household not in self.options.households:
             return []
         items = self.tiers(world, household).retrieve(now=year)
@@ -262,7 +262,7 @@ class FloodOffice(Invokable):
         self._remember_decision(ctx.tx, world, who, year, option, cost, [r["id"] for r in remembered])
         return MethodOutcome(f"year {year}: you chose {option} for {cost} scrip", {"year": year, "option": option})
 
-    def _remember_decision(self, tx: Transaction, world: World, who: str, year: int, option: str, cost: int,
+    def _remember_decision(self, tx: Transaction, world: WorldView, who: str, year: int, option: str, cost: int,
                            recalled: list[str]) -> None:
         """Stage the decision's working memory and the audit of what was recalled, in the same commit."""
         tiers, event = self.tiers(world, who), DECISION_EVENT[option]
@@ -300,7 +300,7 @@ class FloodOffice(Invokable):
         world.apply_system(f"year {year} ends: {FLOOD_EVENT[severity]}", change,
                            meta={"session": session, "service": OFFICE_ID, "year": year})
 
-    def _rag_hits(self, world: World, year: int,
+    def _rag_hits(self, world: WorldView, year: int,
                   longterm_stores: Mapping[str, str]) -> dict[str, list[dict[str, str]]]:
         """Per household: the long-term memories its prompt showed when it decided (from the event meta),
         read from the household's configured long-term store."""
@@ -316,7 +316,7 @@ class FloodOffice(Invokable):
                                       for i in record.rag_hits]
         return out
 
-    def _resolve(self, tx: Transaction, world: World, year: int, severity: Severity, draw: float,
+    def _resolve(self, tx: Transaction, world: WorldView, year: int, severity: Severity, draw: float,
                  rag: dict[str, list[dict[str, str]]]) -> dict[str, Any]:
         opts = self.options
         base = opts.base_damage[severity]
@@ -383,7 +383,7 @@ class FloodOffice(Invokable):
                              "claim denied"))
         return out
 
-    def _stage_memories(self, tx: Transaction, world: World, year: int,
+    def _stage_memories(self, tx: Transaction, world: WorldView, year: int,
                         memories: dict[str, list[tuple[str, str]]]) -> None:
         """The year's experiences into working memory, then year-end consolidation (same commit)."""
         plans = []

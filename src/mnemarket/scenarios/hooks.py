@@ -14,7 +14,7 @@ from typing import Protocol, runtime_checkable
 from mnemarket.errors import ConfigError
 from mnemarket.genesis import GenesisMemory
 from mnemarket.genesis.memory_service import MEMORY_ID
-from mnemarket.kernel import World
+from mnemarket.kernel import World, WorldView
 
 
 @dataclass(frozen=True)
@@ -43,7 +43,7 @@ class SessionHook(Protocol):
     def on_session_end(self, end: SessionEnd) -> None: ...
 
 
-def genesis_memory(world: World, needed_by: str) -> GenesisMemory:
+def genesis_memory(world: WorldView, needed_by: str) -> GenesisMemory:
     """The registered `genesis_memory` service, typed; a clear error when genesis is not installed."""
     service = world.invokables.get(MEMORY_ID)
     if not isinstance(service, GenesisMemory):
