@@ -42,16 +42,17 @@ def _traced(call: Callable[[], Any]) -> tuple[float, float]:
 
 def bench(agents: int, turns_per_agent: int, session_turns: int) -> dict[str, Any]:
     import mnemarket.run.runner as runner_module
+    from mnemarket.experiments.pipeline import create_runner
     from mnemarket.providers import ScriptedLLM
     from mnemarket.reports.metrics import cell_metrics, load_run
-    from mnemarket.run.runner import Runner, RunOptions, RunStatus
+    from mnemarket.run.runner import RunOptions, RunStatus
 
     runner_module.make_llm = lambda spec, **options: ScriptedLLM(growth_policy, name="growth")
     with tempfile.TemporaryDirectory() as tmp:
         run_dir = Path(tmp) / "run"
         scenario = write_scenario(Path(tmp), agents, math.ceil(turns_per_agent / session_turns),
                                   min(session_turns, turns_per_agent))
-        runner = Runner.create(scenario, run_dir, RunOptions())
+        runner = create_runner(scenario, run_dir, RunOptions())
         runner.setup()
         write_outputs, held = runner.write_outputs, []
         runner.write_outputs = held.append  # type: ignore[method-assign]  # timed below instead

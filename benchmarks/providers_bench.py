@@ -69,8 +69,9 @@ def bench_free(threads: int | None) -> dict[str, float]:
 
 def bench_demo(threads: int | None) -> dict[str, float]:
     """The demo scenario through the runner and agents, every decision on the local model."""
+    from mnemarket.experiments.pipeline import create_runner
     from mnemarket.providers.local_llm import GemmaLocalLLM
-    from mnemarket.run.runner import Runner, RunOptions
+    from mnemarket.run.runner import RunOptions
 
     llm = GemmaLocalLLM(threads=threads)  # the runner's "local" model is this same loaded context
     llm._model.engine()  # build the token-mask tokenizer outside the timed decisions
@@ -81,7 +82,7 @@ def bench_demo(threads: int | None) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as tmp:
         run_dir = Path(tmp) / "demo"
         started = time.perf_counter()
-        runner = Runner.create(ROOT / "config" / "demo.yaml", run_dir, RunOptions(model="local"))
+        runner = create_runner(ROOT / "config" / "demo.yaml", run_dir, RunOptions(model="local"))
         try:
             status = runner.run()
         finally:

@@ -130,8 +130,9 @@ def write_scenario(folder: Path, agents: int, sessions: int, turns: int) -> Path
 
 def bench(agents: int, turns_per_agent: int, session_turns: int) -> dict[str, Any]:
     import mnemarket.run.runner as runner_module
+    from mnemarket.experiments.pipeline import create_runner
     from mnemarket.providers import ScriptedLLM
-    from mnemarket.run.runner import Runner, RunOptions
+    from mnemarket.run.runner import RunOptions
 
     # Every agent's "local" model is the growth policy: the benchmark measures everything but the model.
     runner_module.make_llm = lambda spec, **options: ScriptedLLM(growth_policy, name="growth")
@@ -139,7 +140,7 @@ def bench(agents: int, turns_per_agent: int, session_turns: int) -> dict[str, An
     with tempfile.TemporaryDirectory() as tmp:
         scenario = write_scenario(Path(tmp), agents, sessions, min(session_turns, turns_per_agent))
         started = time.perf_counter()  # loading the scenario (N agent files) is part of setup
-        runner = Runner.create(scenario, Path(tmp) / "run", RunOptions())
+        runner = create_runner(scenario, Path(tmp) / "run", RunOptions())
         runner.setup()
         setup_s = time.perf_counter() - started
         turn_ms: list[float] = []

@@ -163,16 +163,17 @@ def run(scenario: Path = typer.Argument(..., help="scenario YAML, e.g. config/de
         spend_cap: float = typer.Option(None, help="stop cleanly when model spend reaches this many USD"),
         token_cap: int = typer.Option(None, help="stop cleanly after this many model tokens")) -> None:
     """Run a scenario."""
+    from mnemarket.experiments.pipeline import create_runner
     from mnemarket.providers import check_llm_spec
-    from mnemarket.run.runner import Runner, RunOptions
+    from mnemarket.run.runner import RunOptions
 
     if not scenario.exists():
         _fail(f"scenario {str(scenario)!r} not found; try config/demo.yaml")
     out = out or Path("runs") / scenario.stem
     if model is not None:
         check_llm_spec(model)
-    runner = Runner.create(scenario, out, RunOptions(model=model, sessions=sessions, turns=turns, db=db, seed=seed,
-                                                     record=record, spend_cap_usd=spend_cap, token_cap=token_cap))
+    runner = create_runner(scenario, out, RunOptions(model=model, sessions=sessions, turns=turns, db=db, seed=seed,
+                                                   record=record, spend_cap_usd=spend_cap, token_cap=token_cap))
     try:
         status = _run_with_progress(runner, scenario.stem)
     finally:
@@ -185,9 +186,9 @@ def run(scenario: Path = typer.Argument(..., help="scenario YAML, e.g. config/de
 def resume(run_dir: Path, spend_cap: float = typer.Option(None, help="raise the spend cap before resuming"),
            token_cap: int = typer.Option(None, help="raise the token cap before resuming")) -> None:
     """Continue a run that was stopped (killed, or by its budget)."""
-    from mnemarket.run.runner import Runner
+    from mnemarket.experiments.pipeline import open_runner
 
-    runner = Runner.open(run_dir, spend_cap_usd=spend_cap, token_cap=token_cap)
+    runner = open_runner(run_dir, spend_cap_usd=spend_cap, token_cap=token_cap)
     try:
         status = _run_with_progress(runner, f"resume {run_dir.name}")
     finally:
@@ -272,7 +273,7 @@ def memory_show(run_dir: Path, agent: str = typer.Option(..., "--agent")) -> Non
 @_command()
 def replay(run_dir: Path, out: Path = typer.Option(None, help="where to re-execute (default RUN_DIR-replay)")) -> None:
     """Re-execute a recorded run from its recordings and report whether it matched."""
-    from mnemarket.run.replay import replay_run
+    from mnemarket.experiments.pipeline import replay_run
 
     result = replay_run(run_dir, out)
     if result.matched:

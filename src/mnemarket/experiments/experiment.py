@@ -17,7 +17,6 @@ import os
 import platform
 import re
 import time
-import traceback
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
@@ -29,11 +28,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from mnemarket.agents.config import AgentConfig, LLMSpec
 from mnemarket.errors import ConfigError, did_you_mean
+from mnemarket.experiments.cell import CELL_FILE, cell_done, run_cell
 from mnemarket.reports.report import EXPERIMENT_CELLS
 from mnemarket.reports.statistics import MIN_SEEDS, paired_differences
 from mnemarket.yaml_config import deep_merge, format_validation_error, load_model
 
-CELL_FILE = "cell.json"
 CELLS_DIR = EXPERIMENT_CELLS
 _SLUG = re.compile(r"[^a-z0-9]+")
 
@@ -186,37 +185,6 @@ def prepare_cell(experiment: Experiment, cell: Cell) -> Path:
     run_dir.mkdir(parents=True, exist_ok=True)
     write_run_config(run_dir, RunConfig(resolved=resolved, options=options))
     return run_dir
-
-
-def run_cell(run_dir: str) -> dict[str, Any]:
-    """Run (or resume) one cell's run directory; the worker function of the process pool.
-
-    Never raises: a failure is returned (and written to cell.json only on success, so a failed
-    cell is retried by the next `compare`).
-    """
-    from mnemarket.run.runner import Runner
-
-    path = Path(run_dir)
-    started = time.time()
-    try:
-        runner = Runner.open(path)
-        try:
-            status = runner.run()
-        finally:
-            runner.close()
-    except Exception as exc:  # noqa: BLE001 - a cell's failure must not stop the other cells
-        return {"run_dir": run_dir, "state": "error", "message": f"{type(exc).__name__}: {exc}",
-                "traceback": traceback.format_exc(limit=5)}
-    record = {"run_dir": run_dir, "state": status.state, "message": status.message, "worker": os.getpid(),
-              "seconds": round(time.time() - started, 1), "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-              "warnings": runner.warnings}
-    if status.state == "finished":
-        (path / CELL_FILE).write_text(json.dumps(record, indent=2))
-    return record
-
-
-def cell_done(run_dir: Path) -> bool:
-    return (run_dir / CELL_FILE).exists()
 
 
 def workers_for(experiment: Experiment, pending: int) -> int:

@@ -2,7 +2,7 @@
 
 Each cell's run directory travels with its task: the head packs the directory as it stands
 (new, or part-run by an interrupted attempt), a worker unpacks it into a node-local temporary
-folder, runs or resumes it there (`experiment.run_cell`), and returns it packed; the head
+folder, runs or resumes it there (`cell.run_cell`), and returns it packed; the head
 unpacks it in place. The experiment directory therefore lives on the head only, no shared
 storage is needed, and resuming works as with the process pool: a cell that never came back
 is re-sent from where the head last saw it.
@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from mnemarket.errors import ConfigError
+from mnemarket.experiments.cell import run_cell
 
 _INSTALL_HINT = "install the cluster extra: pip install 'mnemarket[cluster]' (Ray)"
 
@@ -59,8 +60,6 @@ def unpack(data: bytes, run_dir: Path) -> None:
 
 def run_packed(cell_id: str, data: bytes) -> tuple[dict[str, Any], bytes]:
     """Run (or resume) a packed cell in a temporary folder; return its outcome and the packed result."""
-    from mnemarket.experiments.experiment import run_cell
-
     with tempfile.TemporaryDirectory(prefix="mnemarket-cell-") as tmp:
         run_dir = Path(tmp) / cell_id
         run_dir.mkdir()

@@ -1,4 +1,4 @@
-"""What a run holds, as plain data: balances, supply, stores, trades, lessons, per-agent figures.
+"""A run directory opened for reading (`inspect`, `memory show`, `memory search`).
 
 `RunView` opens a run directory for reading only: the database read-only (no lock or journal
 file left behind), memory through the memory engine's API, no model loaded, nothing written.
@@ -6,35 +6,15 @@ file left behind), memory through the memory engine's API, no model loaded, noth
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from mnemarket.agents.config import DEFAULT_PREFIXES
-from mnemarket.agents.working_memory import prefixed_entries
-from mnemarket.genesis import MEMORY_ID, STORE_TYPE, Genesis, all_trades, is_lesson, is_migration, turn_record
-from mnemarket.genesis.bounties import BOUNTY_ID
-from mnemarket.genesis.run_record import is_invalid_decision
-from mnemarket.kernel import Artifact, Event, World
+from mnemarket.kernel import World
 from mnemarket.memory import MemoryStore
 from mnemarket.providers import make_embedder
+from mnemarket.run.runner import RunConfig, read_run_config
+from mnemarket.run.summary import memory_stores, summarize
 from mnemarket.store import SqlMemoryPersistence, SqlWorldStore, make_engine
-
-if TYPE_CHECKING:
-    from mnemarket.run.runner import RunConfig
-
-OpenStore = Callable[[str], MemoryStore]
-
-
-def memory_stores(world: World) -> list[Artifact]:
-    """The world's live memory-store artifacts, by id."""
-    return [world.artifacts.peek(i) for i in world.find_ids(artifact_type=STORE_TYPE)]  # from the index: no full scan
-
-
-def memory_entry_counts(world: World, open_store: OpenStore) -> dict[str, int]:
-    """Live (not archived) entries per memory store, read through the memory engine."""
-    return {a.id: sum(1 for r in open_store(a.id).records() if not r.archived) for a in memory_stores(world)}
 
 
 class RunView:
@@ -45,8 +25,6 @@ class RunView:
     """
 
     def __init__(self, run_dir: str | Path):
-        from mnemarket.run.runner import read_run_config
-
         self.run_dir = Path(run_dir)
         self.config: RunConfig = read_run_config(self.run_dir)
         self.engine = make_engine(self.config.options.db or self.run_dir / "world.db", read_only=True)
@@ -82,93 +60,4 @@ class RunView:
         self.close()
 
 
-def _invokes(event: Event, service: str, method: str | None = None) -> bool:
-    action = event.action
-    return (event.action_type == "invoke_artifact" and action.get("artifact_id") == service
-            and (method is None or action.get("method") == method))
-
-
-def _lesson_entries(world: World, event: Event) -> list[str]:
-    """The `LESSON:`/`STRATEGY:`/`INSIGHT:` entries an event put into its principal's own
-    working-memory artifact, by a write, an edit or the lesson step (none for any other event)."""
-    if not event.success or event.action_type not in ("write_artifact", "edit_artifact"):
-        return []
-    artifact_id, table = str(event.action.get("artifact_id")), world.artifacts
-    if (artifact_id not in table or table.value(artifact_id, "type") != "working_memory"
-            or table.value(artifact_id, "owner") != event.principal):
-        return []
-    return prefixed_entries(str(event.action.get("content") or event.action.get("new_text") or ""), DEFAULT_PREFIXES)
-
-
-def summarize(world: World, genesis: Genesis | None = None, *, open_store: OpenStore | None = None) -> dict[str, Any]:
-    """The `inspect --json` document (entry counts need a way to open stores: `genesis` or `open_store`)."""
-    if open_store is None and genesis is not None:
-        open_store = genesis.memory.store
-    counts = memory_entry_counts(world, open_store) if open_store is not None else {}
-    stores = [{"id": a.id, "owner": a.owner, "creator": a.creator, "entries": counts.get(a.id, 0)}
-              for a in memory_stores(world)]
-    per_agent, migrated = _agent_figures(world)
-    return {
-        "balances": dict(sorted(world.balances.items())),
-        "total_scrip": world.total_scrip(),
-        "initial_total_scrip": world.supply.initial,
-        "minted": world.supply.minted,
-        "burned": world.supply.burned,
-        "supply_ok": world.check_supply().ok,
-        "artifacts": len(world.find_ids()),
-        "memory_stores": stores,
-        "trades": [{"artifact_id": t.artifact_id, "seller": t.seller, "buyer": t.buyer, "price": t.price,
-                    "kind": t.kind, "tick": t.tick} for t in all_trades(world.state)],
-        "lessons_migrated": migrated,
-        "events": world.event_count,
-        "turns": sum(a["turns"] for a in per_agent.values()),
-        **{key: sum(a[key] for a in per_agent.values())
-           for key in ("invalid_actions", "failed_actions", "lessons_written", "memory_invokes", "bounties_paid")},
-        "tick": world.tick,
-        "agents": per_agent,
-    }
-
-
-def _agent_figures(world: World) -> tuple[dict[str, dict[str, Any]], int]:
-    """Per agent that took a turn, its figures, and the run's successful migrations, from one pass
-    over the events (read a page at a time: a long run's events are never held whole)."""
-    counts: dict[str, Counter[str]] = {}
-    actions: dict[str, Counter[str]] = {}
-    written: dict[str, set[str]] = {}  # distinct lesson entries, so a rewritten one counts once
-    migrated: Counter[str] = Counter()
-    for event in world.iter_events():
-        if entries := _lesson_entries(world, event):
-            written.setdefault(event.principal, set()).update(entries)
-        if is_migration(event) and event.success:
-            migrated[event.principal] += 1
-        record = turn_record(event)
-        if record is None:
-            continue
-        actions.setdefault(event.principal, Counter())[event.action_type] += 1
-        flags = {"turns": True, "invalid_actions": is_invalid_decision(event), "failed_actions": not event.success,
-                 "memory_invokes": _invokes(event, MEMORY_ID),
-                 "bounties_paid": _invokes(event, BOUNTY_ID, "claim") and event.success,
-                 "lessons_stored_by_action": is_lesson(event), "loop_breaker_triggers": record.loop > 0}
-        mine = counts.setdefault(event.principal, Counter())
-        mine.update(name for name, on in flags.items() if on)
-        mine["tokens"] += record.tokens
-        mine["baseline_tokens"] += record.baseline_tokens
-    figures = {agent: {
-        "turns": (mine := counts[agent])["turns"],
-        "invalid_actions": mine["invalid_actions"],
-        "failed_actions": mine["failed_actions"],
-        "lessons_written": len(written.get(agent, ())),
-        "memory_invokes": mine["memory_invokes"],
-        "bounties_paid": mine["bounties_paid"],
-        "lessons_stored_by_action": mine["lessons_stored_by_action"],
-        "lessons_migrated": migrated[agent],
-        "loop_breaker_triggers": mine["loop_breaker_triggers"],
-        "mean_context_tokens": round(mine["tokens"] / mine["turns"], 1),
-        "mean_baseline_tokens": round(mine["baseline_tokens"] / mine["turns"], 1),
-        "balance": world.balances.get(agent, 0),
-        "actions": dict(actions[agent]),
-    } for agent in sorted(counts)}
-    return figures, sum(migrated.values())
-
-
-__all__ = ["RunView", "memory_stores", "summarize"]
+__all__ = ["RunView", "memory_stores", "summarize"]  # the last two from run.summary

@@ -26,9 +26,9 @@ from mnemarket.genesis.event_text import clip, describe_event
 from mnemarket.kernel import Event, LedgerEntry, World
 from mnemarket.memory import MemoryRecord, MemoryStore
 from mnemarket.reports.html_templates import Action, Cell, Column, Outcome, Table, render
-from mnemarket.reports.inspect import memory_stores
 from mnemarket.reports.report_charts import Series, colours, cumulative_counts, line_chart, sample_steps, tick_grid
 from mnemarket.run.context_log import newest_contexts
+from mnemarket.run.summary import memory_stores
 
 EXPERIMENT_CELLS = "cells"
 """The folder experiment cells run in (experiments/experiment.py CELLS_DIR): their reports link back."""

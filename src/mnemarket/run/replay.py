@@ -4,11 +4,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from mnemarket.errors import ConfigError, ProviderError
 from mnemarket.kernel import World
 from mnemarket.run.output_dirs import prepare_output_dir
 from mnemarket.store import SqlWorldStore
+
+if TYPE_CHECKING:
+    from mnemarket.run.runner import ReportWriter
 
 
 @dataclass
@@ -47,8 +51,10 @@ def differences(before: World, after: World) -> list[str]:
     return found
 
 
-def replay_run(run_dir: str | Path, out: str | Path | None = None) -> ReplayResult:
-    """Run the recorded scenario again in `out`, serving every model call from the recordings."""
+def replay_run(run_dir: str | Path, out: str | Path | None = None, *,
+               report: ReportWriter | None = None) -> ReplayResult:
+    """Run the recorded scenario again in `out`, serving every model call from the recordings
+    (`report` writes the replayed run's report.html, as `Runner.report`)."""
     from mnemarket.run.runner import Runner
 
     run_dir = Path(run_dir)
@@ -60,7 +66,7 @@ def replay_run(run_dir: str | Path, out: str | Path | None = None) -> ReplayResu
     options = original.config.options.model_copy(update={"record": False, "replay_from": str(run_dir.resolve()),
                                                           "db": None})
     (out / "config.json").write_text(original.config.model_copy(update={"options": options}).model_dump_json(indent=2))
-    replayed = Runner.open(out)
+    replayed = Runner.open(out, report=report)
     try:
         replayed.run()
     except ProviderError as exc:  # a divergence names the call

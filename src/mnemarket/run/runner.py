@@ -52,6 +52,7 @@ from mnemarket.run.scenario import (
     allowed_service,
     load_scenario,
 )
+from mnemarket.run.summary import summarize
 from mnemarket.run.threads import run_blas_threads
 from mnemarket.scenarios import PlanTurn, ScriptedPlanPolicy, SessionEnd, SessionHook
 from mnemarket.store import SqlMemoryPersistence, SqlWorldStore
@@ -120,14 +121,19 @@ class RunStatus:
 
 
 Progress = Callable[[str, int, int], None]
+ReportWriter = Callable[[Path, World, Genesis | None, dict[str, Any]], object]
+"""Writes report.html from the world and summary.json's figures (`reports.report.write_report`); the
+runner is given it (experiments/pipeline.py, the CLI) because reports sit above the run layer."""
 
 
 class Runner:
     """Owns one run directory: its world database, logs, and the agents acting in it."""
 
-    def __init__(self, run_dir: str | Path, config: RunConfig):
+    def __init__(self, run_dir: str | Path, config: RunConfig, *, report: ReportWriter | None = None):
         self.run_dir = Path(run_dir)
         self.config = config
+        self.report = report
+        """Writes report.html after summary.json; without one a run leaves no report."""
         self._lock = RunLock(self.run_dir)
         self.world: World | None = None
         self.genesis: Genesis | None = None
@@ -144,17 +150,18 @@ class Runner:
 
     # -- creation and reopening ---------------------------------------------------------------
     @classmethod
-    def create(cls, scenario_path: str | Path, run_dir: str | Path, options: RunOptions | None = None) -> Runner:
+    def create(cls, scenario_path: str | Path, run_dir: str | Path, options: RunOptions | None = None, *,
+               report: ReportWriter | None = None) -> Runner:
         run_dir = Path(run_dir)
         if (run_dir / CONFIG_FILE).exists():
             raise ConfigError(f"{run_dir} already holds a run; use `mnemarket resume {run_dir}` or choose --out")
         config = RunConfig(resolved=load_scenario(scenario_path), options=options or RunOptions())
         run_dir.mkdir(parents=True, exist_ok=True)
         write_run_config(run_dir, config)
-        return cls(run_dir, config)
+        return cls(run_dir, config, report=report)
 
     @classmethod
-    def open(cls, run_dir: str | Path, **overrides: Any) -> Runner:
+    def open(cls, run_dir: str | Path, *, report: ReportWriter | None = None, **overrides: Any) -> Runner:
         """Reopen a run; `overrides` (None values ignored) are saved to its config.json only when
         they change it, so resuming a run the way it was started writes nothing before the lock."""
         run_dir = Path(run_dir)
@@ -163,7 +170,7 @@ class Runner:
         if changed != config.options:
             config.options = changed
             write_run_config(run_dir, config)
-        return cls(run_dir, config)
+        return cls(run_dir, config, report=report)
 
     @property
     def live_world(self) -> World:
@@ -483,9 +490,6 @@ class Runner:
 
     # -- outputs --------------------------------------------------------------------------------
     def write_outputs(self, status: RunStatus) -> None:
-        from mnemarket.reports.inspect import summarize
-        from mnemarket.reports.report import write_report
-
         world = self.live_world
         crashpoints.set_phase("report")
         crashpoints.reached("events.jsonl")
@@ -497,8 +501,9 @@ class Runner:
         summary = summarize(world, self.genesis) | {"scenario": scenario.name, "status": status.state,
                                                     "message": status.message}
         (self.run_dir / "summary.json").write_text(json.dumps(summary, indent=2))
-        crashpoints.reached("report.html")
-        write_report(self.run_dir, world, self.genesis, summary)
+        if self.report is not None:
+            crashpoints.reached("report.html")
+            self.report(self.run_dir, world, self.genesis, summary)
 
     def _check_database(self) -> None:
         """Refuse to start afresh over a lost world: a missing or empty world.db in a run directory
@@ -585,22 +590,5 @@ def build_service(spec: ServiceSpec) -> Invokable:
     return service
 
 
-def run_scenario(scenario_path: str | Path, run_dir: str | Path, options: RunOptions | None = None,
-                 progress: Progress | None = None) -> RunStatus:
-    runner = Runner.create(scenario_path, run_dir, options)
-    try:
-        return runner.run(progress)
-    finally:
-        runner.close()
-
-
-def resume_run(run_dir: str | Path, progress: Progress | None = None, **overrides: Any) -> RunStatus:
-    runner = Runner.open(run_dir, **overrides)
-    try:
-        return runner.run(progress)
-    finally:
-        runner.close()
-
-
 __all__ = ["CONFIG_FILE", "MAX_PROVIDER_FAILURES", "RUN", "Progress", "RunConfig", "RunOptions", "RunStatus",
-    "Runner", "build_service", "resume_run", "run_scenario"]
+    "ReportWriter", "Runner", "build_service"]

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 _EXPORTS: dict[str, str] = {
     "RunConfig": "run.runner", "RunOptions": "run.runner", "RunStatus": "run.runner", "Runner": "run.runner",
-    "resume_run": "run.runner", "run_scenario": "run.runner",
+    "resume_run": "experiments.pipeline", "run_scenario": "experiments.pipeline",
     "ScenarioConfig": "run.scenario", "load_scenario": "run.scenario",
     "ExperimentConfig": "experiments.experiment", "check_experiment": "experiments.experiment",
     "load_experiment": "experiments.experiment",
@@ -21,19 +21,19 @@ _EXPORTS: dict[str, str] = {
     "load_run": "reports.metrics",
     "render_report": "reports.report", "write_report": "reports.report",
     "write_reports": "reports.comparison_report",
-    "replay_run": "run.replay",
+    "replay_run": "experiments.pipeline",
     "validate_path": "experiments.validate",
 }
 
 if TYPE_CHECKING:
     from mnemarket.experiments.experiment import ExperimentConfig, check_experiment, load_experiment, run_experiment
+    from mnemarket.experiments.pipeline import replay_run, resume_run, run_scenario
     from mnemarket.experiments.validate import validate_path
     from mnemarket.reports.comparison_report import write_reports
     from mnemarket.reports.inspect import RunView, memory_stores, summarize
     from mnemarket.reports.metrics import RunData, agent_metrics, cell_metrics, load_run
     from mnemarket.reports.report import render_report, write_report
-    from mnemarket.run.replay import replay_run
-    from mnemarket.run.runner import RunConfig, Runner, RunOptions, RunStatus, resume_run, run_scenario
+    from mnemarket.run.runner import RunConfig, Runner, RunOptions, RunStatus
     from mnemarket.run.scenario import ScenarioConfig, load_scenario
 
 

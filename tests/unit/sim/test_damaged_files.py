@@ -15,7 +15,8 @@ import pytest
 from typer.testing import CliRunner
 
 from mnemarket.cli.app import app
-from mnemarket.run.runner import RunOptions, run_scenario
+from mnemarket.experiments.pipeline import run_scenario
+from mnemarket.run.runner import RunOptions
 
 from .fast_demo import fast_demo
 

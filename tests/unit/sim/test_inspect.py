@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from mnemarket.run.runner import Runner, RunOptions, run_scenario
+from mnemarket.experiments.pipeline import run_scenario
+from mnemarket.run.runner import Runner, RunOptions
 
 ROOT = Path(__file__).resolve().parents[3]
 DEMO = ROOT / "config" / "demo.yaml"

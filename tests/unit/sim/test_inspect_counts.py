@@ -6,12 +6,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from mnemarket.experiments.pipeline import run_scenario
 from mnemarket.genesis import install_genesis
 from mnemarket.genesis.config import Bounty, GenesisConfig
 from mnemarket.genesis.run_record import is_invalid_decision
 from mnemarket.kernel import World
 from mnemarket.providers.hashing_embedder import HashingEmbedder
-from mnemarket.run.runner import RunOptions, run_scenario
+from mnemarket.run.runner import RunOptions
 
 DEMO = Path(__file__).resolve().parents[3] / "config" / "demo.yaml"
 

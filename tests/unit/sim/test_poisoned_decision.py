@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 
 from mnemarket.agents import Agent
+from mnemarket.experiments.pipeline import resume_run, run_scenario
 from mnemarket.genesis import turn_record
 from mnemarket.kernel import World
-from mnemarket.run.runner import RunOptions, resume_run, run_scenario
+from mnemarket.run.runner import RunOptions
 from mnemarket.store import SqlWorldStore
 
 from .fast_demo import fast_demo

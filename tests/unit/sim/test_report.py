@@ -266,7 +266,8 @@ def test_page_renders_in_headless_chromium(run, tmp_path):
 def test_bounties_section_says_who_was_paid_and_who_may_claim(tmp_path):
     from pathlib import Path
 
-    from mnemarket.run.runner import RunOptions, run_scenario
+    from mnemarket.experiments.pipeline import run_scenario
+    from mnemarket.run.runner import RunOptions
 
     demo = Path(__file__).resolve().parents[3] / "config" / "demo.yaml"
     assert run_scenario(demo, tmp_path / "run", RunOptions(model="scripted")).state == "finished"

@@ -10,8 +10,9 @@ import pytest
 from typer.testing import CliRunner
 
 from mnemarket.cli.app import app
+from mnemarket.experiments.pipeline import resume_run, run_scenario
 from mnemarket.kernel import World
-from mnemarket.run.runner import RunOptions, resume_run, run_scenario
+from mnemarket.run.runner import RunOptions
 from mnemarket.store import SqlWorldStore
 
 from .killing import kill_run_after

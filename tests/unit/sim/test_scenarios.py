@@ -16,10 +16,11 @@ from typer.testing import CliRunner
 
 from mnemarket.cli.app import app
 from mnemarket.errors import ConfigError
+from mnemarket.experiments.pipeline import resume_run, run_scenario
 from mnemarket.genesis import install_genesis
 from mnemarket.kernel import World
 from mnemarket.providers import make_embedder
-from mnemarket.run.runner import RunOptions, build_service, resume_run, run_scenario
+from mnemarket.run.runner import RunOptions, build_service
 from mnemarket.run.scenario import ServiceSpec, load_scenario
 from mnemarket.scenarios.dinner import DinnerHost
 from mnemarket.scenarios.flood import FloodOffice, FloodOptions, damage_for, draw_flood

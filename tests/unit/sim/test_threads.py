@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from threadpoolctl import threadpool_info, threadpool_limits
 
-from mnemarket.run.runner import RunOptions, run_scenario
+from mnemarket.experiments.pipeline import run_scenario
+from mnemarket.run.runner import RunOptions
 from mnemarket.run.threads import RUN_BLAS_THREADS, run_blas_threads
 
 from .fast_demo import fast_demo

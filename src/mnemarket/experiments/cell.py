@@ -1,0 +1,47 @@
+"""One experiment cell run (or resumed) in its own directory: the worker function of the
+process pool and of the Ray tasks (experiments/ray_executor.py) alike."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+from mnemarket.experiments.pipeline import open_runner
+
+CELL_FILE = "cell.json"
+
+
+def run_cell(run_dir: str) -> dict[str, Any]:
+    """Run (or resume) one cell's run directory; the worker function of the process pool.
+
+    Never raises: a failure is returned (and written to cell.json only on success, so a failed
+    cell is retried by the next `compare`).
+    """
+    path = Path(run_dir)
+    started = time.time()
+    try:
+        runner = open_runner(path)
+        try:
+            status = runner.run()
+        finally:
+            runner.close()
+    except Exception as exc:  # noqa: BLE001 - a cell's failure must not stop the other cells
+        return {"run_dir": run_dir, "state": "error", "message": f"{type(exc).__name__}: {exc}",
+                "traceback": traceback.format_exc(limit=5)}
+    record = {"run_dir": run_dir, "state": status.state, "message": status.message, "worker": os.getpid(),
+              "seconds": round(time.time() - started, 1), "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+              "warnings": runner.warnings}
+    if status.state == "finished":
+        (path / CELL_FILE).write_text(json.dumps(record, indent=2))
+    return record
+
+
+def cell_done(run_dir: Path) -> bool:
+    return (run_dir / CELL_FILE).exists()
+
+
+__all__ = ["CELL_FILE", "cell_done", "run_cell"]
