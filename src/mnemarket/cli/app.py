@@ -90,7 +90,7 @@ def _stop_if_provider_failed(status) -> None:
 
 
 def _run_with_progress(runner, title: str):
-    from mnemarket.run.runner import RunStatus  # noqa: F401  (typing only)
+    from mnemarket.run.records import RunStatus  # noqa: F401  (typing only)
 
     total = runner.config.sessions * runner.config.turns
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
@@ -165,7 +165,7 @@ def run(scenario: Path = typer.Argument(..., help="scenario YAML, e.g. config/de
     """Run a scenario."""
     from mnemarket.experiments.pipeline import create_runner
     from mnemarket.providers import check_llm_spec
-    from mnemarket.run.runner import RunOptions
+    from mnemarket.run.records import RunOptions
 
     if not scenario.exists():
         _fail(f"scenario {str(scenario)!r} not found; try config/demo.yaml")

@@ -166,7 +166,7 @@ def check_experiment(experiment: Experiment) -> None:
 def prepare_cell(experiment: Experiment, cell: Cell) -> Path:
     """Write the cell's run directory config (once); returns the directory."""
     from mnemarket.agents import check_components, load_components
-    from mnemarket.run.runner import CONFIG_FILE, RunConfig, RunOptions, write_run_config
+    from mnemarket.run.records import CONFIG_FILE, RunConfig, RunOptions, write_run_config
     from mnemarket.run.scenario import load_scenario
 
     run_dir = experiment.cell_dir(cell)

@@ -10,9 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from mnemarket.reports.report import write_report
+from mnemarket.run.records import RunOptions, RunStatus
 from mnemarket.run.replay import ReplayResult
 from mnemarket.run.replay import replay_run as _replay_run
-from mnemarket.run.runner import Progress, Runner, RunOptions, RunStatus
+from mnemarket.run.runner import Progress, Runner
 
 
 def create_runner(scenario_path: str | Path, run_dir: str | Path, options: RunOptions | None = None) -> Runner:

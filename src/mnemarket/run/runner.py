@@ -10,19 +10,15 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import random
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-
 from mnemarket import crashpoints
 from mnemarket.agents import Agent, Decision, check_components, load_components
-from mnemarket.agents.agent import PendingTurn
-from mnemarket.agents.config import AgentConfig, LLMSpec
+from mnemarket.agents.agent import SessionReport
+from mnemarket.agents.config import AgentConfig
 from mnemarket.agents.prompt_fit import StepFit, fit_warnings
 from mnemarket.errors import BudgetExceeded, ConfigError, ProviderError, ProviderUnavailable, StoreError
 from mnemarket.genesis import Genesis, install_genesis
@@ -41,13 +37,20 @@ from mnemarket.providers import (
     make_embedder,
     make_llm,
 )
-from mnemarket.providers.llm import Usage
 from mnemarket.run.context_log import ContextLog
 from mnemarket.run.heap import HeapTrimmer, release_free_heap
+from mnemarket.run.records import (
+    CONFIG_FILE,
+    PendingDecision,
+    RunConfig,
+    RunOptions,
+    RunStatus,
+    read_run_config,
+    write_run_config,
+)
 from mnemarket.run.run_lock import RunLock
 from mnemarket.run.scenario import (
     MOVED_SERVICE_MODULES,
-    ResolvedScenario,
     ServiceSpec,
     allowed_service,
     load_scenario,
@@ -58,7 +61,6 @@ from mnemarket.scenarios import PlanTurn, ScriptedPlanPolicy, SessionEnd, Sessio
 from mnemarket.store import SqlMemoryPersistence, SqlWorldStore
 
 RUN = "run"  # world-state namespace of the runner's own progress markers
-CONFIG_FILE = "config.json"
 #: Model calls in a row that got no reply at all (provider down, refusing, timing out) before the run
 #: stops, resumable. Such a call is asked again, never applied as the agent's invalid action.
 MAX_PROVIDER_FAILURES = 3
@@ -71,53 +73,6 @@ REASONING_CHARS: int = Decision.model_fields["reasoning"].metadata[0].max_length
 
 REPLY_LOG_CHARS = 2000
 """Most characters of a model's reply the context log keeps (a reply is short; a runaway one is cut)."""
-
-
-class RunOptions(BaseModel):
-    """What the command line may override; stored in the run directory for resume and replay."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    model: LLMSpec | None = None
-    sessions: int | None = Field(None, ge=1)
-    turns: int | None = Field(None, ge=1)
-    seed: int | None = None
-    db: str | None = None
-    record: bool = False
-    spend_cap_usd: float | None = Field(None, ge=0)
-    token_cap: int | None = Field(None, ge=0, description="stop cleanly after this many model tokens")
-    replay_from: str | None = Field(None, description="run directory whose recordings serve the model calls")
-
-
-class RunConfig(BaseModel):
-    """The resolved scenario plus options: exactly what a run (and its resume) executes."""
-
-    resolved: ResolvedScenario
-    options: RunOptions
-
-    @property
-    def sessions(self) -> int:
-        return self.options.sessions or self.resolved.scenario.sessions
-
-    @property
-    def turns(self) -> int:
-        return self.options.turns or self.resolved.scenario.turns
-
-    @property
-    def seed(self) -> int:
-        return self.options.seed if self.options.seed is not None else self.resolved.scenario.seed
-
-    def model_for(self, agent_model: str) -> str:
-        return self.options.model or self.resolved.scenario.model or agent_model
-
-
-@dataclass
-class RunStatus:
-    run_dir: Path
-    state: str  # finished | stopped_budget | stopped_provider
-    message: str = ""
-    turns_done: int = 0
-    session_reports: list[dict[str, Any]] = field(default_factory=list)
 
 
 Progress = Callable[[str, int, int], None]
@@ -384,7 +339,7 @@ class Runner:
             finally:
                 for policy in self._scripted.values():
                     policy.current = None
-            pending = {agent.id: {"plan": plan.pending().model_dump(), "decision": _dump_result(decision)}
+            pending = {agent.id: PendingDecision(plan.pending(), decision).to_state()
                        for agent, plan, decision in zip(self.agents, plans, decisions)}
             if self._context_log is None:
                 self._context_log = ContextLog(self.run_dir, agents=len(self.agents))
@@ -405,15 +360,14 @@ class Runner:
         """Apply one committed decision. One that crashes its apply is recorded as the agent's failed
         action for the turn: re-applied on every resume, it would die again each time (a bricked run)."""
         try:
-            agent.apply(PendingTurn.model_validate(entry["plan"]), _load_result(entry["decision"]))
+            pending = PendingDecision.from_state(entry)
+            agent.apply(pending.plan, pending.decision)
         except ProviderError:
             raise
         except Exception as exc:
             if self._applied(agent, session, turn):
                 raise  # the action is durable; only its aftermath failed, and a resume moves past it
-            plan = entry.get("plan")
-            step = plan.get("step", "") if isinstance(plan, dict) else ""
-            record = TurnRecord(session=session, turn=turn, step=str(step),
+            record = TurnRecord(session=session, turn=turn, step=PendingDecision.step_of(entry),
                                 llm_error=f"the decision could not be applied ({type(exc).__name__})")
             self.live_world.record_failure(agent.id, ActionResult.fail(
                 ErrorCode.INTERNAL_ERROR, f"the decision could not be applied ({type(exc).__name__}: {str(exc)[:200]}); "
@@ -461,7 +415,7 @@ class Runner:
         last = agent.trail.last_turn_record
         return last is not None and (last.session, last.turn) == (session, turn)
 
-    def _end_session(self, session: int) -> list[dict[str, Any]]:
+    def _end_session(self, session: int) -> list[SessionReport]:
         reports = []
         crashpoints.set_phase("session_end")
         end = SessionEnd(self.live_world, session, {a.id: a.config.store_id for a in self.agents})
@@ -477,7 +431,7 @@ class Runner:
             crashpoints.set_phase("migration")
             report = agent.end_session(session)
             crashpoints.set_phase("session_end")
-            reports.append(report.__dict__)
+            reports.append(report)
             # Counted from the event log, not the report: a session end resumed after a kill skips
             # the entries it already migrated, and the marker must read the same either way.
             # Migrations come after the agent's last turn of the session: read only those events.
@@ -523,48 +477,6 @@ class Runner:
         if self.world is not None:
             self.world.close()
         self._lock.release()
-
-
-def read_run_config(run_dir: Path) -> RunConfig:
-    """The run's config.json, or one line saying why it cannot be used."""
-    path = run_dir / CONFIG_FILE
-    if not path.is_file():
-        raise ConfigError(f"{run_dir} is not a run directory (no {CONFIG_FILE}); start one with `mnemarket run`")
-    try:
-        return RunConfig.model_validate_json(path.read_bytes())
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "the top level"
-        problem = f"{exc.error_count()} problem(s), first at {where}: {first['msg']}"
-    except OSError as exc:
-        problem = f"cannot be read: {exc.strerror}"
-    raise ConfigError(f"{path} is damaged ({problem[:300]}); `mnemarket run` wrote it: restore it from a backup "
-                      "or start a new run with another --out")
-
-
-def write_run_config(run_dir: Path, config: RunConfig) -> None:
-    """Write config.json whole or not at all (a kill mid-write must not leave a damaged file)."""
-    path = run_dir / CONFIG_FILE
-    temporary = path.with_name(f".{CONFIG_FILE}.tmp")
-    try:
-        temporary.write_text(config.model_dump_json(indent=2))
-        os.replace(temporary, path)
-    except OSError as exc:
-        raise ConfigError(f"cannot write {path}: {exc.strerror}; the run directory must be writable "
-                          "(inspect and memory commands read a run without writing)") from None
-
-
-def _dump_result(result: LLMResult) -> dict[str, Any]:
-    data = result.model_dump(exclude={"parsed"})
-    data["parsed"] = result.parsed.model_dump() if isinstance(result.parsed, BaseModel) else None
-    return data
-
-
-def _load_result(data: dict[str, Any]) -> LLMResult:
-    data = dict(data)
-    parsed = data.pop("parsed")
-    data["usage"] = Usage(**data["usage"])
-    return LLMResult(**data, parsed=Decision.model_validate(parsed) if parsed is not None else None)
 
 
 def build_service(spec: ServiceSpec) -> Invokable:

@@ -10,7 +10,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 _EXPORTS: dict[str, str] = {
-    "RunConfig": "run.runner", "RunOptions": "run.runner", "RunStatus": "run.runner", "Runner": "run.runner",
+    "RunConfig": "run.records", "RunOptions": "run.records", "RunStatus": "run.records", "Runner": "run.runner",
     "resume_run": "experiments.pipeline", "run_scenario": "experiments.pipeline",
     "ScenarioConfig": "run.scenario", "load_scenario": "run.scenario",
     "ExperimentConfig": "experiments.experiment", "check_experiment": "experiments.experiment",
@@ -33,7 +33,8 @@ if TYPE_CHECKING:
     from mnemarket.reports.inspect import RunView, memory_stores, summarize
     from mnemarket.reports.metrics import RunData, agent_metrics, cell_metrics, load_run
     from mnemarket.reports.report import render_report, write_report
-    from mnemarket.run.runner import RunConfig, Runner, RunOptions, RunStatus
+    from mnemarket.run.records import RunConfig, RunOptions, RunStatus
+    from mnemarket.run.runner import Runner
     from mnemarket.run.scenario import ScenarioConfig, load_scenario
 
 

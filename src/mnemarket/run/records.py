@@ -1,0 +1,143 @@
+"""The run's records as types: what config.json holds (`RunConfig`), a decided turn waiting to be
+applied (`PendingDecision`, kept as world state), a session's end (`SessionReport`) and how a run
+part ended (`RunStatus`). The runner writes them, replay, inspect, metrics and experiments read
+them from here; their on-disk forms are unchanged, so older run directories still resume.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from mnemarket.agents import Decision
+from mnemarket.agents.agent import PendingTurn, SessionReport
+from mnemarket.agents.config import LLMSpec
+from mnemarket.errors import ConfigError
+from mnemarket.providers import LLMResult
+from mnemarket.providers.llm import Usage
+from mnemarket.run.scenario import ResolvedScenario
+
+CONFIG_FILE = "config.json"
+
+
+class RunOptions(BaseModel):
+    """What the command line may override; stored in the run directory for resume and replay."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: LLMSpec | None = None
+    sessions: int | None = Field(None, ge=1)
+    turns: int | None = Field(None, ge=1)
+    seed: int | None = None
+    db: str | None = None
+    record: bool = False
+    spend_cap_usd: float | None = Field(None, ge=0)
+    token_cap: int | None = Field(None, ge=0, description="stop cleanly after this many model tokens")
+    replay_from: str | None = Field(None, description="run directory whose recordings serve the model calls")
+
+
+class RunConfig(BaseModel):
+    """The resolved scenario plus options: exactly what a run (and its resume) executes."""
+
+    resolved: ResolvedScenario
+    options: RunOptions
+
+    @property
+    def sessions(self) -> int:
+        return self.options.sessions or self.resolved.scenario.sessions
+
+    @property
+    def turns(self) -> int:
+        return self.options.turns or self.resolved.scenario.turns
+
+    @property
+    def seed(self) -> int:
+        return self.options.seed if self.options.seed is not None else self.resolved.scenario.seed
+
+    def model_for(self, agent_model: str) -> str:
+        return self.options.model or self.resolved.scenario.model or agent_model
+
+
+@dataclass
+class RunStatus:
+    run_dir: Path
+    state: str  # finished | stopped_budget | stopped_provider
+    message: str = ""
+    turns_done: int = 0
+    session_reports: list[SessionReport] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class PendingDecision:
+    """One agent's decided, not yet applied turn: committed (as run state ``pending:<session>:<turn>``,
+    keyed by agent id) before any decision of the turn is applied, so a resumed run re-applies it
+    instead of asking the model again."""
+
+    plan: PendingTurn
+    decision: LLMResult
+
+    def to_state(self) -> dict[str, Any]:
+        return {"plan": self.plan.model_dump(), "decision": _dump_result(self.decision)}
+
+    @classmethod
+    def from_state(cls, data: Mapping[str, Any]) -> PendingDecision:
+        """Raises (KeyError, TypeError, ValidationError) on an entry it cannot read: the runner records
+        that as the agent's failed action."""
+        return cls(PendingTurn.model_validate(data["plan"]), _load_result(data["decision"]))
+
+    @staticmethod
+    def step_of(data: Mapping[str, Any]) -> str:
+        """The step of an entry `from_state` could not read ("" when that is unreadable too)."""
+        plan = data.get("plan") if isinstance(data, Mapping) else None
+        return str(plan.get("step", "")) if isinstance(plan, Mapping) else ""
+
+
+def read_run_config(run_dir: Path) -> RunConfig:
+    """The run's config.json, or one line saying why it cannot be used."""
+    path = run_dir / CONFIG_FILE
+    if not path.is_file():
+        raise ConfigError(f"{run_dir} is not a run directory (no {CONFIG_FILE}); start one with `mnemarket run`")
+    try:
+        return RunConfig.model_validate_json(path.read_bytes())
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "the top level"
+        problem = f"{exc.error_count()} problem(s), first at {where}: {first['msg']}"
+    except OSError as exc:
+        problem = f"cannot be read: {exc.strerror}"
+    raise ConfigError(f"{path} is damaged ({problem[:300]}); `mnemarket run` wrote it: restore it from a backup "
+                      "or start a new run with another --out")
+
+
+def write_run_config(run_dir: Path, config: RunConfig) -> None:
+    """Write config.json whole or not at all (a kill mid-write must not leave a damaged file)."""
+    path = run_dir / CONFIG_FILE
+    temporary = path.with_name(f".{CONFIG_FILE}.tmp")
+    try:
+        temporary.write_text(config.model_dump_json(indent=2))
+        os.replace(temporary, path)
+    except OSError as exc:
+        raise ConfigError(f"cannot write {path}: {exc.strerror}; the run directory must be writable "
+                          "(inspect and memory commands read a run without writing)") from None
+
+
+def _dump_result(result: LLMResult) -> dict[str, Any]:
+    data = result.model_dump(exclude={"parsed"})
+    data["parsed"] = result.parsed.model_dump() if isinstance(result.parsed, BaseModel) else None
+    return data
+
+
+def _load_result(data: dict[str, Any]) -> LLMResult:
+    data = dict(data)
+    parsed = data.pop("parsed")
+    data["usage"] = Usage(**data["usage"])
+    return LLMResult(**data, parsed=Decision.model_validate(parsed) if parsed is not None else None)
+
+
+__all__ = ["CONFIG_FILE", "PendingDecision", "RunConfig", "RunOptions", "RunStatus", "SessionReport",
+    "read_run_config", "write_run_config"]
