@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from mnemarket.errors import ProviderError
+from mnemarket.providers.bounded_http import ResponseTooLarge, bounded_client
 from mnemarket.providers.llm import ModelCallFailed
 
 API_KEY_VARIABLES = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
@@ -69,7 +70,8 @@ def gemini_client(
     api_version: str = GEMINI_API_VERSION,
     vertexai: bool = False,
 ) -> Any:
-    """A ``google.genai.Client`` for the Gemini Developer API, with a per-request timeout.
+    """A ``google.genai.Client`` for the Gemini Developer API; each request has ``timeout_s`` as a
+    total deadline and a capped body (its httpx client is :func:`~mnemarket.providers.bounded_http.bounded_client`).
 
     Retries are not the SDK's (it ignores ``retryDelay``): wrap calls in :func:`call_with_retries`.
 
@@ -89,7 +91,8 @@ def gemini_client(
         from google.genai import types
     except ImportError:
         raise ProviderError("google-genai is not installed; pip install 'google-genai>=3.4,<4'") from None
-    options = types.HttpOptions(base_url=base_url, api_version=api_version, timeout=int(timeout_s * 1000))  # ms
+    options = types.HttpOptions(base_url=base_url, api_version=api_version, timeout=int(timeout_s * 1000),  # ms
+                                httpx_client=bounded_client(deadline_s=timeout_s, timeout=timeout_s))
     if vertexai:
         return genai.Client(vertexai=True, http_options=options)
     return genai.Client(vertexai=False, api_key=gemini_api_key(api_key), http_options=options)
@@ -148,12 +151,15 @@ def call_with_retries(call: Callable[[], T], *, model: str, attempts: int = DEFA
         ProviderError: the API rejected the request (4xx other than 408/429): it will not change.
     """
     from google.genai import errors
+    from pydantic import ValidationError
 
     transport = transport_errors()
     delay = initial_delay_s
     for attempt in range(1, max(1, attempts) + 1):
         try:
             return call()
+        except ResponseTooLarge as exc:  # before the transport errors it subclasses: a retry gets it again
+            raise ModelCallFailed(str(exc)) from exc
         except errors.APIError as exc:
             if exc.code not in RETRY_STATUS_CODES:
                 raise ProviderError(f"Gemini rejected the request to {model!r}: {describe_api_error(exc, model)}") from exc
@@ -164,6 +170,8 @@ def call_with_retries(call: Callable[[], T], *, model: str, attempts: int = DEFA
             failure, asked = f"the response body is not complete JSON ({exc})", None
         except errors.UnknownApiResponseError as exc:  # a body that is not the API's JSON (a proxy page)
             raise ModelCallFailed(f"unreadable response: {exc}") from exc
+        except (ValidationError, RecursionError) as exc:  # JSON, but not in the API's shape (the SDK's models)
+            raise ModelCallFailed(f"the response is not in the API's shape: {str(exc)[:300]}") from exc
         if attempt >= attempts:
             break
         if asked is not None and asked > MAX_DELAY_S:

@@ -23,6 +23,7 @@ from mnemarket.providers.gemini_client import (
 )
 from mnemarket.providers.llm import ModelCallFailed, Usage
 from mnemarket.providers.pricing import DEFAULT_PRICE_TABLE, PriceTable
+from mnemarket.providers.response_shape import finite_vectors, reported_tokens
 
 DEFAULT_GEMINI_EMBEDDING_MODEL = "gemini-embedding-001"
 DEFAULT_GEMINI_EMBEDDING_DIM = 768
@@ -116,10 +117,15 @@ class GeminiEmbedder(Embedder):
                     f"Gemini returned {len(values)} embeddings for {len(batch)} texts "
                     f"(dims {sorted({len(v) for v in values})}, expected {self.dim})"
                 )
-            out[start : start + len(batch)] = values
             usage = response.usage_metadata
-            reported = usage.prompt_token_count if usage is not None else None
+            reported = reported_tokens(usage.prompt_token_count) if usage is not None else None
             tokens += reported if reported else sum(math.ceil(len(t) / CHARS_PER_TOKEN) for t in batch)
+            try:
+                out[start : start + len(batch)] = finite_vectors(values, len(batch))
+            except ModelCallFailed as exc:  # NaN/inf: no usable answer, but the batch was billed
+                raise EmbeddingFailed(EmbedResult(
+                    model_id=self.model_id, tokens=tokens, cost=self.prices.cost(self.model, Usage(prompt_tokens=tokens)),
+                    error=f"Gemini embedding call to {self.model!r} failed: {exc}")) from exc
         cost = self.prices.cost(self.model, Usage(prompt_tokens=tokens))
         return l2_normalise(out), tokens, cost
 

@@ -27,6 +27,7 @@ from mnemarket.providers.gemini_client import (
 )
 from mnemarket.providers.llm import Completion, CompletionLLM, CompletionRequest, ModelCallFailed, ReplyFailed, Usage
 from mnemarket.providers.pricing import DEFAULT_PRICE_TABLE, PRICES_CHECKED, PriceTable
+from mnemarket.providers.response_shape import counted_usage, reported_tokens
 from mnemarket.providers.structured import trim_to_schema
 
 #: The default: Google's recommended replacement for gemini-2.5-flash (models list read 2026-11-23).
@@ -192,7 +193,8 @@ class GeminiLLM(CompletionLLM):
                 model=self.model, contents=self._contents(request), config=self._config(request)),
             model=self.model, attempts=self.attempts, initial_delay_s=self.initial_delay_s,
         )
-        usage = _usage(response.usage_metadata)
+        prompt_text = "".join(m.content for m in request.messages)
+        usage = _usage(response.usage_metadata, prompt_text, "")
         feedback = response.prompt_feedback
         if not response.candidates:
             if feedback is None or not feedback.block_reason:
@@ -203,6 +205,7 @@ class GeminiLLM(CompletionLLM):
         finish = _name(candidate.finish_reason)
         text = "".join(p.text for p in (candidate.content.parts if candidate.content and candidate.content.parts else [])
                        if p.text and not p.thought)
+        usage = _usage(response.usage_metadata, prompt_text, text)
         if finish in BLOCKED_FINISH and not text.strip():
             raise ReplyFailed(f"the reply was stopped by the provider (finish_reason {finish})", usage=usage,
                               model_version=response.model_version)
@@ -290,12 +293,14 @@ def _name(value: Any) -> str:
     return str(getattr(value, "value", value) or "")
 
 
-def _usage(metadata: Any) -> Usage:
-    if metadata is None:
-        return Usage()
-    # Thinking tokens are billed as output.
-    output = (metadata.candidates_token_count or 0) + (metadata.thoughts_token_count or 0)
-    return Usage(prompt_tokens=metadata.prompt_token_count or 0, completion_tokens=output)
+def _usage(metadata: Any, prompt_text: str, reply_text: str) -> Usage:
+    """Reported usage where it is a count, else counted here (a cap never rests on a bad field)."""
+    prompt = getattr(metadata, "prompt_token_count", None)
+    candidates = reported_tokens(getattr(metadata, "candidates_token_count", None))
+    # Thinking tokens are billed as output; a bad thinking count is taken as none.
+    thoughts = reported_tokens(getattr(metadata, "thoughts_token_count", None)) or 0
+    output = candidates + thoughts if candidates is not None else None
+    return counted_usage(prompt, output, prompt_text=prompt_text, reply_text=reply_text)
 
 
 __all__ = ["DEFAULT_GEMINI_MODEL", "GeminiLLM"]

@@ -13,6 +13,7 @@ replay) subclass :class:`LLM` and delegate ``generate``.
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
@@ -22,9 +23,11 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from mnemarket.errors import ProviderError
-from mnemarket.providers.structured import parse_structured, repair_prompt, tight_json_schema
+from mnemarket.providers.structured import clean_text, parse_structured, repair_prompt, tight_json_schema
 
 DEFAULT_MAX_TOKENS = 256
+#: Characters per token where tokens are counted without a tokenizer (English prose runs about 4).
+CHARS_PER_TOKEN = 4
 Role = Literal["system", "user", "assistant"]
 #: Why a call failed: ``provider`` (the back end did not answer: unreachable, overloaded, timed out)
 #: or ``reply`` (it answered, but nothing usable: invalid, blocked, cut off). Callers treat the first
@@ -236,6 +239,27 @@ class Completion:
     """Why generation stopped, as the provider names it (``STOP``, ``MAX_TOKENS``, ``length``...)."""
 
 
+def estimate_tokens(text: str) -> int:
+    """A token count for ``text`` without a tokenizer: one per :data:`CHARS_PER_TOKEN` characters."""
+    return math.ceil(len(text) / CHARS_PER_TOKEN)
+
+
+def _sane(completion: Completion, request: CompletionRequest) -> Completion:
+    """A round with encodable text (a reply can carry lone surrogates) and no negative token count,
+    which would let a call lower what a cap has counted: such a count is estimated here instead."""
+    text = clean_text(completion.text)
+    usage = completion.usage
+    if usage.prompt_tokens < 0 or usage.completion_tokens < 0:
+        prompt = "".join(m.content for m in request.messages)
+        usage = Usage(prompt_tokens=usage.prompt_tokens if usage.prompt_tokens >= 0 else estimate_tokens(prompt),
+                      completion_tokens=usage.completion_tokens if usage.completion_tokens >= 0
+                      else estimate_tokens(text))
+    if text is completion.text and usage is completion.usage:
+        return completion
+    return Completion(text=text, usage=usage, model_version=completion.model_version,
+                      finish_reason=completion.finish_reason)
+
+
 #: Finish reasons meaning "cut off by the output-token cap" across providers.
 TRUNCATED = frozenset({"MAX_TOKENS", "length"})
 
@@ -302,7 +326,7 @@ class CompletionLLM(LLM):
             return parsed, error
 
         try:
-            completion = self._complete(request)
+            completion = _sane(self._complete(request), request)
             usage, text, version = usage + completion.usage, completion.text, completion.model_version
             if schema is None:
                 return result(True)
@@ -314,7 +338,7 @@ class CompletionLLM(LLM):
                     schema=schema, json_schema=request.json_schema, max_tokens=max_tokens,
                     temperature=temperature, seed=seed,
                 )
-                completion = self._complete(retry)
+                completion = _sane(self._complete(retry), retry)
                 usage, text, repaired = usage + completion.usage, completion.text, True
                 version = completion.model_version or version
                 parsed, error = check(completion)
@@ -329,5 +353,5 @@ class CompletionLLM(LLM):
         return result(True, parsed=parsed)
 
 
-__all__ = ["DEFAULT_MAX_TOKENS", "LLM", "Completion", "CompletionLLM", "CompletionRequest", "FailureKind",
-    "LLMResult", "Message", "MessagesLike", "ModelCallFailed", "ReplyFailed", "Role", "Usage", "as_messages"]
+__all__ = ["CHARS_PER_TOKEN", "DEFAULT_MAX_TOKENS", "LLM", "Completion", "CompletionLLM", "CompletionRequest", "FailureKind",
+    "LLMResult", "Message", "MessagesLike", "ModelCallFailed", "ReplyFailed", "Role", "Usage", "as_messages", "estimate_tokens"]

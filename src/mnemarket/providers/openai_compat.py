@@ -20,9 +20,11 @@ import httpx
 import numpy as np
 
 from mnemarket.errors import ProviderError
+from mnemarket.providers.bounded_http import MAX_BODY_BYTES, ResponseTooLarge, bounded_client
 from mnemarket.providers.embedding import Embedder, EmbeddingFailed, EmbedResult, l2_normalise
 from mnemarket.providers.llm import Completion, CompletionLLM, CompletionRequest, Message, ModelCallFailed, Usage
 from mnemarket.providers.pricing import PriceTable
+from mnemarket.providers.response_shape import chat_reply, counted_usage, embedding_rows
 
 #: Generous: a CPU server on a busy machine can take minutes for one reply, and a request that timed
 #: out keeps the server busy anyway (llama-cpp-python's server does not cancel abandoned requests).
@@ -38,6 +40,9 @@ RETRY_STATUS_CODES = frozenset({408, 429, 500, 502, 503, 504})
 _DETERMINISTIC_5XX = re.compile(
     r"Input should be|validation error|Unprocessable|not supported|unsupported|Extra inputs are not permitted|"
     r"response_format|json_schema", re.IGNORECASE)
+#: ``Retry-After`` in seconds (ASCII digits only: ``str.isdigit`` also accepts ``"²"``).
+_RETRY_AFTER = re.compile(r"[0-9]{1,6}(?:\.[0-9]{1,3})?")
+MAX_RETRY_WAIT_S = 30.0
 StructuredMode = Literal["json_schema", "json_object", "prompt"]
 STRUCTURED_MODES: tuple[StructuredMode, ...] = ("json_schema", "json_object", "prompt")
 
@@ -65,20 +70,23 @@ class OpenAICompatClient:
     Args:
         base_url: the server's API root, e.g. ``http://localhost:11434/v1``.
         api_key: sent as a bearer token when given (local servers need none).
-        timeout_s: per-request timeout.
+        timeout_s: the deadline of one request, from sending to the last byte of the answer
+            (a request cut off by it is retried like a transport error).
         attempts: total attempts per request.
-        initial_delay_s: first backoff delay (doubles each retry; honours ``Retry-After``).
+        initial_delay_s: first backoff delay (doubles each retry; honours ``Retry-After`` up to 30 s).
+        max_body_bytes: the largest response body taken, counted after decompression.
     """
 
     def __init__(self, base_url: str, *, api_key: str | None = None, timeout_s: float = DEFAULT_TIMEOUT_S,
-                 attempts: int = DEFAULT_ATTEMPTS, initial_delay_s: float = 1.0):
+                 attempts: int = DEFAULT_ATTEMPTS, initial_delay_s: float = 1.0, max_body_bytes: int = MAX_BODY_BYTES):
         if not base_url.startswith(("http://", "https://")):
             raise ProviderError(f"base_url={base_url!r}; expected http(s)://host:port/v1")
         self.base_url = base_url.rstrip("/")
         self.attempts = max(1, attempts)
         self.initial_delay_s = initial_delay_s
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._http = httpx.Client(timeout=timeout_s, headers=headers)
+        self._http = bounded_client(deadline_s=timeout_s, max_body_bytes=max_body_bytes, timeout=timeout_s,
+                                    headers=headers)
 
     def post(self, path: str, payload: dict[str, Any]) -> dict[str, Any]:
         """POST ``payload`` to ``base_url + path`` and return the JSON body.
@@ -97,11 +105,13 @@ class OpenAICompatClient:
             except httpx.TransportError as exc:
                 failure = f"{type(exc).__name__}: {exc or 'no detail'} ({url})"
                 retry_after = None
+            except (ResponseTooLarge, httpx.DecodingError) as exc:  # the same request gets the same body
+                raise ModelCallFailed(f"{url}: {exc}") from exc
             else:
                 if response.status_code < 400:
                     try:
                         return response.json()
-                    except ValueError as exc:
+                    except (ValueError, RecursionError) as exc:
                         raise ModelCallFailed(f"{url} returned non-JSON: {response.text[:200]!r}") from exc
                 text = response.text[:300]
                 if response.status_code not in RETRY_STATUS_CODES or (
@@ -112,8 +122,8 @@ class OpenAICompatClient:
                 retry_after = response.headers.get("retry-after")
             if attempt == self.attempts:
                 break
-            wait = float(retry_after) if retry_after and retry_after.isdigit() else delay
-            time.sleep(min(wait, 30.0))
+            asked = _RETRY_AFTER.fullmatch(retry_after.strip()) if retry_after else None
+            time.sleep(min(float(asked.group()) if asked else delay, MAX_RETRY_WAIT_S))
             delay *= 2
         raise ModelCallFailed(f"{failure} (after {self.attempts} attempts)")
 
@@ -227,15 +237,12 @@ class OpenAICompatLLM(CompletionLLM):
     def _complete(self, request: CompletionRequest) -> Completion:
         with self._slots:
             body = self._post(request)
-        try:
-            choice = body["choices"][0]
-            text = choice["message"].get("content") or ""
-        except (KeyError, IndexError, TypeError, AttributeError) as exc:
-            raise ModelCallFailed(f"unexpected chat response shape: {str(body)[:200]}") from exc
-        usage = body.get("usage") or {}
-        return Completion(text=text, usage=Usage(prompt_tokens=usage.get("prompt_tokens") or 0,
-                                                 completion_tokens=usage.get("completion_tokens") or 0),
-                          model_version=body.get("model"), finish_reason=choice.get("finish_reason"))
+        reply = chat_reply(body)
+        # A count the server reports is used only when it is one; otherwise counted here.
+        usage = counted_usage(reply.usage.get("prompt_tokens"), reply.usage.get("completion_tokens"),
+                              prompt_text="".join(m.content for m in request.messages), reply_text=reply.text)
+        return Completion(text=reply.text, usage=usage, model_version=reply.model_version,
+                          finish_reason=reply.finish_reason)
 
 
 class OpenAICompatEmbedder(Embedder):
@@ -259,15 +266,7 @@ class OpenAICompatEmbedder(Embedder):
         self.dim = probe.shape[1]
 
     def _request(self, texts: list[str]) -> np.ndarray:
-        body = self._client.post("/embeddings", {"model": self.model, "input": texts})
-        try:
-            rows = sorted(body["data"], key=lambda item: item["index"])
-            matrix = np.asarray([row["embedding"] for row in rows], dtype=np.float32)
-        except (KeyError, TypeError, ValueError) as exc:
-            raise ProviderError(f"unexpected embeddings response shape: {str(body)[:200]}") from exc
-        if matrix.ndim != 2 or matrix.shape[0] != len(texts):
-            raise ProviderError(f"server returned {matrix.shape[0] if matrix.ndim else 0} embeddings for {len(texts)} texts")
-        return matrix
+        return embedding_rows(self._client.post("/embeddings", {"model": self.model, "input": texts}), len(texts))
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         texts = list(texts)
@@ -278,8 +277,9 @@ class OpenAICompatEmbedder(Embedder):
         except ModelCallFailed as exc:  # no answer: the failure value embed() returns
             raise EmbeddingFailed(EmbedResult(model_id=self.model_id,
                                               error=f"embedding call to {self.model_id!r} failed: {exc}")) from exc
-        if matrix.shape[1] != self.dim:
-            raise ProviderError(f"server returned dim {matrix.shape[1]}, expected {self.dim}")
+        if matrix.shape[1] != self.dim:  # a server that changed its model under us: no answer for this call
+            raise EmbeddingFailed(EmbedResult(model_id=self.model_id,
+                                              error=f"{self.model_id} returned dim {matrix.shape[1]}, expected {self.dim}"))
         return l2_normalise(matrix)
 
 

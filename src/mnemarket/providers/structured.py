@@ -17,6 +17,18 @@ from mnemarket.errors import validation_problems
 
 _DROP_KEYS = frozenset({"title", "examples"})
 MAX_ERROR_CHARS = 600
+#: A longer reply is refused unparsed (no schema we ask for comes near it).
+MAX_REPLY_CHARS = 400_000
+
+
+def clean_text(text: str) -> str:
+    """``text`` with lone surrogates (which a JSON reply can carry as ``\\ud800``) replaced by U+FFFD,
+    so it can be encoded: sent back in a repair round, logged, stored."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text
 
 
 def _inline(node: Any, defs: dict[str, Any], depth: int = 0) -> Any:
@@ -101,7 +113,19 @@ def _extract_json(text: str) -> str:
 
 
 def _describe(error: ValidationError) -> str:
-    return validation_problems(error, "(root)")[:MAX_ERROR_CHARS]
+    return clean_text(validation_problems(error, "(root)")[:MAX_ERROR_CHARS])
+
+
+def _clean_strings(value: Any) -> Any:
+    """A decoded JSON value with every string and key passed through :func:`clean_text` (the
+    stdlib decoder turns an escaped lone surrogate into one)."""
+    if isinstance(value, str):
+        return clean_text(value)
+    if isinstance(value, list):
+        return [_clean_strings(item) for item in value]
+    if isinstance(value, dict):
+        return {clean_text(key): _clean_strings(item) for key, item in value.items()}
+    return value
 
 
 def parse_structured(text: str, schema: type[BaseModel]) -> tuple[BaseModel | None, str | None]:
@@ -112,17 +136,23 @@ def parse_structured(text: str, schema: type[BaseModel]) -> tuple[BaseModel | No
     """
     if not text.strip():
         return None, "the reply was empty; expected a JSON object"
-    extracted = _extract_json(text)
+    if len(text) > MAX_REPLY_CHARS:
+        return None, f"the reply is {len(text):,} characters, over {MAX_REPLY_CHARS:,}; expected one short JSON object"
+    extracted = _extract_json(clean_text(text))
     try:
         return schema.model_validate_json(extracted), None
     except ValidationError as exc:
         error = exc
+    except RecursionError:
+        return None, "the reply nests too deeply to parse; expected one flat JSON object"
     # Servers whose JSON grammar admits raw newlines/tabs inside strings (llama-cpp-python's
     # json_object mode) produce text strict JSON rejects; the content itself is usable.
     try:
-        return schema.model_validate(json.loads(extracted, strict=False)), None
+        return schema.model_validate(_clean_strings(json.loads(extracted, strict=False))), None
     except (ValueError, ValidationError):
         return None, _describe(error)
+    except RecursionError:  # the stdlib decoder recurses per bracket
+        return None, "the reply nests too deeply to parse; expected one flat JSON object"
 
 
 def repair_prompt(error: str) -> str:
@@ -157,13 +187,15 @@ def trim_to_schema(text: str, schema: dict[str, Any]) -> str:
     rather than rejected (and paid for again in a repair round). Text that is not JSON is returned
     unchanged, for the validator to report.
     """
+    if len(text) > MAX_REPLY_CHARS:
+        return text
     try:
         value = json.loads(_extract_json(text))
-    except ValueError:
+        trimmed = _trim(value, schema)
+    except (ValueError, RecursionError):
         return text
-    trimmed = _trim(value, schema)
-    return text if trimmed == value else json.dumps(trimmed, ensure_ascii=False)
+    return text if trimmed == value else clean_text(json.dumps(trimmed, ensure_ascii=False))
 
 
-__all__ = ["flat_json_schema", "map_schema", "parse_structured", "repair_prompt", "tight_json_schema",
-    "trim_to_schema"]
+__all__ = ["MAX_REPLY_CHARS", "clean_text", "flat_json_schema", "map_schema", "parse_structured", "repair_prompt",
+    "tight_json_schema", "trim_to_schema"]
