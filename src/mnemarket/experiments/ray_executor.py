@@ -116,33 +116,38 @@ def run_cells_on_ray(cells: list[tuple[Any, Path]], *, address: str | None, is_l
             where = f"the Ray cluster at {address!r}" if address else "a local Ray"
             raise ConfigError(f"could not start or reach {where}: {exc}") from exc
     try:
-        task = ray.remote(num_cpus=1, max_retries=1)(run_packed)
-        local_cells = [(cell, path) for cell, path in cells if is_local(cell.model)]
-        actors = _node_actors(ray) if local_cells else []
-        futures: dict[Any, tuple[Any, Path]] = {}
-        for (cell, path), actor in zip(local_cells, itertools.cycle(actors)):
-            futures[actor.run.remote(cell.id, pack(path))] = (cell, path)
-        for cell, path in cells:
-            if not is_local(cell.model):
-                futures[task.remote(cell.id, pack(path))] = (cell, path)
-        outcomes: dict[Any, dict[str, Any]] = {}
-        waiting = list(futures)
-        while waiting:
-            done, waiting = ray.wait(waiting, num_returns=1)
-            cell, path = futures[done[0]]
-            try:
-                outcome, data = ray.get(done[0])
-                unpack(data, path)
-                outcome = outcome | {"run_dir": str(path)}
-            except Exception as exc:  # noqa: BLE001 - one cell's failure must not stop the others
-                outcome = {"run_dir": str(path), "state": "error", "message": f"{type(exc).__name__}: {exc}"}
-            outcomes[cell] = outcome
-            if progress:
-                progress(cell, outcome)
-        return outcomes
+        return _run_cells(ray, cells, is_local, progress)
     finally:
         if started_here:
             ray.shutdown()
+
+
+def _run_cells(ray: Any, cells: list[tuple[Any, Path]], is_local: Callable[[str], bool],
+               progress: Callable[[Any, dict[str, Any]], None] | None) -> dict[Any, dict[str, Any]]:
+    task = ray.remote(num_cpus=1, max_retries=1)(run_packed)
+    local_cells = [(cell, path) for cell, path in cells if is_local(cell.model)]
+    actors = _node_actors(ray) if local_cells else []
+    futures: dict[Any, tuple[Any, Path]] = {}
+    for (cell, path), actor in zip(local_cells, itertools.cycle(actors)):
+        futures[actor.run.remote(cell.id, pack(path))] = (cell, path)
+    for cell, path in cells:
+        if not is_local(cell.model):
+            futures[task.remote(cell.id, pack(path))] = (cell, path)
+    outcomes: dict[Any, dict[str, Any]] = {}
+    waiting = list(futures)
+    while waiting:
+        done, waiting = ray.wait(waiting, num_returns=1)
+        cell, path = futures[done[0]]
+        try:
+            outcome, data = ray.get(done[0])
+            unpack(data, path)
+            outcome = outcome | {"run_dir": str(path)}
+        except Exception as exc:  # noqa: BLE001 - one cell's failure must not stop the others
+            outcome = {"run_dir": str(path), "state": "error", "message": f"{type(exc).__name__}: {exc}"}
+        outcomes[cell] = outcome
+        if progress:
+            progress(cell, outcome)
+    return outcomes
 
 
 def _node_actors(ray: Any) -> list[Any]:
