@@ -9,6 +9,13 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from mnemarket.genesis.config import StoreCosts
 from mnemarket.kernel import Artifact, Invokable, InvokeContext, MethodOutcome, MethodSpec, WorldView
+from mnemarket.kernel.results import ActionFailure, ErrorCode
+from mnemarket.kernel.text_index import SearchTooBroad, WorkBudget, tokens
+
+#: Index entries one search may look at. Search is free, so its work is bounded per call instead of
+#: priced: a word every artifact of a 100,000-artifact world holds looks at about 200,000 (its
+#: name and content postings), so a call does at most a few such words' work.
+MAX_SEARCH_ENTRIES = 1_000_000
 
 
 class ListArgs(BaseModel):
@@ -71,14 +78,26 @@ def _readable_free(world: WorldView, caller: str, ids: set[str]) -> set[str]:
     return free - index.priced
 
 
+def _query_words(text: str) -> list[str]:
+    """The query's distinct words: a word repeated (or spelled with other case or punctuation, so
+    the same tokens) counts once."""
+    return [word for word in dict.fromkeys(" ".join(sorted(tokens(w))) for w in text.split()) if word]
+
+
 def _search(ctx: InvokeContext, args: SearchArgs) -> MethodOutcome:
-    """Rank artifacts by how many of the query's words they mention (then by id), from the world's
-    token index: the cost is the size of the matches, not of the world."""
+    """Rank artifacts by how many of the query's distinct words they mention (then by id), from
+    the world's token index: the cost is the size of the matches, not of the world, and at most
+    :data:`MAX_SEARCH_ENTRIES` index entries (past that the search fails, asking for a narrower one)."""
     world = ctx.world
     text = world.text_index()
     hits: Counter[str] = Counter()
-    for word in args.text.split():
-        by_name, by_content = text.matches(word)
+    budget = WorkBudget(MAX_SEARCH_ENTRIES)
+    for word in _query_words(args.text):
+        try:
+            by_name, by_content = text.matches(word, budget)
+        except SearchTooBroad as exc:
+            raise ActionFailure(ErrorCode.LIMIT_EXCEEDED, f"search {args.text!r} is too broad: {exc}",
+                                "search fewer or longer words (a short word matches every token it begins)") from exc
         hits.update(by_name | _readable_free(world, ctx.caller, by_content - by_name))
     if args.type is not None:
         hits = Counter({i: n for i, n in hits.items() if world.artifacts.value(i, "type") == args.type})

@@ -49,6 +49,33 @@ Most tokens of a grown world are one artifact's own (ids and numbers): a bare in
 where a one-element array costs 84."""
 
 
+class SearchTooBroad(Exception):
+    """A query would look at more index entries than its :class:`WorkBudget` allows."""
+
+
+class WorkBudget:
+    """Index entries (tokens and the postings under them) one query may look at, spent as it looks,
+    so a query's cost has a ceiling whatever the world holds.
+
+    Args:
+        entries: the ceiling.
+    """
+
+    def __init__(self, entries: int) -> None:
+        self.limit = entries
+        self.left = entries
+
+    def spend(self, entries: int) -> None:
+        """Count ``entries`` looked at.
+
+        Raises:
+            SearchTooBroad: past the ceiling.
+        """
+        self.left -= entries
+        if self.left < 0:
+            raise SearchTooBroad(f"it matches more than {self.limit:,} index entries")
+
+
 def _size(posting: Posting) -> int:
     return 1 if isinstance(posting, int) else len(posting)
 
@@ -98,17 +125,25 @@ class _Postings:
             if len(posting) == 1:
                 self._by_token[word] = posting[0]
 
-    def _postings(self, prefix: str) -> list[Posting]:
-        """The postings of every token that begins with ``prefix``."""
-        return [self._by_token[word] for word in self._vocabulary.irange(prefix, prefix + _PAST_PREFIX)]
+    def _postings(self, prefix: str, budget: WorkBudget | None) -> list[Posting]:
+        """The postings of every token that begins with ``prefix`` (each token and posting spent)."""
+        words = self._vocabulary.irange(prefix, prefix + _PAST_PREFIX)
+        if budget is None:
+            return [self._by_token[word] for word in words]
+        found = []
+        for word in words:
+            posting = self._by_token[word]
+            budget.spend(1 + _size(posting))
+            found.append(posting)
+        return found
 
-    def matching(self, query_tokens: list[str]) -> set[int]:
+    def matching(self, query_tokens: list[str], budget: WorkBudget | None = None) -> set[int]:
         """Serials whose text has, for every query token, a token beginning with it.
 
         Starts from the token with the fewest postings; a token of few words then checks each
         candidate in its postings by bisection instead of building its set ("note_42" among
         20,000 notes costs the 11 matches of "42", not a set of every note)."""
-        postings = sorted((self._postings(token) for token in query_tokens), key=lambda p: sum(map(_size, p)))
+        postings = sorted((self._postings(token, budget) for token in query_tokens), key=lambda p: sum(map(_size, p)))
         found = {s for posting in postings[0] for s in _members(posting)}
         for lists in postings[1:]:
             if not found:
@@ -174,12 +209,17 @@ class TextIndex:
                 postings.remove(serial, was - now)
                 postings.add(serial, now - was)
 
-    def matches(self, word: str) -> tuple[set[str], set[str]]:
-        """Ids of the artifacts whose name text, and whose content, match ``word`` (see the module)."""
+    def matches(self, word: str, budget: WorkBudget | None = None) -> tuple[set[str], set[str]]:
+        """Ids of the artifacts whose name text, and whose content, match ``word`` (see the module).
+
+        Raises:
+            SearchTooBroad: the word's tokens and postings are more than ``budget`` has left.
+        """
         query = sorted(tokens(word))
         if not query:
             return set(), set()
-        return self._id_set(self._names.matching(query)), self._id_set(self._content.matching(query))
+        return (self._id_set(self._names.matching(query, budget)),
+                self._id_set(self._content.matching(query, budget)))
 
     def _id_set(self, serials: set[int]) -> set[str]:
         ids = self._ids
@@ -189,4 +229,4 @@ class TextIndex:
         return len(self._serials)
 
 
-__all__ = ["TextIndex", "name_text", "tokens"]
+__all__ = ["SearchTooBroad", "TextIndex", "WorkBudget", "name_text", "tokens"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 
 from mnemarket.genesis.artifact_store import GenesisStore
-from mnemarket.kernel import InvokeArtifact, World
+from mnemarket.kernel import InvokeArtifact, World, WriteArtifact
 from mnemarket.kernel.text_index import name_text, tokens
 
 from ..kernel.test_text_index import QUERIES, random_action
@@ -25,7 +25,8 @@ def scanned(world: World, caller: str, text: str, artifact_type: str | None) -> 
             continue
         name, content = tokens(name_text(a)), tokens(a.content)
         free = a.access.allows("read", caller, a.owner) and not a.read_price
-        n = sum(mentions(w, name) or (free and mentions(w, content)) for w in text.split())
+        words = dict.fromkeys(" ".join(sorted(tokens(w))) for w in text.split())  # distinct words count once
+        n = sum(mentions(w, name) or (free and mentions(w, content)) for w in words)
         if n:
             hits[a.id] = n
     return len(hits), sorted(hits, key=lambda i: (-hits[i], i))
@@ -52,3 +53,47 @@ def test_search_answers_as_a_scan_for_every_caller_over_a_random_world():
                 assert [r["id"] for r in result.data] == ranked[:50], (caller, text)
                 checked += count > 0
     assert checked > 100  # most queries matched something
+
+
+def _note_world(n: int) -> World:
+    world = World()
+    world.register(GenesisStore())
+    world.create_principal("alice", 100)
+    for i in range(n):
+        assert world.execute("alice", WriteArtifact(artifact_id=f"alice_note_{i}", content=f"pepper route {i} salt",
+                                                    artifact_type="note")).success
+    return world
+
+
+def _search(world: World, text: str):
+    return world.execute("alice", InvokeArtifact(artifact_id="genesis_store", method="search",
+                                                 args={"text": text, "limit": 5}))
+
+
+def test_a_repeated_word_counts_once_and_costs_one_word(monkeypatch):
+    from mnemarket.genesis import artifact_store
+
+    world = _note_world(60)
+    # One word every note holds looks at ~120 entries (name and content postings); 200 fit one word only.
+    monkeypatch.setattr(artifact_store, "MAX_SEARCH_ENTRIES", 200)
+    once = _search(world, "pepper")
+    repeated = _search(world, " ".join(["pepper", "Pepper", "pepper!"] * 22)[:200])
+    assert once.success and repeated.success, repeated.message
+    assert repeated.data == once.data and repeated.message.startswith("60 artifacts mention")
+
+
+def test_a_search_past_its_work_bound_is_a_failed_action_that_costs_nothing(monkeypatch):
+    from mnemarket.genesis import artifact_store
+    from mnemarket.kernel import ErrorCode
+
+    world = _note_world(60)
+    monkeypatch.setattr(artifact_store, "MAX_SEARCH_ENTRIES", 200)
+    before = dict(world.balances)
+    broad = _search(world, "pepper salt route note")  # four words every note holds: ~480 entries
+    assert not broad.success and broad.error_code == ErrorCode.LIMIT_EXCEEDED
+    assert "too broad" in broad.message and "200" in broad.message
+    assert world.balances == before
+    assert _search(world, "alice_note_7").success  # a selective query still answers
+    # Without the bound the same query answers: the bound, not the query, made it fail.
+    monkeypatch.setattr(artifact_store, "MAX_SEARCH_ENTRIES", 10_000)
+    assert _search(world, "pepper salt route note").success
