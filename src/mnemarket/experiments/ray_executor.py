@@ -13,17 +13,24 @@ process pool gives them a single worker). Other cells are plain tasks, one CPU e
 
 Every node needs mnemarket installed (`pip install 'mnemarket[cluster,local]'`) in the same
 Python version as the head.
+
+A local Ray (no address) is reachable from this machine only: its node address is 127.0.0.1, so
+its servers (GCS, raylet, object manager, workers, agents) bind loopback, the dashboard is off, and
+Ray never probes a public DNS address to find an external one (see :func:`loopback_ray`).
 """
 
 from __future__ import annotations
 
+import importlib
 import io
+import ipaddress
 import itertools
 import os
 import shutil
 import tarfile
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +38,49 @@ from mnemarket.errors import ConfigError
 from mnemarket.experiments.cell import run_cell
 
 _INSTALL_HINT = "install the cluster extra: pip install 'mnemarket[cluster]' (Ray)"
+LOOPBACK = "127.0.0.1"
+#: With Ray's cluster mode on (the Linux default), Ray turns a node address of 127.0.0.1 into the
+#: machine's external one, found by a UDP connect to a public DNS address, and binds its servers
+#: there. Off (read at import as the constant, and by Ray's own processes from the environment),
+#: 127.0.0.1 stays 127.0.0.1.
+_CLUSTER_SWITCH = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
+#: ray.init arguments of a local Ray: loopback node address, no dashboard (and loopback if one starts).
+LOCAL_RAY_OPTIONS: dict[str, Any] = {"_node_ip_address": LOOPBACK, "include_dashboard": False,
+                                     "dashboard_host": LOOPBACK}
+
+
+@contextmanager
+def loopback_ray() -> Iterator[dict[str, Any]]:
+    """While open, a Ray started in this process (``ray.init`` with the yielded options, or
+    ``ray.cluster_utils.Cluster`` with ``node_ip_address=LOOPBACK``) keeps 127.0.0.1 as its node
+    address: its servers listen on loopback only and no outside address is probed.
+
+    Raises:
+        ConfigError: Ray is not installed.
+    """
+    _ray()
+    constants = importlib.import_module("ray._private.ray_constants")
+    saved_env, saved_switch = os.environ.get(_CLUSTER_SWITCH), constants.ENABLE_RAY_CLUSTER
+    os.environ[_CLUSTER_SWITCH] = "0"
+    constants.ENABLE_RAY_CLUSTER = False
+    try:
+        yield dict(LOCAL_RAY_OPTIONS)
+    finally:
+        constants.ENABLE_RAY_CLUSTER = saved_switch
+        if saved_env is None:
+            os.environ.pop(_CLUSTER_SWITCH, None)
+        else:
+            os.environ[_CLUSTER_SWITCH] = saved_env
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` (an IP address, IPv4-mapped IPv6 included) is a loopback address."""
+    try:
+        address = ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return False
+    mapped = getattr(address, "ipv4_mapped", None)
+    return address.is_loopback or bool(mapped and mapped.is_loopback)
 
 
 def pack(run_dir: Path) -> bytes:
@@ -107,19 +157,29 @@ def run_cells_on_ray(cells: list[tuple[Any, Path]], *, address: str | None, is_l
         ConfigError: Ray is not installed, or the cluster cannot be reached.
     """
     ray = _ray()
-    started_here = not ray.is_initialized()
-    if started_here:
-        try:
-            ray.init(address=address or "local", include_dashboard=False, log_to_driver=False,
-                     configure_logging=False)
-        except (ConnectionError, RuntimeError, ValueError) as exc:
-            where = f"the Ray cluster at {address!r}" if address else "a local Ray"
-            raise ConfigError(f"could not start or reach {where}: {exc}") from exc
+    if ray.is_initialized():
+        return _run_cells(ray, cells, is_local, progress)
+    if address:
+        _init(ray, address, include_dashboard=False)
+    else:
+        with loopback_ray() as options:
+            _init(ray, "local", **options)
+            if not is_loopback(ray.util.get_node_ip_address()):  # never serve a local Ray beyond loopback
+                ray.shutdown()
+                raise ConfigError(f"a local Ray came up on {ray.util.get_node_ip_address()}, not {LOOPBACK}; "
+                                  "refusing to run cells on it (this Ray version ignores the loopback settings)")
     try:
         return _run_cells(ray, cells, is_local, progress)
     finally:
-        if started_here:
-            ray.shutdown()
+        ray.shutdown()
+
+
+def _init(ray: Any, address: str, **options: Any) -> None:
+    try:
+        ray.init(address=address, log_to_driver=False, configure_logging=False, **options)
+    except (ConnectionError, RuntimeError, ValueError) as exc:
+        where = f"the Ray cluster at {address!r}" if address != "local" else "a local Ray"
+        raise ConfigError(f"could not start or reach {where}: {exc}") from exc
 
 
 def _run_cells(ray: Any, cells: list[tuple[Any, Path]], is_local: Callable[[str], bool],

@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 from mnemarket.cli.app import app
 from mnemarket.errors import ConfigError
 from mnemarket.experiments.experiment import CELL_FILE, Cell, load_experiment, prepare_cell, run_experiment, slug
+from mnemarket.experiments.ray_executor import LOOPBACK, is_loopback
 from mnemarket.reports.comparison_report import render_html, render_markdown
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -226,9 +227,10 @@ def test_local_model_cells_run_in_one_process_on_each_node_of_a_two_node_cluster
     node_actors = ray_executor._node_actors
     monkeypatch.setattr(ray_executor, "_node_actors", lambda r: made.extend(node_actors(r)) or made)
     monkeypatch.setattr(experiment, "is_local_model", lambda model: True)  # scripted cells stand in for local ones
-    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1})
-    cluster.add_node(num_cpus=1)
-    ray.init(address=cluster.address, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    with ray_executor.loopback_ray():  # the test's cluster, like compare's own Ray, on loopback only
+        cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "node_ip_address": LOOPBACK})
+        cluster.add_node(num_cpus=1, node_ip_address=LOOPBACK)
+        ray.init(address=cluster.address, include_dashboard=False, log_to_driver=False, configure_logging=False)
     try:
         on_ray = json.loads(run_experiment(path, tmp_path / "ray", executor="ray").read_text())
         where = ray.get([actor.where.remote() for actor in made])
@@ -239,6 +241,38 @@ def test_local_model_cells_run_in_one_process_on_each_node_of_a_two_node_cluster
     assert _comparable(on_ray) == _comparable(pool)
     assert len(nodes) == 2 and sorted(w["node"] for w in where) == sorted(nodes)  # one actor on each node
     assert [w["cells"] for w in where] == [2, 2]  # each ran its share of the cells in its one process
+
+
+def test_a_local_ray_listens_on_loopback_only_and_probes_no_outside_address(tmp_path, monkeypatch):
+    ray = pytest.importorskip("ray")
+    if not Path("/proc/net/tcp").exists():
+        pytest.skip("reads listening sockets from /proc (Linux)")
+    import importlib
+    import os
+
+    from tests.unit.sim.sockets import descendants, listening
+
+    services = importlib.import_module("ray._private.services")
+    probed: list = []
+    find_external = services.node_ip_address_from_perspective
+    monkeypatch.setattr(services, "node_ip_address_from_perspective",
+                        lambda *args: probed.append(args) or find_external(*args))
+    seen: list = []
+
+    def look(kind, cell, outcome):  # while the cells' Ray is up
+        if not seen:
+            seen.append((ray.util.get_node_ip_address(), ray.get_runtime_context().gcs_address,
+                         listening(descendants(os.getpid()) - {os.getpid()})))
+
+    path = _write(tmp_path, configs={"metacognitive": {"agents": {"components": ["semantic_memory"]}}})
+    run_experiment(path, tmp_path / "ray", executor="ray", progress=look)
+    node, gcs, sockets = seen[0]
+    assert node == LOOPBACK and gcs.startswith(f"{LOOPBACK}:")
+    names = {name for name, _, _ in sockets}
+    assert {"gcs_server", "raylet"} <= names, sockets  # the servers were found, so the check below means something
+    exposed = [s for s in sockets if not is_loopback(s[1])]
+    assert exposed == [], f"listening beyond loopback: {exposed}"
+    assert probed == []  # no public DNS address was connected to, to learn an external one
 
 
 def test_without_an_address_compare_starts_its_own_ray_even_if_ray_address_is_stale(tmp_path):
