@@ -162,10 +162,11 @@ class Budget(BaseModel):
             self.within.check(principal)
 
     def charge(self, cost: float, tokens: int) -> None:
-        """Count a finished call."""
+        """Count a finished call (a negative or NaN amount counts as 0: a call never gives budget back)."""
+        cost = cost if cost > 0 else 0.0  # NaN > 0 is False
         with self._lock:
             self.spent_cost += cost
-            self.spent_tokens += tokens
+            self.spent_tokens += max(0, tokens)
         if self.within is not None:
             self.within.charge(cost, tokens)
 

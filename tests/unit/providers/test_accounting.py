@@ -101,3 +101,14 @@ def test_a_money_cap_over_an_unpriced_remote_model_is_refused(tmp_path):
     assert (priced.billing, local.billing) == ("priced", "free")
     for model in (priced, local, ScriptedLLM(lambda messages: "ok")):
         AccountedLLM(model, CallLog(), budget=Budget(max_cost=0.5))
+
+
+def test_a_charge_never_gives_budget_back():
+    budget = Budget(max_tokens=10, max_cost=1.0)
+    budget.charge(0.5, 8)
+    budget.charge(-5.0, -1000)  # what a wrapper passing a doctored result on would charge
+    budget.charge(float("nan"), 0)
+    assert budget.spent_tokens == 8 and budget.spent_cost == 0.5
+    budget.charge(0.0, 2)
+    with pytest.raises(BudgetExceeded):
+        budget.check("p")
