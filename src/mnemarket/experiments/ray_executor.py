@@ -59,7 +59,7 @@ def loopback_ray() -> Iterator[dict[str, Any]]:
         ConfigError: Ray is not installed.
     """
     _ray()
-    constants = importlib.import_module("ray._private.ray_constants")
+    constants: Any = importlib.import_module("ray._private.ray_constants")
     saved_env, saved_switch = os.environ.get(_CLUSTER_SWITCH), constants.ENABLE_RAY_CLUSTER
     os.environ[_CLUSTER_SWITCH] = "0"
     constants.ENABLE_RAY_CLUSTER = False
