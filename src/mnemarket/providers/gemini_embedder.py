@@ -6,7 +6,6 @@ the newer (multimodal) embedding models, which then return one vector for all of
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -21,15 +20,13 @@ from mnemarket.providers.gemini_client import (
     call_with_retries,
     gemini_client,
 )
-from mnemarket.providers.llm import ModelCallFailed, Usage
+from mnemarket.providers.llm import ModelCallFailed, Usage, estimate_tokens
 from mnemarket.providers.pricing import DEFAULT_PRICE_TABLE, PriceTable
 from mnemarket.providers.response_shape import finite_vectors, reported_tokens
 
 DEFAULT_GEMINI_EMBEDDING_MODEL = "gemini-embedding-001"
 DEFAULT_GEMINI_EMBEDDING_DIM = 768
 MAX_BATCH = 100  # the API's limit of texts per batchEmbedContents request
-#: Characters per token when the API reports no usage (an estimate, only then; logged as tokens).
-CHARS_PER_TOKEN = 4
 
 
 class GeminiEmbedder(Embedder):
@@ -119,7 +116,7 @@ class GeminiEmbedder(Embedder):
                 )
             usage = response.usage_metadata
             reported = reported_tokens(usage.prompt_token_count) if usage is not None else None
-            tokens += reported if reported else sum(math.ceil(len(t) / CHARS_PER_TOKEN) for t in batch)
+            tokens += reported if reported else sum(map(estimate_tokens, batch))  # counted when not reported
             try:
                 out[start : start + len(batch)] = finite_vectors(values, len(batch))
             except ModelCallFailed as exc:  # NaN/inf: no usable answer, but the batch was billed
