@@ -44,7 +44,7 @@ from typing import Any, get_args
 
 import yaml
 
-from mnemarket.agents.agent import LESSON_STATE
+from mnemarket.agents.applier import LESSON_STATE
 from mnemarket.agents.lesson_step import LessonReply
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -5,7 +5,7 @@ and the survey answers. Context assembly, the loop breaker and the decision enco
 of the turn, importable from their modules (`agents.context`, `agents.loop_breaker`, ...).
 """
 
-from mnemarket.agents.agent import Agent, SessionReport, TurnOutcome, TurnPlan
+from mnemarket.agents.agent import Agent, SessionReport, TurnFacts, TurnOutcome, TurnPlan
 from mnemarket.agents.config import (
     AgentConfig,
     Component,
@@ -18,7 +18,8 @@ from mnemarket.agents.survey import SurveyAnswer, categorical_resp, numerical_re
 from mnemarket.agents.working_memory import WorkingMemory
 
 __all__ = [
-    "Agent", "AgentConfig", "Component", "Decision", "SessionReport", "SurveyAnswer", "TurnOutcome", "TurnPlan",
+    "Agent", "AgentConfig", "Component", "Decision", "SessionReport", "SurveyAnswer", "TurnFacts", "TurnOutcome",
+    "TurnPlan",
     "WorkingMemory", "categorical_resp", "check_components", "load_agent_config", "load_components",
     "numerical_resp", "utterance",
 ]

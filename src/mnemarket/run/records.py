@@ -14,8 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from mnemarket.agents import Decision
-from mnemarket.agents.agent import PendingTurn, SessionReport
+from mnemarket.agents import Decision, SessionReport, TurnFacts
 from mnemarket.agents.config import LLMSpec
 from mnemarket.errors import ConfigError
 from mnemarket.providers import LLMResult
@@ -78,17 +77,17 @@ class PendingDecision:
     keyed by agent id) before any decision of the turn is applied, so a resumed run re-applies it
     instead of asking the model again."""
 
-    plan: PendingTurn
+    plan: TurnFacts
     decision: LLMResult
 
     def to_state(self) -> dict[str, Any]:
-        return {"plan": self.plan.model_dump(), "decision": _dump_result(self.decision)}
+        return {"plan": self.plan.model_dump(by_alias=True), "decision": _dump_result(self.decision)}
 
     @classmethod
     def from_state(cls, data: Mapping[str, Any]) -> PendingDecision:
         """Raises (KeyError, TypeError, ValidationError) on an entry it cannot read: the runner records
         that as the agent's failed action."""
-        return cls(PendingTurn.model_validate(data["plan"]), _load_result(data["decision"]))
+        return cls(TurnFacts.model_validate(data["plan"]), _load_result(data["decision"]))
 
     @staticmethod
     def step_of(data: Mapping[str, Any]) -> str:

@@ -16,8 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from mnemarket import crashpoints
-from mnemarket.agents import Agent, Decision, check_components, load_components
-from mnemarket.agents.agent import SessionReport
+from mnemarket.agents import Agent, Decision, SessionReport, check_components, load_components
 from mnemarket.agents.config import AgentConfig
 from mnemarket.agents.prompt_fit import StepFit, fit_warnings
 from mnemarket.errors import BudgetExceeded, ConfigError, ProviderError, ProviderUnavailable, StoreError
@@ -339,7 +338,7 @@ class Runner:
             finally:
                 for policy in self._scripted.values():
                     policy.current = None
-            pending = {agent.id: PendingDecision(plan.pending(), decision).to_state()
+            pending = {agent.id: PendingDecision(plan.facts(), decision).to_state()
                        for agent, plan, decision in zip(self.agents, plans, decisions)}
             if self._context_log is None:
                 self._context_log = ContextLog(self.run_dir, agents=len(self.agents))

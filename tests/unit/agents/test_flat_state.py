@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from mnemarket.agents.agent import MAX_LISTED_ARTIFACTS
 from mnemarket.agents.loop_breaker import WINDOW as LOOP_TURNS
 from mnemarket.agents.trail import LOOK_BACK, OUTCOMES, RECENT, Trail
+from mnemarket.agents.turn_builder import MAX_LISTED_ARTIFACTS
 from mnemarket.genesis import turn_record
 from mnemarket.genesis.event_text import describe_event as _describe_event
 from mnemarket.kernel import AccessPolicy, Artifact, World

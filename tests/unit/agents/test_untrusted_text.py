@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mnemarket.agents.agent import as_data
+from mnemarket.agents.prompt_sections import as_data
 from mnemarket.kernel import Artifact
 
 from .helpers import make_agent, run_turn

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from mnemarket.agents import Decision
-from mnemarket.agents.agent import PendingTurn
+from mnemarket.agents.turn import TurnFacts as PendingTurn
 from mnemarket.providers import LLMResult
 from mnemarket.providers.llm import Usage
 from mnemarket.run.records import PendingDecision

@@ -1,0 +1,104 @@
+"""Session end: working-memory entries migrated into long-term memory, reflection, retention."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from mnemarket.agents.config import AgentConfig
+from mnemarket.agents.memories import AgentMemories
+from mnemarket.agents.working_memory import prefixed_entries
+from mnemarket.genesis import MEMORY_ID, MigrationRecord
+from mnemarket.kernel import InvokeArtifact, World
+from mnemarket.memory import apply_retention, find_duplicate, reinforce
+from mnemarket.providers import LLM
+
+
+@dataclass
+class SessionReport:
+    agent_id: str
+    session: int
+    migrated: list[str]
+    skipped_duplicates: list[str]
+    failed: list[str]
+    reflections: list[str] = field(default_factory=list)
+    archived: list[str] = field(default_factory=list)
+
+
+class SessionCloser:
+    """Ends one agent's sessions; each step is safe to repeat when a resumed run ends the session again."""
+
+    def __init__(self, config: AgentConfig, world: World, llm: LLM, memories: AgentMemories):
+        self.config = config
+        self.world = world
+        self.llm = llm
+        self.memories = memories
+
+    @property
+    def id(self) -> str:
+        return self.config.id
+
+    def end_session(self, session: int) -> SessionReport:
+        """Migrate prefixed working-memory entries (charged per add), reflect, apply retention."""
+        report = SessionReport(agent_id=self.id, session=session, migrated=[], skipped_duplicates=[], failed=[])
+        if self.config.working_memory.enabled:
+            self._migrate(session, report)
+        memory = self.config.memory
+        reflector = self.memories.reflector if memory.reflection.enabled else None
+        if reflector is not None and reflector.due():
+            reflection = reflector.maybe_reflect(self.memories.episodic, self.llm, now=self.world.tick, actor=self.id)
+            if reflection is not None:
+                report.reflections = self._promote_reflections(reflection)
+        if memory.retention is not None:
+            report.archived = apply_retention(self.memories.episodic, memory.retention, now=self.world.tick,
+                                              actor=self.id)
+        return report
+
+    def _migrate(self, session: int, report: SessionReport) -> None:
+        entries = prefixed_entries(self.memories.working_memory_text(), self.config.memory.migration_prefixes)
+        memory = self.config.memory
+        longterm = self.memories.longterm
+        for entry in entries:
+            # Exact repeats are always skipped (this also makes a resumed session end idempotent);
+            # near-duplicates only when de-duplication is on, and they reinforce the original.
+            duplicate = find_duplicate(longterm, entry, memory.dedup_threshold if memory.dedup else None)
+            if duplicate is not None and self._migrated_here(duplicate, session):
+                # A resumed session end: this very migration committed before the process died.
+                report.migrated.append(entry)
+                continue
+            if duplicate is not None:
+                label = f"{self.config.working_memory_id}@session{session}"
+                # One session end reinforces a record once: a resumed one finds its label already
+                # there. At the world's time: the store's clock is the latest time it saw, which a
+                # resumed process (that has not searched yet) does not share.
+                if label not in longterm.get(duplicate).reinforced_by:
+                    reinforce(longterm, duplicate, by=label, now=self.world.tick, actor=self.id,
+                              reason="the same lesson migrated again")
+                report.skipped_duplicates.append(entry)
+                continue
+            kind = entry.split(":", 1)[0].strip().lower()
+            result = self.world.execute(self.id, InvokeArtifact(
+                artifact_id=MEMORY_ID, method="add",
+                args={"store_id": self.config.store_id, "text": entry,
+                      "kind": kind if kind.isalpha() else "lesson",
+                      "metadata": {"migrated_from": self.config.working_memory_id, "session": session}}),
+                meta=MigrationRecord(session=session).meta())
+            (report.migrated if result.success else report.failed).append(entry)
+
+    def _migrated_here(self, record_id: str, session: int) -> bool:
+        metadata = self.memories.longterm.get(record_id).metadata
+        return (metadata.get("migrated_from") == self.config.working_memory_id and metadata.get("session") == session)
+
+    def _promote_reflections(self, reflection) -> list[str]:
+        """Copy new insights into long-term memory (where RAG finds them), keeping their evidence."""
+        promoted = []
+        longterm, episodic = self.memories.longterm, self.memories.episodic
+        for rid, insight, sources in zip(reflection.ids, reflection.insights, reflection.source_ids):
+            target_id = f"refl:{rid}"
+            if target_id in longterm:
+                continue
+            longterm.add(f"INSIGHT: {insight}", kind="reflection", importance=0.8, created=self.world.tick,
+                         metadata={"agent": self.id, "reflected_from": episodic.store_id},
+                         source_ids=list(sources), tier="long_term", record_id=target_id, actor=self.id,
+                         reason="threshold reflection over episodic memory")
+            promoted.append(insight)
+        return promoted

@@ -1,0 +1,286 @@
+"""The turn builder: what an agent sees each turn (its step, the context under the budget, the
+memories retrieved, the world view its reply schema offers)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from mnemarket.agents.config import AgentConfig, Component
+from mnemarket.agents.context import AssembledContext, assemble, estimate_tokens
+from mnemarket.agents.decision import WorldView
+from mnemarket.agents.history_text import history_parts, joined
+from mnemarket.agents.loop_breaker import LoopBreaker, LoopState
+from mnemarket.agents.memories import AgentMemories
+from mnemarket.agents.menu import StepMenu, resolve_menu
+from mnemarket.agents.prompt_fit import StepFit, step_fits
+from mnemarket.agents.prompt_sections import (
+    artifacts_section,
+    bounties_section,
+    component_sections,
+    history_section,
+    last_action_section,
+    loop_sections,
+    rag_section,
+    rules_sections,
+    state_section,
+    step_section,
+    working_memory_section,
+)
+from mnemarket.agents.trail import RECENT as HISTORY_TURNS
+from mnemarket.agents.trail import Trail
+from mnemarket.agents.turn import Draft, TurnPlan
+from mnemarket.agents.working_memory import WorkingMemory, parse_working_memory
+from mnemarket.agents.world_view import world_view
+from mnemarket.genesis import Genesis
+from mnemarket.genesis.event_text import describe_event
+from mnemarket.kernel import Event, World
+from mnemarket.memory import MemoryHit, get_preset
+from mnemarket.providers import LLM, Message
+
+MAX_LISTED_ARTIFACTS = 15
+"""Own artifacts the prompt names (the newest); the rest are counted, and query_kernel lists them."""
+
+
+class TurnBuilder:
+    """Builds one agent's turns: draft (the prompt up to its memories), complete (retrieve and
+    assemble under the budget) and the world view of its reply schema.
+
+    Args:
+        llm: counts the prompt's tokens (the model's own tokenizer where its provider has one).
+    """
+
+    def __init__(self, config: AgentConfig, components: list[Component], world: World, genesis: Genesis, llm: LLM,
+                 memories: AgentMemories, trail: Trail, loop_breaker: LoopBreaker):
+        self.config = config
+        self.components = components
+        self.world = world
+        self.genesis = genesis
+        self.llm = llm
+        self.memories = memories
+        self.trail = trail
+        self.loop_breaker = loop_breaker
+        self._menus: dict[str, StepMenu] = {}
+        self._wm: tuple[str, WorkingMemory] | None = None  # working-memory text and its parse
+        self._memory_chars: tuple[object, int, int] | None = None  # store revision, text chars, records
+
+    @property
+    def id(self) -> str:
+        return self.config.id
+
+    # -- the workflow ------------------------------------------------------------------------------
+    def current_step(self) -> str:
+        steps = self.config.workflow.step_names()
+        self.trail.refresh()
+        last = self.trail.last_turn_record
+        if last is None:
+            return steps[0]
+        previous = last.step
+        if last.force_step_change:
+            return steps[(steps.index(previous) + 1) % len(steps)] if previous in steps else steps[0]
+        target = self.config.workflow.transitions.get(previous)
+        if target is not None:
+            return target
+        return steps[(steps.index(previous) + 1) % len(steps)] if previous in steps else steps[0]
+
+    def step_prompt(self, step: str) -> str:
+        return next((s.prompt for s in self.config.workflow.steps if s.name == step), "")
+
+    def menu(self, step: str) -> StepMenu:
+        """What `step` may do (its `actions` list resolved against this world's services).
+
+        Raises:
+            ConfigError: the list names an action type, service or method this world does not have.
+        """
+        if step not in self._menus:
+            index, spec = next((i, s) for i, s in enumerate(self.config.workflow.steps) if s.name == step)
+            self._menus[step] = resolve_menu(spec.actions, self.world.invokables,
+                                             where=f"agent {self.id}: workflow.steps[{index}].actions")
+        return self._menus[step]
+
+    def step_fits(self) -> list[StepFit]:
+        """Whether each step's never-cut sections fit the budget, in this model's tokens."""
+        return step_fits(self.config, self.components, self.world.invokables, self.count_tokens)
+
+    def _menu_order(self, step: str | None) -> tuple[str, ...]:
+        spec = next((s for s in self.config.workflow.steps if s.name == step), None)
+        return tuple(spec.actions) if spec is not None else ()
+
+    # -- context ----------------------------------------------------------------------------------
+    def working_memory(self) -> WorkingMemory:
+        """The parsed working memory, parsed again only when its text changed."""
+        text = self.memories.working_memory_text()
+        if self._wm is None or self._wm[0] != text:
+            self._wm = (text, parse_working_memory(text))
+        return self._wm[1]
+
+    def listed_artifacts(self) -> str:
+        """The agent's newest artifacts by name, and how many more it owns."""
+        index = self.world.index
+        newest = index.newest_owned(self.id, MAX_LISTED_ARTIFACTS)
+        more = index.owned_count(self.id) - len(newest)
+        listed = ", ".join(sorted(newest)) or "(none)"
+        return listed + (f" (and {more} older; query_kernel with owner={self.id} lists all)" if more else "")
+
+    def variables(self, history: list[Event], step: str, session: int, turn: int, *,
+                  parts: tuple[str, str] | None = None) -> dict[str, Any]:
+        """The turn variables; `history` is the agent's recent events, oldest first (``parts``: their
+        text as `history_text.history_parts` gives it, when the caller has it already)."""
+        wm = self.working_memory()
+        last = history[-1] if history else None
+        parts = parts if parts is not None else history_parts(history[-HISTORY_TURNS:])
+        return {"agent_id": self.id, "name": self.config.display_name(), "balance": self.world.balances.get(self.id, 0),
+                "step": step, "_current_state": step, "session": session, "turn": turn,
+                "current_goal": wm.current_goal or "(none set)", "store_id": self.config.store_id,
+                "working_memory_id": self.config.working_memory_id,
+                "last_action": describe_event(last) if last else "(none yet)",
+                "last_outcome": describe_event(last, "outcome") if last else "(none yet)",
+                "artifacts": self.listed_artifacts(),
+                "action_history": joined(parts)}
+
+    def rag_query(self, variables: dict[str, Any]) -> str:
+        try:
+            return self.config.rag.query_template.format_map(_Defaulting(variables))
+        except (ValueError, IndexError):
+            return self.config.rag.query_template
+
+    def retrieve(self, query: str) -> list[MemoryHit]:
+        """RAG from long-term memory; a preset supplies weights, mode and ordering, `limit` the count."""
+        rag = self.config.rag
+        longterm = self.memories.longterm
+        if not rag.enabled or len(longterm) == 0:
+            return []
+        options: dict[str, Any] = {"weights": rag.weights, "mode": rag.mode}
+        if rag.preset is not None:
+            options = get_preset(rag.preset).search_kwargs()
+        options["k"] = rag.limit
+        return longterm.search(query, now=self.world.tick, filter=rag.filters or None, touch=False, **options)
+
+    def draft(self, session: int, turn: int) -> Draft:
+        """This turn's prompt up to its memories: `Draft.memory_query` says whether any are
+        retrieved (a runner embeds every agent's query in one batch), `complete` finishes it."""
+        history = self.trail.events()
+        step = self.current_step()
+        loop = self.loop_breaker.state(self.trail.loop_turns())
+        parts = history_parts(history[-HISTORY_TURNS:])  # rendered once: variables and the two sections
+        variables = self.variables(history, step, session, turn, parts=parts)
+        query = self.rag_query(variables)
+        step_prompt = next(s.prompt for s in self.config.workflow.steps if s.name == step)
+        menu = self.menu(step)
+        components = [c for c in self.components if c.applies_to(step)
+                      and (c.trigger == "always" or (c.trigger == "loop" and loop.level > 0))]
+        wm = self.config.working_memory
+        # Prompt order (most stable first, see agents/prompt_sections.py); the budget keeps
+        # required sections whole and cuts the rest by priority.
+        system = rules_sections(self.config, self.world.invokables.values(), menu)
+        user = [
+            *component_sections(components, always=True),
+            state_section(turn=turn, session=session, balance=variables["balance"], store_id=self.config.store_id,
+                          goal=variables["current_goal"]),
+            artifacts_section(variables["artifacts"]),
+            bounties_section(self.genesis.bounty.open_for(self.world, self.id), self.id),
+            working_memory_section(self.config.working_memory_id, wm.max_chars, self.memories.working_memory_text(),
+                                   enabled=wm.enabled),
+            rag_section([]),  # filled by `complete` once the memories are retrieved
+            history_section(parts[0]),
+            last_action_section(parts[1]),
+            *component_sections(components, always=False),
+            step_section(step, step_prompt),
+            *loop_sections(loop),
+        ]
+        draft = Draft(session=session, turn=turn, step=step, loop=loop, query=query, system=system, user=user,
+                      count=_memo(self.count_tokens), history=variables["action_history"])
+        if self.config.rag.enabled and len(self.memories.longterm):
+            draft.memory_query = query  # the memories are never cut (prompt_sections.rag_section)
+        return draft
+
+    def complete(self, draft: Draft) -> TurnPlan:
+        """Retrieve the draft's memories (if it wants any) and assemble the prompt."""
+        context, hits = draft.context, []
+        if context is None:
+            hits = self.retrieve(draft.memory_query) if draft.memory_query is not None else []
+            user = [rag_section(hits) if s.name == "rag" else s for s in draft.user]
+            context = assemble(draft.system, user, self.config.budget.max_context_tokens, count=draft.count)
+        messages = [Message(role="system", content=context.system), Message(role="user", content=context.user)]
+        loop = draft.loop
+        return TurnPlan(agent_id=self.id, session=draft.session, turn=draft.turn, step=draft.step, messages=messages,
+                        context=context, rag_query=draft.query, rag_hits=hits, loop=loop,
+                        baseline_tokens=self.baseline_tokens(context), avoid=_repeated(self.trail.last_turn, loop),
+                        history=draft.history)
+
+    def count_tokens(self, text: str) -> int:
+        """The model's own token count where its provider has a tokenizer (the local model), else an estimate."""
+        counted = self.llm.count_tokens(text)
+        return estimate_tokens(text) if counted is None else counted
+
+    def baseline_tokens(self, context: AssembledContext) -> int:
+        """Tokens of the same prompt if it stuffed in the whole character, history and memory
+        instead of the budgeted history and RAG sections (nothing cut, nothing retrieved).
+
+        The history and memory lengths are running counts (`Trail`, `_memory_text_chars`), so
+        this costs the same on turn 10,000 as on turn 1."""
+        sent = {s.name: s.tokens for s in context.sections}
+        character = self.config.character.model_dump_json()
+        return (context.tokens - sent.get("history", 0) - sent.get("last_action", 0) - sent.get("rag", 0)
+                + estimate_tokens(character)
+                + _estimate_chars(self.trail.described_tokens_chars()) + _estimate_chars(self._memory_text_chars()))
+
+    def _memory_text_chars(self) -> int:
+        """Length of every long-term record's text joined by newlines, updated as records arrive."""
+        store = self.memories.longterm
+        revision = store.revision
+        cached = self._memory_chars
+        if cached is not None and cached[0] == revision:
+            return cached[2] and cached[1] + cached[2] - 1
+        count = len(store)
+        if cached is not None and _only_added(cached[0], revision):
+            new = store.ids()[cached[2] - count:] if count > cached[2] else []
+            chars = cached[1] + sum(len(store.get(rid).text) for rid in new)
+        else:
+            chars = sum(len(r.text) for r in store.records())
+        self._memory_chars = (revision, chars, count)
+        return count and chars + count - 1
+
+    # -- the reply schema's view -------------------------------------------------------------------
+    def world_view(self, avoid: tuple[str, str, str] | None = None, step: str | None = None) -> WorldView:
+        """The ids this agent can name now and what ``step``'s menu allows (`world_view.world_view`)."""
+        menu = self.menu(step) if step is not None else StepMenu()
+        return world_view(self.world, self.genesis, self.id, self.config.store_id, menu, avoid, self._menu_order(step))
+
+
+def _repeated(last: Event | None, loop: LoopState) -> tuple[str, str, str] | None:
+    """The action a forced loop breaker forbids: the one the agent keeps repeating (`last`: its
+    newest turn's event)."""
+    if loop.level < 2 or loop.trigger == "failure_streak":
+        return None
+    if last is None:
+        return None
+    action = last.action
+    return (last.action_type, str(action.get("artifact_id") or action.get("to") or ""), str(action.get("method") or ""))
+
+
+class _Defaulting(dict):
+    def __missing__(self, key: str) -> str:
+        return "{" + key + "}"
+
+
+def _memo(count: Callable[[str], int]) -> Callable[[str], int]:
+    """A token counter that counts each text once (a turn assembles its prompt up to twice)."""
+    seen: dict[str, int] = {}
+
+    def counted(text: str) -> int:
+        if text not in seen:
+            seen[text] = count(text)
+        return seen[text]
+    return counted
+
+
+def _estimate_chars(chars: int) -> int:
+    """`estimate_tokens` of a text of this many characters."""
+    return (chars + 3) // 4
+
+
+def _only_added(before: object, now: object) -> bool:
+    """Whether a memory store changed from revision `before` to `now` by adding records only."""
+    assert isinstance(before, tuple) and isinstance(now, tuple)
+    return now[0] > before[0] and now[1] == before[1]
