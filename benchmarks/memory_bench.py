@@ -344,7 +344,7 @@ def main() -> None:
                 for start in range(0, n, 50_000):
                     ann.add_many(items[start : start + 50_000], embeddings=vectors[start : start + 50_000])
                 t0 = time.perf_counter()
-                ann._ensure_ann()  # builds (or opens the kept one), then saves next to the store
+                ann._indexes.ensure_ann(DIM)  # builds (or opens the kept one), then saves next to the store
                 build = time.perf_counter() - t0
                 t0 = time.perf_counter()
                 UsearchVectorIndex(DIM, config, path=index_path)

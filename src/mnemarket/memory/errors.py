@@ -24,3 +24,12 @@ class EmbeddingModelMismatchError(UserError):
         super().__init__(message)
         self.store_model = store_model
         self.other_model = other_model
+
+    @classmethod
+    def of_embedder(cls, store_id: str, store_model: str, embedder_model: str) -> EmbeddingModelMismatchError:
+        """A store opened with an embedder of another model than its vectors'."""
+        return cls(f"store {store_id!r} holds vectors from embedding model {store_model!r}, but the "
+                   f"embedder is {embedder_model!r}; vectors of different models cannot be compared. Open it "
+                   f"with an embedder of model {store_model!r}, or convert it with "
+                   f"MemoryStore(..., on_model_mismatch='reembed') or store.reembed(embedder).",
+                   store_model=store_model, other_model=embedder_model)

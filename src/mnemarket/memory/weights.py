@@ -7,10 +7,17 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from mnemarket.errors import UserError
+from mnemarket.errors import UserError, did_you_mean
 
 SearchMode = Literal["dense", "lexical", "hybrid"]
 SEARCH_MODES: tuple[str, ...] = ("dense", "lexical", "hybrid")
+
+
+def check_mode(mode: str) -> None:
+    """UserError for a search mode that is not one of `SEARCH_MODES`."""
+    if mode not in SEARCH_MODES:
+        raise UserError(f"search mode {mode!r} is unknown; use one of {', '.join(SEARCH_MODES)}."
+                        f"{did_you_mean(str(mode), SEARCH_MODES)}")
 
 Fusion = Literal["zscore", "convex", "rrf"]
 """How hybrid mode fuses dense and lexical relevance: a weighted sum of z-scored (default) or
