@@ -1,4 +1,4 @@
-"""The `mnemarket` command line: run, resume, inspect, memory, replay, validate, demo."""
+"""The `mnemarket` command line: run, resume, inspect, memory, replay, validate, demo, eval."""
 
 from __future__ import annotations
 
@@ -356,6 +356,13 @@ def compare(experiment: Path = typer.Argument(..., help="experiment YAML, e.g. c
         console.print(f"[yellow]unfinished: {escape(', '.join(c['id'] for c in failed))}; run the same command again "
                       "to resume them[/yellow]")
         raise typer.Exit(code=1)
+
+
+from mnemarket.cli.eval_locomo import locomo as _eval_locomo  # noqa: E402 - registered after the wrapper exists
+
+eval_app = typer.Typer(no_args_is_help=True, help="Standard memory datasets through an agent of the world.")
+app.add_typer(eval_app, name="eval")
+eval_app.command("locomo")(_errors_to_exit_codes(_eval_locomo))
 
 
 def main() -> None:

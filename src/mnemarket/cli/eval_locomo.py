@@ -1,0 +1,59 @@
+"""`mnemarket eval locomo`: LoCoMo questions through an agent of the world (registered in cli/app.py)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+console = Console()
+
+
+def locomo(data: Path = typer.Option(..., help="folder of LoCoMo conversation files, e.g. ../shared/datasets/locomo-dev"),
+           conversations: str = typer.Option("", help="comma-separated file stems, e.g. 26,30 (default: all)"),
+           model: str = typer.Option("extractive", help="extractive (the deterministic reference), local, "
+                                                        "gemini:MODEL, openai:http://HOST:PORT/v1:MODEL"),
+           mode: str = typer.Option("preloaded", help="preloaded (every turn in the agent's store) or observe"),
+           condition: str = typer.Option("rag", help="rag, oracle-evidence, no-memory or full-context"),
+           out: Path = typer.Option(..., help="output folder (re-run the same command to continue it)"),
+           limit: int = typer.Option(None, min=1, help="ask at most this many questions per conversation"),
+           rag_limit: int = typer.Option(10, min=10, max=20, help="records the agent's RAG retrieves per question"),
+           window: int = typer.Option(32768, help="the model's context window in tokens (full-context)"),
+           embedder: str = typer.Option("minilm", help="the memory store's embedder"),
+           seed: int = typer.Option(0)) -> None:
+    """Ask LoCoMo's questions through an agent's memory; writes results.json, questions.csv, report.html."""
+    from pydantic import ValidationError
+
+    from mnemarket.errors import ConfigError
+    from mnemarket.evals.locomo_run import LocomoOptions, run_locomo
+    from mnemarket.evals.outputs import category_table, write_outputs
+
+    try:
+        options = LocomoOptions(data=str(data), conversations=[c.strip() for c in conversations.split(",") if c.strip()],
+                                model=model, mode=mode, condition=condition, embedder=embedder,
+                                rag_limit=rag_limit, window=window, limit=limit, seed=seed)
+    except ValidationError as exc:
+        raise ConfigError("; ".join(f"--{'-'.join(str(p) for p in e['loc']).replace('_', '-')}: {e['msg']}"
+                                    for e in exc.errors())) from None
+
+    def progress(conv: str, done: int, total: int) -> None:
+        if done == total or done % 25 == 0:
+            console.print(f"conversation {conv}: {done}/{total} questions")
+
+    start = time.perf_counter()
+    rows = run_locomo(options, out, progress)
+    summary = write_outputs(out, rows, options.model_dump(), round(time.perf_counter() - start, 1))
+    table = Table(title=f"LoCoMo {summary['model']} / {summary['mode']} / {summary['condition']}")
+    for column in ("category", "n", "F1", "EM", "evidence recall@10"):
+        table.add_column(column, justify="left" if column == "category" else "right")
+    for name, n, f1, em, recall in category_table(summary):
+        table.add_row(name, str(n), f"{f1:.3f}", f"{em:.3f}", f"{recall:.3f}")
+    console.print(table)
+    console.print(f"{summary['questions']} questions; outputs: {out / 'results.json'}, {out / 'questions.csv'}, "
+                  f"{out / 'report.html'}")
+
+
+__all__ = ["locomo"]

@@ -1,0 +1,191 @@
+"""`mnemarket eval locomo`: every conversation through its world, one row per question asked.
+
+Resumable like a run: the options are written to ``OUT/eval.json`` first (a re-run with other
+options is refused), each conversation's world lives in ``OUT/worlds/<name>.db``, and each
+question's row is appended to ``OUT/rows.jsonl`` (flushed and synced) before its bounty is
+claimed. A re-run skips the rows already written, claims any bounty whose row was written but
+whose claim died with the process, and never asks a question twice.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from mnemarket import crashpoints
+from mnemarket.errors import ConfigError
+from mnemarket.evals.locomo_data import Conversation, Question, load_conversations
+from mnemarket.evals.locomo_world import ConversationWorld
+from mnemarket.evals.reader import (
+    ANSWER_TOKENS,
+    EXTRACTIVE,
+    Condition,
+    ExtractiveReader,
+    clean_answer,
+    estimated_tokens,
+    messages_for,
+)
+from mnemarket.evals.scoring import abstained, exact_match, locomo_f1
+from mnemarket.providers import LLM, MemoEmbedder, make_embedder, make_llm
+
+OPTIONS_FILE = "eval.json"
+ROWS_FILE = "rows.jsonl"
+RECALL_K = 10
+
+Progress = Callable[[str, int, int], None]
+"""Called as ``(conversation, questions done, questions in it)`` after each question."""
+
+
+class LocomoOptions(BaseModel):
+    """What the command line sets; stored in OUT so a re-run continues the same eval."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    data: str
+    conversations: list[str] = Field(default_factory=list, description="file stems; empty: every file")
+    model: str = EXTRACTIVE
+    mode: Literal["preloaded", "observe"] = "preloaded"
+    condition: Condition = "rag"
+    embedder: str = "minilm"
+    rag_limit: int = Field(10, ge=10, le=20, description="records the agent's RAG retrieves per question")
+    window: int = Field(32768, ge=512, description="the model's context window in tokens (full-context)")
+    limit: int | None = Field(None, ge=1, description="ask at most this many questions per conversation")
+    seed: int = 0
+
+
+def make_reader(model: str) -> LLM:
+    return ExtractiveReader() if model == EXTRACTIVE else make_llm(model)
+
+
+def check_options(options: LocomoOptions, conversations: list[Conversation]) -> None:
+    """Refuse what cannot run, before anything is written."""
+    if options.mode == "observe":
+        raise ConfigError("--mode observe is not built yet (plans/locomo-eval.md says what is missing); "
+                          "use --mode preloaded")
+    if options.condition == "full-context":
+        if options.model == EXTRACTIVE:
+            raise ConfigError("--condition full-context needs a model that reads; the extractive reference "
+                              "would answer with the conversation's first turn")
+        for conv in conversations:
+            need = estimated_tokens([{"content": "\n".join(t.text for t in conv.turns)}]) + 200
+            if need > options.window:
+                raise ConfigError(f"conversation {conv.name} needs ~{need} tokens, over the model's window of "
+                                  f"{options.window} (--window); full-context cannot run it, use --conversations")
+
+
+def open_options(out: Path, options: LocomoOptions) -> None:
+    path = out / OPTIONS_FILE
+    if path.exists():
+        before = LocomoOptions.model_validate_json(path.read_text())
+        if before != options:
+            changed = [k for k in LocomoOptions.model_fields if getattr(before, k) != getattr(options, k)]
+            raise ConfigError(f"{out} holds an eval with other options ({', '.join(changed)}); use a new --out "
+                              "or the same options to continue it")
+        return
+    out.mkdir(parents=True, exist_ok=True)
+    path.write_text(options.model_dump_json(indent=2))
+
+
+def read_rows(out: Path) -> list[dict[str, Any]]:
+    """The rows written so far; a line cut by a kill (the last one) is dropped and asked again."""
+    path = out / ROWS_FILE
+    rows = []
+    if path.exists():
+        for line in path.read_text().splitlines():
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError:
+                continue
+    return rows
+
+
+def _append(out: Path, row: dict[str, Any]) -> None:
+    path = out / ROWS_FILE
+    with path.open("a") as fh:
+        fh.write(json.dumps(row) + "\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def _repair_tail(out: Path) -> None:
+    """A kill mid-line leaves a partial last line: cut it so the next append starts a fresh one."""
+    path = out / ROWS_FILE
+    if path.exists():
+        data = path.read_bytes()
+        if data and not data.endswith(b"\n"):
+            path.write_bytes(data[: data.rfind(b"\n") + 1])
+
+
+def question_order(conv: Conversation, limit: int | None) -> list[Question]:
+    """Asked after the session that holds their evidence, in file order within a session."""
+    questions = conv.questions[:limit] if limit else conv.questions
+    return sorted(questions, key=conv.evidence_session)
+
+
+def ask(world: ConversationWorld, reader: LLM, question: Question, options: LocomoOptions) -> dict[str, Any]:
+    """Retrieve, ask, score: the question's row (the claim is made by the caller, after the row)."""
+    conv = world.conv
+    shown, search_ms = world.shown(question, options.condition)
+    messages = messages_for(conv, question.question, shown, options.condition)
+    reply = reader.generate(messages, max_tokens=ANSWER_TOKENS, temperature=0.0, seed=options.seed)
+    answer = clean_answer(reply.text) if reply.ok else ""
+    evidence = list(question.evidence)
+    ids = shown.ids
+    top = set(ids[:RECALL_K]) if options.condition == "rag" else set(ids)
+    recall = sum(e in top for e in evidence) / len(evidence) if evidence else None
+    return {
+        "conversation": conv.name, "question_id": question.qid, "category": question.category,
+        "category_name": question.category_name, "question": question.question, "answer": answer,
+        "gold": question.answer, "f1": round(locomo_f1(answer, question.answer, question.category), 4),
+        "em": exact_match(answer, question.answer, question.category), "abstained": abstained(answer),
+        "evidence_ids": evidence, "retrieved_ids": ids if options.condition == "rag" else [],
+        "shown": len(ids), "evidence_recall_at_10": recall,
+        "evidence_stored": (sum(world.stored(e) for e in evidence) / len(evidence)) if evidence else None,
+        "asked_after_session": conv.evidence_session(question),
+        "prompt_tokens": reply.usage.prompt_tokens, "completion_tokens": reply.usage.completion_tokens,
+        "latency_s": round(reply.latency, 4), "search_ms": round(search_ms, 3), "cost_usd": reply.cost,
+        "ok": reply.ok, "error": reply.error or "",
+    }
+
+
+def run_locomo(options: LocomoOptions, out: str | Path, progress: Progress | None = None) -> list[dict[str, Any]]:
+    """Play every conversation (continuing a killed eval in ``out``); returns every row."""
+    out = Path(out)
+    conversations = load_conversations(options.data, options.conversations or None)
+    check_options(options, conversations)
+    open_options(out, options)
+    _repair_tail(out)
+    answers = {row["question_id"]: row["answer"] for row in read_rows(out)}
+    reader = make_reader(options.model)
+    embedder = MemoEmbedder(make_embedder(options.embedder), capacity=64)
+    (out / "worlds").mkdir(exist_ok=True)
+    for conv in conversations:
+        questions = question_order(conv, options.limit)
+        world = ConversationWorld(out / "worlds" / f"{conv.name}.db", conv, reader, embedder,
+                                  rag_limit=options.rag_limit)
+        try:
+            world.preload()
+            for index, question in enumerate(questions, 1):
+                if question.qid not in answers:
+                    start = time.perf_counter()
+                    row = ask(world, reader, question, options)
+                    row["seconds"] = round(time.perf_counter() - start, 4)
+                    crashpoints.reached("eval row")
+                    _append(out, row)
+                    answers[question.qid] = row["answer"]
+                if not world.claimed(question):  # also a claim that died with a killed process
+                    world.claim(question, answers[question.qid])
+                if progress:
+                    progress(conv.name, index, len(questions))
+        finally:
+            world.close()
+    return read_rows(out)
+
+
+__all__ = ["LocomoOptions", "Progress", "ask", "check_options", "question_order", "read_rows", "run_locomo"]

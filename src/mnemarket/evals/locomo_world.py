@@ -1,0 +1,109 @@
+"""One LoCoMo conversation as a world: a reading agent whose long-term store holds the dialogue,
+and one answer bounty per question on the genesis bounty board.
+
+The agent is an ordinary `Agent` of the world (principal, stores, working memory, its own RAG);
+a question is asked after the session that holds its evidence and answered by claiming its
+bounty, so an answer is an action in the event log, and scrip pays for right answers (a wrong one
+costs a little, as in any run). Everything lives in one SQLite file per conversation, so a killed
+eval reopens the same store and board.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from mnemarket.agents import Agent
+from mnemarket.agents.config import AgentConfig, RagConfig, WorkingMemoryConfig
+from mnemarket.evals.locomo_data import Conversation, Question, Turn
+from mnemarket.evals.reader import Shown
+from mnemarket.evals.scoring import ABSTAIN_ANSWER
+from mnemarket.genesis import install_genesis
+from mnemarket.genesis.bounties import BOUNTY_ID
+from mnemarket.genesis.config import Bounty, BountyCosts, Costs, GenesisConfig
+from mnemarket.kernel import ActionResult, World
+from mnemarket.providers import LLM, Embedder
+from mnemarket.store import SqlMemoryPersistence, SqlWorldStore
+
+READER = "reader"
+REWARD = 10
+COSTS = Costs(genesis_bounty=BountyCosts(wrong_answer=1, wrong_answers=1))
+"""One try per question; a wrong answer costs 1 scrip, a right one mints `REWARD`."""
+
+
+def bounty_for(conv: Conversation, question: Question) -> Bounty:
+    """The question as an answer bounty; an adversarial one is won by abstaining."""
+    answer = ABSTAIN_ANSWER if question.adversarial else (question.answer.split(";")[0].strip() or "?")
+    return Bounty(id=question.qid, kind="answer", description=question.question, reward=REWARD, answer=answer,
+                  opens_session=conv.evidence_session(question), claimants=[READER])
+
+
+class ConversationWorld:
+    """The world of one conversation; ``rag_limit`` records are retrieved per question (>= 10)."""
+
+    def __init__(self, path: Path, conv: Conversation, llm: LLM, embedder: Embedder, *, rag_limit: int = 10):
+        self.conv = conv
+        self.store = SqlWorldStore(path)
+        self.world = World(self.store)
+        config = GenesisConfig(costs=COSTS, bounties=[bounty_for(conv, q) for q in conv.questions])
+        self.genesis = install_genesis(self.world, embedder, config, memory=SqlMemoryPersistence(self.store.engine))
+        agent_config = AgentConfig(id=READER, components=[],
+                                   rag=RagConfig(limit=max(10, rag_limit)),
+                                   working_memory=WorkingMemoryConfig(enabled=False))
+        self.agent = Agent(agent_config, {}, self.world, self.genesis, llm)
+        self.agent.setup()
+        self._turns = {t.dia_id: t for t in conv.turns}
+
+    def preload(self) -> int:
+        """Every turn into the agent's long-term store, a session per transaction (as
+        benchmarks/memory_quality.py stores them: text, ``created`` = session number); turns a
+        killed eval already stored are skipped. Returns the turns added now."""
+        store, added = self.agent.longterm, 0
+        by_session: dict[int, list[Turn]] = {}
+        for turn in self.conv.turns:
+            by_session.setdefault(turn.session, []).append(turn)
+        for session, turns in sorted(by_session.items()):
+            if all(t.dia_id in store for t in turns):
+                continue
+            store.add_many([{"text": t.text, "created": float(session), "record_id": t.dia_id,
+                             "metadata": {"dia_id": t.dia_id, "session": session, "date": t.date}} for t in turns],
+                           actor=READER, reason="locomo preload")
+            added += len(turns)
+        return added
+
+    def stored(self, dia_id: str) -> bool:
+        return dia_id in self.agent.longterm
+
+    def shown(self, question: Question, condition: str) -> tuple[Shown, float]:
+        """What the question's prompt holds under ``condition``, and the search's milliseconds."""
+        if condition == "no-memory":
+            return Shown([]), 0.0
+        if condition == "oracle-evidence":
+            return Shown([self._turns[e] for e in question.evidence if e in self._turns]), 0.0
+        if condition == "full-context":
+            return Shown([t for t in self.conv.turns if self.stored(t.dia_id)]), 0.0
+        start = time.perf_counter()
+        hits = self.agent.retrieve(question.question)
+        ms = (time.perf_counter() - start) * 1000
+        return Shown([self._turns[h.metadata["dia_id"]] for h in hits if h.metadata.get("dia_id") in self._turns]), ms
+
+    def claimed(self, question: Question) -> bool:
+        """Whether the reader's claim for ``question`` is already on the board (paid or not)."""
+        state = self.world.state
+        return (READER in (state.get((BOUNTY_ID, question.qid)) or [])
+                or bool(state.get((BOUNTY_ID, f"wrong:{question.qid}:{READER}"))))
+
+    def claim(self, question: Question, answer: str) -> ActionResult:
+        self.genesis.bounty.session = self.conv.evidence_session(question)
+        action = {"action_type": "invoke_artifact", "artifact_id": BOUNTY_ID, "method": "claim",
+                  "args": {"bounty_id": question.qid, "answer": answer[:500] or "?"}}
+        return self.world.submit(READER, action, meta={"eval": "locomo", "qid": question.qid})
+
+    def balance(self) -> int:
+        return self.world.balances.get(READER, 0)
+
+    def close(self) -> None:
+        self.world.close()
+
+
+__all__ = ["READER", "REWARD", "ConversationWorld", "bounty_for"]

@@ -1,0 +1,101 @@
+"""What the answering model is shown for one question, per condition, and the extractive reference.
+
+One prompt for every category (the reader is never told which questions are adversarial): the
+memories shown, the question, and the instruction to answer in a short phrase or say
+"Not mentioned in the conversation" (the phrase LoCoMo's category-5 scoring looks for).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from pydantic import BaseModel
+
+from mnemarket.evals.locomo_data import Conversation, Turn
+from mnemarket.evals.scoring import ABSTAIN_ANSWER
+from mnemarket.providers import LLM, LLMResult
+from mnemarket.providers.llm import DEFAULT_MAX_TOKENS, MessagesLike, Usage, as_messages
+
+Condition = Literal["rag", "oracle-evidence", "no-memory", "full-context"]
+CONDITIONS: tuple[str, ...] = ("rag", "oracle-evidence", "no-memory", "full-context")
+EXTRACTIVE = "extractive"
+ANSWER_TOKENS = 48
+"""A short phrase; a longer reply is cut (its F1 would be low anyway)."""
+CHARS_PER_TOKEN = 4
+"""Estimate for the full-context window check (the model's own count is taken when it answers)."""
+MEMORY_LINE = re.compile(r"^\[(?P<dia_id>[^\]|]+)\|[^\]]*\] (?P<text>.*)$")
+
+
+@dataclass(frozen=True)
+class Shown:
+    """The records a question's prompt holds, in prompt order (rank order for rag)."""
+
+    turns: list[Turn]
+
+    @property
+    def ids(self) -> list[str]:
+        return [t.dia_id for t in self.turns]
+
+
+def memory_line(turn: Turn) -> str:
+    return f"[{turn.dia_id} | session {turn.session}, {turn.date}] {turn.text}"
+
+
+def messages_for(conv: Conversation, question: str, shown: Shown, condition: str) -> list[dict[str, str]]:
+    a, b = conv.speakers
+    system = (f"You answer questions about a long conversation between {a} and {b}, from what you "
+              "remember of it. Each memory is one line: [turn id | session, date] speaker: words.")
+    if condition == "no-memory":
+        memories = "(you remember nothing of the conversation)"
+    else:
+        order = "in the order they were said" if condition == "full-context" else "most relevant first"
+        memories = f"Memories ({order}):\n" + "\n".join(memory_line(t) for t in shown.turns)
+    user = (f"{memories}\n\nQuestion: {question}\n"
+            "Answer with a short phrase, using the exact words of the memories where you can. For a 'when' "
+            "question give the date, worked out from the memory's date if the words say 'yesterday' or "
+            f"'last week'. If the memories do not say, answer exactly: {ABSTAIN_ANSWER}.\nShort answer:")
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+def estimated_tokens(messages: Sequence[dict[str, str]]) -> int:
+    return sum(len(m["content"]) for m in messages) // CHARS_PER_TOKEN
+
+
+def clean_answer(text: str) -> str:
+    """The reply's first line, without a leading "Short answer:" echo."""
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    first = lines[0] if lines else ""
+    return re.sub(r"^(short answer|answer)\s*:\s*", "", first, flags=re.IGNORECASE).strip()
+
+
+class ExtractiveReader(LLM):
+    """The deterministic reference reader: answers with the words of the first memory in its prompt
+    (the best retrieved record under rag), without the speaker; with none shown it abstains.
+
+    Not a test double: a lower bound any model should beat, and the one reader whose numbers
+    depend on retrieval alone."""
+
+    model_id = "extractive:best-record"
+    billing = "free"
+
+    def generate(self, messages: MessagesLike, *, schema: type[BaseModel] | None = None,
+                 max_tokens: int = DEFAULT_MAX_TOKENS, temperature: float = 0.0, seed: int | None = None) -> LLMResult:
+        start = time.perf_counter()
+        prompt = as_messages(messages)[-1].content
+        answer = ABSTAIN_ANSWER
+        for line in prompt.splitlines():
+            match = MEMORY_LINE.match(line)
+            if match:
+                answer = match["text"].split(": ", 1)[-1]
+                break
+        words = len(prompt.split())
+        return LLMResult(text=answer, usage=Usage(prompt_tokens=words, completion_tokens=len(answer.split())),
+                         latency=time.perf_counter() - start, model_id=self.model_id)
+
+
+__all__ = ["ANSWER_TOKENS", "CONDITIONS", "EXTRACTIVE", "Condition", "ExtractiveReader", "Shown", "clean_answer",
+           "estimated_tokens", "memory_line", "messages_for"]
