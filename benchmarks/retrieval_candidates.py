@@ -7,6 +7,7 @@ figures of record). Turns are ``"<speaker>: <text>[ shares <caption>]"``; neighb
 adjacent turns of the same session (what the store sees as the same ``created`` time).
 
     .venv/bin/python benchmarks/retrieval_candidates.py        # vectors cached in $TMPDIR
+    .venv/bin/python benchmarks/retrieval_candidates.py --new  # only issue 37's cues, beside the default
 """
 
 from __future__ import annotations
@@ -35,6 +36,11 @@ MORE_STOPWORDS = STOPWORDS | frozenset(
 WH = re.compile(r"^\s*(what|when|where|who|whom|which|why|how|whose)\b(\s+(kind|sort|type)s?\s+of)?"
                 r"(\s+(many|much|long|often|old))?(\s+(did|do|does|is|are|was|were|has|have|had|would|could|will|can))?\s*",
                 re.I)
+
+
+TIME_WORDS = re.compile(r"\b(yesterday|today|tonight|tomorrow|ago|last|next|recently|weekend|week|month|year|"
+                        r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|january|february|march|april|"
+                        r"may|june|july|august|september|october|november|december|\d{4})\b", re.I)
 
 
 def plural_fold(text: str) -> list[str]:
@@ -117,6 +123,10 @@ class Conv:
         self.category = [q["category"] for q in conv.questions]
         self.dia = [t["dia_id"] for t in conv.turns]
         self.texts = texts
+        # cues of issue 37: who speaks, which session, whether a turn carries a time expression
+        self.speaker = [t.split(":", 1)[0].strip().lower() for t in texts]
+        self.session = created
+        self.timely = np.array([bool(TIME_WORDS.search(t)) for t in texts], dtype=float)
         self.E, self.Q = embed(texts), embed(self.questions)
         self.E_prev = embed(with_prev)
         self.Q_stripped = embed([WH.sub("", q).rstrip("?").strip() or q for q in self.questions])
@@ -164,6 +174,41 @@ def rm3(c: Conv, qi, m=3, terms=5, beta=0.2):
     lexical = c.bm25("prev", qi) + (beta * c.bm25("prev", qi, extra) if extra else 0)
     return c.neighbours(0.65 * zs(c.dense(qi)) + 0.35 * zs(lexical), 0.15)
 
+
+def default(c: Conv, qi):
+    return c.neighbours(fused(c, qi), 0.15)
+
+
+def speaker_cue(c: Conv, qi, weight=0.3):
+    """Turns spoken by a person the question names get ``weight`` z-units (names only, no LLM)."""
+    named = {w.lower() for w in _WORD.findall(c.questions[qi])}  # \w+ splits "Caroline's" already
+    match = np.array([s in named for s in c.speaker], dtype=float)
+    return zs(default(c, qi)) + weight * match
+
+
+def session_pool(c: Conv, qi, weight=0.15):
+    """Plus ``weight`` x the best z-score in the turn's session (a question about a session's topic)."""
+    x = zs(default(c, qi))
+    best = {s: x[c.session == s].max() for s in np.unique(c.session)}
+    return x + weight * np.array([best[s] for s in c.session])
+
+
+def temporal_cue(c: Conv, qi, weight=0.3):
+    """For "when" questions, turns with a time expression get ``weight`` z-units."""
+    x = zs(default(c, qi))
+    return x + weight * c.timely if c.questions[qi].lower().startswith("when") else x
+
+
+NEW_CANDIDATES = [
+    ("default (z-score 0.65 + neighbour 0.15)", "yes", default),
+    ("  + speaker named in the question, 0.2", "", lambda c, i: speaker_cue(c, i, 0.2)),
+    ("  + speaker named in the question, 0.4", "", lambda c, i: speaker_cue(c, i, 0.4)),
+    ("  + best score of the same session, 0.1", "", lambda c, i: session_pool(c, i, 0.1)),
+    ("  + best score of the same session, 0.25", "", lambda c, i: session_pool(c, i, 0.25)),
+    ("  + time expression for 'when' questions, 0.3", "", lambda c, i: temporal_cue(c, i, 0.3)),
+    ("  + time expression for 'when' questions, 0.6", "", lambda c, i: temporal_cue(c, i, 0.6)),
+]
+"""Issue 37's cues (speaker, session, time), scored beside the default; ``--new`` runs only these."""
 
 CANDIDATES = [
     ("dense (the old default)", "", lambda c, i: c.dense(i)),
@@ -213,7 +258,7 @@ def main() -> None:
     names = [locomo_dev.CATEGORIES[k] for k in sorted(locomo_dev.CATEGORIES)]
     print("| candidate | kept | recall@5 | recall@10 | hit@10 | " + " | ".join(f"r@10 {n}" for n in names) + " |")
     print("|---|---|---|---|---|" + "---|" * len(names))
-    for name, kept, score in CANDIDATES:
+    for name, kept, score in NEW_CANDIDATES if "--new" in sys.argv else CANDIDATES:
         rec = defaultdict(list)
         for c in convs:
             for qi in range(len(c.questions)):
