@@ -27,9 +27,10 @@ from mnemarket.evals.reader import (
     EXTRACTIVE,
     Condition,
     ExtractiveReader,
-    clean_answer,
+    ReaderAnswer,
     estimated_tokens,
     messages_for,
+    reply_answer,
 )
 from mnemarket.evals.scoring import abstained, exact_match, locomo_f1
 from mnemarket.providers import LLM, MemoEmbedder, make_embedder, make_llm
@@ -133,8 +134,9 @@ def ask(world: ConversationWorld, reader: LLM, question: Question, options: Loco
     conv = world.conv
     shown, search_ms = world.shown(question, options.condition)
     messages = messages_for(conv, question.question, shown, options.condition)
-    reply = reader.generate(messages, max_tokens=ANSWER_TOKENS, temperature=0.0, seed=options.seed)
-    answer = clean_answer(reply.text) if reply.ok else ""
+    reply = reader.generate(messages, schema=ReaderAnswer, max_tokens=ANSWER_TOKENS, temperature=0.0,
+                            seed=options.seed)
+    answer = reply_answer(reply)
     evidence = list(question.evidence)
     ids = shown.ids
     top = set(ids[:RECALL_K]) if options.condition == "rag" else set(ids)

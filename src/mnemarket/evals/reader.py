@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict, Field
 
 from mnemarket.evals.locomo_data import Conversation, Turn
 from mnemarket.evals.scoring import ABSTAIN_ANSWER
@@ -23,11 +23,19 @@ from mnemarket.providers.llm import DEFAULT_MAX_TOKENS, MessagesLike, Usage, as_
 Condition = Literal["rag", "oracle-evidence", "no-memory", "full-context"]
 CONDITIONS: tuple[str, ...] = ("rag", "oracle-evidence", "no-memory", "full-context")
 EXTRACTIVE = "extractive"
-ANSWER_TOKENS = 48
-"""A short phrase; a longer reply is cut (its F1 would be low anyway)."""
+ANSWER_TOKENS = 64
+"""A short phrase in its JSON wrapper; a longer reply is cut (its F1 would be low anyway)."""
 CHARS_PER_TOKEN = 4
 """Estimate for the full-context window check (the model's own count is taken when it answers)."""
 MEMORY_LINE = re.compile(r"^\[(?P<dia_id>[^\]|]+)\|[^\]]*\] (?P<text>.*)$")
+
+
+class ReaderAnswer(BaseModel):
+    """The reply's shape: constrained decoding keeps a small model from echoing its prompt (Gemma 3
+    270M repeats the prompt's first line when asked for free text)."""
+
+    model_config = ConfigDict(extra="forbid")
+    answer: str = Field(max_length=200, description="a short phrase, or Not mentioned in the conversation")
 
 
 @dataclass(frozen=True)
@@ -57,7 +65,8 @@ def messages_for(conv: Conversation, question: str, shown: Shown, condition: str
     user = (f"{memories}\n\nQuestion: {question}\n"
             "Answer with a short phrase, using the exact words of the memories where you can. For a 'when' "
             "question give the date, worked out from the memory's date if the words say 'yesterday' or "
-            f"'last week'. If the memories do not say, answer exactly: {ABSTAIN_ANSWER}.\nShort answer:")
+            f"'last week'. If the memories do not say, answer exactly: {ABSTAIN_ANSWER}.\n"
+            'Reply as JSON: {"answer": "<short phrase>"}')
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
@@ -65,8 +74,14 @@ def estimated_tokens(messages: Sequence[dict[str, str]]) -> int:
     return sum(len(m["content"]) for m in messages) // CHARS_PER_TOKEN
 
 
+def reply_answer(reply: LLMResult) -> str:
+    """The parsed answer, else the reply's first line without a leading "Answer:" echo."""
+    if isinstance(reply.parsed, ReaderAnswer):
+        return reply.parsed.answer.strip()
+    return clean_answer(reply.text) if reply.ok else ""
+
+
 def clean_answer(text: str) -> str:
-    """The reply's first line, without a leading "Short answer:" echo."""
     lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
     first = lines[0] if lines else ""
     return re.sub(r"^(short answer|answer)\s*:\s*", "", first, flags=re.IGNORECASE).strip()
@@ -97,5 +112,6 @@ class ExtractiveReader(LLM):
                          latency=time.perf_counter() - start, model_id=self.model_id)
 
 
-__all__ = ["ANSWER_TOKENS", "CONDITIONS", "EXTRACTIVE", "Condition", "ExtractiveReader", "Shown", "clean_answer",
+__all__ = ["ANSWER_TOKENS", "CONDITIONS", "EXTRACTIVE", "Condition", "ExtractiveReader", "ReaderAnswer", "Shown",
+           "clean_answer", "reply_answer",
            "estimated_tokens", "memory_line", "messages_for"]

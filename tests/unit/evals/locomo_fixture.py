@@ -36,3 +36,30 @@ def write_conversation(folder: Path, name: str = "7") -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / f"{name}.json").write_text(json.dumps(conversation_data()))
     return folder
+
+
+TOPICS = ["pottery", "hiking", "violin", "garden", "marathon", "painting", "camping", "chess", "baking", "sailing",
+          "poetry", "cycling"]
+PLACES = ["Paris", "Oslo", "Lima", "Cairo", "Quito", "Hanoi"]
+
+
+def long_conversation_data() -> dict:
+    """Three sessions of twelve turns, with questions whose words overlap many turns, so the
+    RAG's top ten is a real ranking of 36 records."""
+    data: dict = {"speaker_a": "Ann", "speaker_b": "Bo"}
+    qa = []
+    for session in (1, 2, 3):
+        data[f"session_{session}_date_time"] = f"10:00 am on {session} June, 2023"
+        turns = []
+        for i in range(1, 13):
+            topic, place = TOPICS[(i + session) % len(TOPICS)], PLACES[(i * session) % len(PLACES)]
+            who = "Ann" if i % 2 else "Bo"
+            turns.append({"speaker": who, "dia_id": f"D{session}:{i}",
+                          "text": f"I tried {topic} near {place} with my friend and it was {topic} all day."})
+            if i % 4 == 0:
+                qa.append({"question": f"Where did {who} go with a friend?" if i == 4 else f"Where did {who} try {topic}?",
+                           "answer": place,
+                           "evidence": [f"D{session}:{i}"], "category": 4})
+        data[f"session_{session}"] = turns
+    data["qa"] = qa
+    return data

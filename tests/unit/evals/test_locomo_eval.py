@@ -12,12 +12,15 @@ from pathlib import Path
 import pytest
 
 from mnemarket.errors import ConfigError
+from mnemarket.evals import load_conversations
 from mnemarket.evals.locomo_run import LocomoOptions, read_rows, run_locomo
 from mnemarket.evals.locomo_world import READER
 from mnemarket.evals.outputs import CSV_COLUMNS, write_outputs
 from mnemarket.kernel import World
+from mnemarket.memory import MemoryStore
+from mnemarket.providers import make_embedder
 from mnemarket.store import SqlWorldStore
-from tests.unit.evals.locomo_fixture import write_conversation
+from tests.unit.evals.locomo_fixture import long_conversation_data, write_conversation
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -136,3 +139,24 @@ def test_killed_eval_continues_without_losing_or_repeating_a_question(tmp_path):
         assert claims_per_question(out / "worlds" / "7.db") == dict.fromkeys(clean, 1)
         assert json.loads((out / "results.json").read_text())["questions"] == 7
     assert killed == 3  # the crash points were really reached
+
+
+def test_recall_at_decision_time_equals_the_memory_benchmarks(tmp_path):
+    """Issue 37's acceptance in miniature: the world adds no retrieval loss. The same turns in a plain
+    `MemoryStore` (benchmarks/memory_quality.py's settings) rank the same evidence into the top 10."""
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "9.json").write_text(json.dumps(long_conversation_data()))
+    rows = run_locomo(LocomoOptions(data=str(data), embedder="hashing"), tmp_path / "out")
+    [conv] = load_conversations(data)
+    store = MemoryStore(make_embedder("hashing"))
+    for turn in conv.turns:
+        store.add(turn.text, created=float(turn.session), metadata={"dia_id": turn.dia_id})
+    by_q = {r["question_id"]: r for r in rows}
+    recalls = []
+    for question in conv.questions:
+        top = [h.metadata["dia_id"] for h in store.search(question.question, k=10)]
+        assert by_q[question.qid]["retrieved_ids"] == top
+        recalls.append(sum(e in top for e in question.evidence) / len(question.evidence))
+    assert len(conv.turns) == 36 and len(rows) == 9 and 0 < sum(recalls) < 9  # some evidence ranked out
+    assert [by_q[q.qid]["evidence_recall_at_10"] for q in conv.questions] == recalls
