@@ -199,6 +199,16 @@ def temporal_cue(c: Conv, qi, weight=0.3):
     return x + weight * c.timely if c.questions[qi].lower().startswith("when") else x
 
 
+def all_cues(c: Conv, qi, speaker=0.4, session=0.25, time=0.6):
+    """The three cues together, each added to the default's z-scores."""
+    x = zs(default(c, qi))
+    named = {w.lower() for w in _WORD.findall(c.questions[qi])}
+    x = x + speaker * np.array([s in named for s in c.speaker], dtype=float)
+    best = {s: x[c.session == s].max() for s in np.unique(c.session)}
+    x = x + session * np.array([best[s] for s in c.session])
+    return x + time * c.timely if c.questions[qi].lower().startswith("when") else x
+
+
 NEW_CANDIDATES = [
     ("default (z-score 0.65 + neighbour 0.15)", "yes", default),
     ("  + speaker named in the question, 0.2", "", lambda c, i: speaker_cue(c, i, 0.2)),
@@ -207,6 +217,8 @@ NEW_CANDIDATES = [
     ("  + best score of the same session, 0.25", "", lambda c, i: session_pool(c, i, 0.25)),
     ("  + time expression for 'when' questions, 0.3", "", lambda c, i: temporal_cue(c, i, 0.3)),
     ("  + time expression for 'when' questions, 0.6", "", lambda c, i: temporal_cue(c, i, 0.6)),
+    ("  + all three (speaker 0.4, session 0.25, time 0.6)", "", all_cues),
+    ("  + all three (speaker 0.6, session 0.4, time 1.0)", "", lambda c, i: all_cues(c, i, 0.6, 0.4, 1.0)),
 ]
 """Issue 37's cues (speaker, session, time), scored beside the default; ``--new`` runs only these."""
 
