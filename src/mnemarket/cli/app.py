@@ -24,6 +24,8 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_
                   help="Agent world simulations in an artifact economy where memory is tradable.")
 memory_app = typer.Typer(no_args_is_help=True, help="Look into a run's memory stores.")
 app.add_typer(memory_app, name="memory")
+models_app = typer.Typer(no_args_is_help=True, help="Check a model before spending on it.")
+app.add_typer(models_app, name="models")
 console = Console()
 
 DEMO_SCENARIO = Path("config/demo.yaml")
@@ -161,10 +163,13 @@ def run(scenario: Path = typer.Argument(..., help="scenario YAML, e.g. config/de
         db: str = typer.Option(None, help="database URL instead of RUN_DIR/world.db (postgresql://...)"),
         seed: int = typer.Option(None), record: bool = typer.Option(False, help="record model calls for replay"),
         spend_cap: float = typer.Option(None, help="stop cleanly when model spend reaches this many USD"),
-        token_cap: int = typer.Option(None, help="stop cleanly after this many model tokens")) -> None:
+        token_cap: int = typer.Option(None, help="stop cleanly after this many model tokens"),
+        models_file: Path = typer.Option(None, help="models.yaml: model strings -> profiles (price, concurrency, "
+                                                    "structured mode, ...)")) -> None:
     """Run a scenario."""
     from mnemarket.experiments.pipeline import create_runner
     from mnemarket.providers import check_llm_spec
+    from mnemarket.run.models_file import load_models_file
     from mnemarket.run.records import RunOptions
 
     if not scenario.exists():
@@ -172,8 +177,10 @@ def run(scenario: Path = typer.Argument(..., help="scenario YAML, e.g. config/de
     out = out or Path("runs") / scenario.stem
     if model is not None:
         check_llm_spec(model)
+    profiles = load_models_file(models_file) if models_file is not None else {}
     runner = create_runner(scenario, out, RunOptions(model=model, sessions=sessions, turns=turns, db=db, seed=seed,
-                                                   record=record, spend_cap_usd=spend_cap, token_cap=token_cap))
+                                                   record=record, spend_cap_usd=spend_cap, token_cap=token_cap,
+                                                   profiles=profiles))
     try:
         status = _run_with_progress(runner, scenario.stem)
     finally:
@@ -213,7 +220,9 @@ def inspect(run_dir: Path, agent: str = typer.Option(None, help="one agent's fig
         if agent is not None and agent not in summary["agents"]:
             _fail(f"no agent {agent!r} in this run; agents: {', '.join(summary['agents'])}")
         if as_json:
-            data = summary if agent is None else {"agent": agent, **summary["agents"][agent]}
+            saved = run_dir / "summary.json"  # the runner's record of what each model applied
+            models = json.loads(saved.read_text()).get("models", {}) if saved.exists() else {}
+            data = summary | {"models": models} if agent is None else {"agent": agent, **summary["agents"][agent]}
             sys.stdout.write(json.dumps(data, indent=2) + "\n")
             return
         if agent is None:
@@ -227,6 +236,27 @@ def inspect(run_dir: Path, agent: str = typer.Option(None, help="one agent's fig
             status = "[green]OK[/green]" if event.success else "[red]FAILED[/red]"
             console.print(f"t{event.tick} {escape(event.action_type)} {escape(str(event.action.get('method') or ''))} "
                           f"{status} {escape(str(event.result.get('message', '')))}")
+
+
+@models_app.command("check")
+@_errors_to_exit_codes
+def models_check(model: str = typer.Argument(..., help="a model string, e.g. gemini:gemini-3.6-flash or "
+                                                       "openai:http://127.0.0.1:8080/v1:local"),
+                 profile: Path = typer.Option(None, help="models.yaml holding this model's profile"),
+                 as_json: bool = typer.Option(False, "--json", help="print what the call showed as JSON")) -> None:
+    """One real call with the agents' reply schema: structured mode, model version, price, latency."""
+    from mnemarket.experiments.model_check import check_model
+    from mnemarket.providers import check_llm_spec
+    from mnemarket.run.models_file import load_models_file
+
+    check_llm_spec(model)
+    result = check_model(model, load_models_file(profile).get(model) if profile is not None else None)
+    if as_json:
+        sys.stdout.write(json.dumps({"model": model, "ok": result.ok, **result.details}, indent=2) + "\n")
+    if not result.ok:
+        _fail(result.line, 3)
+    if not as_json:
+        typer.echo(result.line)
 
 
 @memory_app.command("search")
@@ -319,7 +349,7 @@ def demo(out: Path = typer.Option(Path("runs/demo"), help="run directory (an ear
     prepare_output_dir(out, "demo")
     console.print(f"running {scenario} with model {model!r} (offline); run directory {out}")
     run(scenario, model=model, sessions=sessions, turns=turns, out=out, db=None, seed=None, record=True,
-        spend_cap=None, token_cap=None)
+        spend_cap=None, token_cap=None, models_file=None)
 
 
 @_command()
@@ -331,10 +361,18 @@ def compare(experiment: Path = typer.Argument(..., help="experiment YAML, e.g. c
             address: str = typer.Option(None, help="Ray cluster address (auto, ray://HOST:10001); default: "
                                                    "start a local Ray")) -> None:
     """Run a models x memory-configs x seeds matrix (resumable) and write comparison.json/.md/.html."""
-    from mnemarket.experiments.experiment import run_experiment
+    from mnemarket.experiments.experiment import load_experiment, run_experiment
+    from mnemarket.experiments.model_check import check_model, needs_check
 
     if not experiment.exists():
         _fail(f"experiment {str(experiment)!r} not found; try config/experiments/local_vs_scripted.yaml")
+    if not report_only:  # one call per remote model before any cell spends on it
+        matrix = load_experiment(experiment).config
+        for model in (m for m in matrix.models if needs_check(m)):
+            checked = check_model(model, matrix.profiles.get(model))
+            if not checked.ok:
+                _fail(checked.line, 3)
+            console.print(escape(checked.line))
 
     warned: set[str] = set()  # a configuration's warning repeats in each of its cells: say it once
 

@@ -24,11 +24,13 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from mnemarket.agents.config import AgentConfig, LLMSpec
 from mnemarket.errors import ConfigError, did_you_mean
 from mnemarket.experiments.cell import CELL_FILE, cell_done, run_cell
+from mnemarket.providers.profiles import ModelProfile
+from mnemarket.providers.registry import check_profiles
 from mnemarket.reports.report import EXPERIMENT_CELLS
 from mnemarket.reports.statistics import MIN_SEEDS, paired_differences
 from mnemarket.yaml_config import deep_merge, format_validation_error, load_model
@@ -55,7 +57,9 @@ class ExperimentConfig(BaseModel):
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
     description: str = ""
     scenario: str
-    models: list[LLMSpec] = Field(min_length=1)
+    models: list[LLMSpec] = Field(min_length=1, description="the models run: a list, or a mapping from model "
+                                                             "string to its profile (providers/profiles.py)")
+    profiles: dict[str, ModelProfile] = Field(default_factory=dict, description="filled from a models: mapping")
     configs: dict[str, ConfigOverride] = Field(default_factory=lambda: {"default": ConfigOverride()})
     seeds: list[int] = Field(default_factory=lambda: [0], min_length=1)
     sessions: int | None = Field(None, ge=1)
@@ -71,6 +75,20 @@ class ExperimentConfig(BaseModel):
     judge: LLMSpec | None = Field(None, description="an LLM that rates every lesson on a fixed rubric (experiments/judge.py), "
                                                     "recorded to judge_calls.jsonl; replay:PATH re-serves it. Off "
                                                     "by default")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _models_mapping(cls, data: Any) -> Any:
+        """``models:`` as a mapping: its keys are the models run, its values their profiles."""
+        if isinstance(data, dict) and isinstance(data.get("models"), dict):
+            models = data["models"]
+            data = {**data, "models": list(models), "profiles": {k: v or {} for k, v in models.items()}}
+        return data
+
+    @field_validator("profiles")
+    @classmethod
+    def _profiles_fit(cls, value: dict[str, ModelProfile]) -> dict[str, ModelProfile]:
+        return check_profiles(value)
 
     @field_validator("configs")
     @classmethod
@@ -180,8 +198,9 @@ def prepare_cell(experiment: Experiment, cell: Cell) -> Path:
         check_components(agent, components, path=f"{experiment.path} configs.{cell.config}")
     resolved = resolved.model_copy(update={"agents": agents})
     c = experiment.config
+    profiles = {cell.model: c.profiles[cell.model]} if cell.model in c.profiles else {}
     options = RunOptions(model=cell.model, sessions=c.sessions, turns=c.turns, seed=cell.seed, record=c.record,
-                         spend_cap_usd=c.spend_cap_usd)
+                         spend_cap_usd=c.spend_cap_usd, profiles=profiles)
     run_dir.mkdir(parents=True, exist_ok=True)
     write_run_config(run_dir, RunConfig(resolved=resolved, options=options))
     return run_dir

@@ -14,14 +14,14 @@ import time
 from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from mnemarket.errors import BudgetExceeded, ConfigError
 from mnemarket.providers.embedding import Embedder
-from mnemarket.providers.llm import DEFAULT_MAX_TOKENS, LLM, LLMResult, MessagesLike
+from mnemarket.providers.llm import DEFAULT_MAX_TOKENS, LLM, LLMResult, MessagesLike, Usage
 
 DEFAULT_PRINCIPAL = "anonymous"
 
@@ -53,6 +53,22 @@ class CallRecord(BaseModel):
     """The model version the provider reported (``llm`` calls, where the provider says)."""
     failure: Literal["provider", "reply"] | None = None
     """For failed calls: the provider did not answer, or its reply was unusable."""
+    profile: str | None = None
+    """The model profile that configured the model, if one did."""
+    structured_mode: str | None = None
+    """How the reply was held to its schema (``json_schema``, ``json_object``, ``prompt``, ``grammar``)."""
+    sampling: str | None = None
+    """``honoured`` or ``fixed`` (the provider ignores temperature and seed)."""
+    attempts: int = 0
+    """Requests sent (retries and repair rounds included)."""
+    retries: int = 0
+    """Requests sent again after a failure."""
+    requests: list[Usage] = []
+    """Tokens billed by each answered request (a repair round or a continued reply adds one)."""
+    queued: float = 0.0
+    """Seconds waited here for a request slot or the rate limit (not in ``latency``)."""
+    reasoning_chars: int = 0
+    """Length of a reasoning model's reasoning text, if it sent one."""
 
 
 class Totals(BaseModel):
@@ -212,6 +228,9 @@ class AccountedLLM(LLM):
     def count_tokens(self, text: str) -> int | None:
         return self.inner.count_tokens(text)
 
+    def applied(self) -> dict[str, Any]:
+        return self.inner.applied()
+
     def generate(
         self, messages: MessagesLike, *, schema=None, max_tokens: int = DEFAULT_MAX_TOKENS,
         temperature: float = 0.0, seed: int | None = None,
@@ -223,7 +242,10 @@ class AccountedLLM(LLM):
             time=self._clock(), principal=self.principal, model_id=result.model_id,
             prompt_tokens=result.usage.prompt_tokens, completion_tokens=result.usage.completion_tokens,
             cost=result.cost, latency=result.latency, ok=result.ok, error=result.error,
-            model_version=result.model_version, failure=result.failure,
+            model_version=result.model_version, failure=result.failure, profile=self.inner.applied().get("profile"),
+            structured_mode=result.structured_mode, sampling=result.sampling, attempts=result.attempts,
+            retries=result.retries, requests=result.requests, queued=result.queued,
+            reasoning_chars=len(result.reasoning or ""),
         ))
         if self.budget is not None:
             self.budget.charge(result.cost, result.usage.total_tokens)

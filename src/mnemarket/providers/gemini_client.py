@@ -1,11 +1,16 @@
 """Building a google-genai client and calling it: key, endpoint, API version, timeout, retries.
 
-Checked against google-genai 3.4.0 (read from its source): the SDK talks through httpx2 by default
-(httpx when asked), whose timeout and connection errors are not httpx classes; it calls API ``v1``
-unless told otherwise; ``GOOGLE_GENAI_USE_VERTEXAI=true`` in the environment silently sends calls
-to Vertex AI; its own retries ignore a 429's ``retryDelay``. So the client here pins the API version,
-sets ``vertexai=False`` unless asked, turns SDK retries off, and :func:`call_with_retries` retries
-408/429/5xx and transport failures itself, waiting at least what the server asked for.
+Checked against google-genai 3.6.1 (read from its source; pinned ``>=3.6.1,<3.7``): the SDK talks
+through httpx2 by default (httpx when asked), whose timeout and connection errors are not httpx
+classes; it calls API ``v1`` unless told otherwise; ``GOOGLE_GENAI_USE_VERTEXAI=true`` in the
+environment silently sends calls to Vertex AI; its own retries ignore a 429's ``retryDelay``; and
+``generate_content`` follows continuation tokens by itself (``automatic_continuation``, on by
+default), so a failing later request would escape raw and the earlier requests' tokens go unseen.
+So the client here pins the API version (``v1beta``; ``v1`` on Vertex AI, which serves no
+``v1beta``), sets ``vertexai=False`` unless asked, turns SDK retries off, the model follows
+continuations itself (``gemini_llm``), and :func:`call_with_retries` retries 408/429/5xx and
+transport failures, waiting at least what the server asked for, and classifies a refusal
+(:mod:`.rejections`): a prompt over the context window or a refused schema is a failed result.
 """
 
 from __future__ import annotations
@@ -20,26 +25,34 @@ from typing import Any, TypeVar
 
 from mnemarket.errors import ProviderError
 from mnemarket.providers.bounded_http import ResponseTooLarge, bounded_client
-from mnemarket.providers.llm import ModelCallFailed
+from mnemarket.providers.llm import ModelCallFailed, current_trace
+from mnemarket.providers.rejections import Rejection, classify, describe
 
 API_KEY_VARIABLES = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
 #: The Gemini API version every request names (responseJsonSchema, thinkingConfig and
 #: batchEmbedContents are documented there); pinned so an SDK upgrade cannot switch it silently.
 GEMINI_API_VERSION = "v1beta"
+#: Vertex AI serves ``v1`` and ``v1beta1``, never ``v1beta``.
+VERTEX_API_VERSION = "v1"
 DEFAULT_TIMEOUT_S = 60.0
 DEFAULT_ATTEMPTS = 4
 DEFAULT_INITIAL_DELAY_S = 1.0
 MAX_DELAY_S = 60.0
 #: Retried with backoff: rate limits and server-side failures.
 RETRY_STATUS_CODES = (408, 429, 500, 502, 503, 504)
-#: Replacements for models Google has retired (a 404 names them), as listed on the Gemini API
-#: deprecations page (read 2026-11-23).
+#: Models Google has shut down (a call is answered 404), with the recommended replacement
+#: (Gemini API deprecations page, as quoted 2026-11-10 and read 2026-11-26).
 RETIRED_MODELS = {
     "gemini-2.0-flash": "gemini-3.5-flash-lite",
     "gemini-2.0-flash-lite": "gemini-3.1-flash-lite",
+    "gemini-3-pro-preview": "gemini-3.1-pro-preview",
+}
+#: Deprecated names Google still answers, by routing to a replacement billed at the replacement's
+#: price: the response's ``modelVersion`` names it, and calls are billed by that (same sources).
+FORWARDED_MODELS = {
     "gemini-2.5-flash": "gemini-3.5-flash-lite",
     "gemini-2.5-pro": "gemini-3.8-flash",
-    "gemini-3-pro-preview": "gemini-3.1-pro-preview",
+    "gemini-3.5-flash": "gemini-3.6-flash",
 }
 
 T = TypeVar("T")
@@ -67,7 +80,7 @@ def gemini_client(
     api_key: str | None = None,
     base_url: str | None = None,
     timeout_s: float = DEFAULT_TIMEOUT_S,
-    api_version: str = GEMINI_API_VERSION,
+    api_version: str | None = None,
     vertexai: bool = False,
 ) -> Any:
     """A ``google.genai.Client`` for the Gemini Developer API; each request has ``timeout_s`` as a
@@ -79,7 +92,8 @@ def gemini_client(
         api_key: overrides the environment variables.
         base_url: another endpoint (a proxy, or the fake server in tests).
         timeout_s: per-request timeout in seconds.
-        api_version: the API version in every URL (default :data:`GEMINI_API_VERSION`).
+        api_version: the API version in every URL (default :data:`GEMINI_API_VERSION`, or
+            :data:`VERTEX_API_VERSION` on Vertex AI).
         vertexai: send calls to Vertex AI instead (credentials from the environment); never
             taken from ``GOOGLE_GENAI_USE_VERTEXAI``.
 
@@ -90,7 +104,8 @@ def gemini_client(
         from google import genai
         from google.genai import types
     except ImportError:
-        raise ProviderError("google-genai is not installed; pip install 'google-genai>=3.4,<4'") from None
+        raise ProviderError("google-genai is not installed; pip install 'google-genai>=3.6.1,<3.7'") from None
+    api_version = api_version or (VERTEX_API_VERSION if vertexai else GEMINI_API_VERSION)
     options = types.HttpOptions(base_url=base_url, api_version=api_version, timeout=int(timeout_s * 1000),  # ms
                                 httpx_client=bounded_client(deadline_s=timeout_s, timeout=timeout_s))
     if vertexai:
@@ -139,6 +154,20 @@ def describe_api_error(exc: Any, model: str) -> str:
     return text
 
 
+class RequestRefused(ProviderError):
+    """The API refused this one request in a way that is about the request, not the wiring: a
+    prompt over the context window, a schema it will not serve. The model turns it into a failed
+    result; elsewhere (embeddings) it stops like any other :class:`ProviderError`.
+
+    Attributes:
+        kind: what :func:`.rejections.classify` made of it.
+    """
+
+    def __init__(self, message: str, *, kind: Rejection):
+        super().__init__(message)
+        self.kind = kind
+
+
 def call_with_retries(call: Callable[[], T], *, model: str, attempts: int = DEFAULT_ATTEMPTS,
                       initial_delay_s: float = DEFAULT_INITIAL_DELAY_S, sleep: Callable[[float], None] = time.sleep) -> T:
     """Run ``call``; retry 408/429/5xx and transport failures with exponential backoff and jitter,
@@ -148,6 +177,7 @@ def call_with_retries(call: Callable[[], T], *, model: str, attempts: int = DEFA
         ModelCallFailed: still failing after ``attempts`` tries (a timeout, a refused connection, a
             connection closed mid-reply, a body cut off mid-JSON), or the server asked for a longer
             wait than the cap: the provider's failure, as a value upstream.
+        RequestRefused: the API refused this request for what it holds (see the class).
         ProviderError: the API rejected the request (4xx other than 408/429): it will not change.
     """
     from google.genai import errors
@@ -156,13 +186,19 @@ def call_with_retries(call: Callable[[], T], *, model: str, attempts: int = DEFA
     transport = transport_errors()
     delay = initial_delay_s
     for attempt in range(1, max(1, attempts) + 1):
+        current_trace().attempts += 1
         try:
             return call()
         except ResponseTooLarge as exc:  # before the transport errors it subclasses: a retry gets it again
             raise ModelCallFailed(str(exc)) from exc
         except errors.APIError as exc:
             if exc.code not in RETRY_STATUS_CODES:
-                raise ProviderError(f"Gemini rejected the request to {model!r}: {describe_api_error(exc, model)}") from exc
+                described = describe_api_error(exc, model)
+                kind = classify(exc.code, f"{exc.status or ''} {exc.message or ''}")
+                if kind in ("context_overflow", "format") and exc.code in (400, 413, 422):
+                    raise RequestRefused(describe(kind, exc.code, f"{exc.status or ''} {exc.message}"),
+                                         kind=kind) from exc
+                raise ProviderError(f"Gemini rejected the request to {model!r}: {described}") from exc
             failure, asked = describe_api_error(exc, model), retry_delay_s(exc)
         except transport as exc:
             failure, asked = f"{type(exc).__module__.split('.')[0]}.{type(exc).__name__}: {exc or 'no detail'}", None
@@ -181,5 +217,6 @@ def call_with_retries(call: Callable[[], T], *, model: str, attempts: int = DEFA
     raise ModelCallFailed(f"{failure} (after {attempts} attempts)")
 
 
-__all__ = ["DEFAULT_ATTEMPTS", "DEFAULT_INITIAL_DELAY_S", "DEFAULT_TIMEOUT_S", "GEMINI_API_VERSION",
-    "RETIRED_MODELS", "call_with_retries", "gemini_client"]
+__all__ = ["DEFAULT_ATTEMPTS", "DEFAULT_INITIAL_DELAY_S", "DEFAULT_TIMEOUT_S", "FORWARDED_MODELS",
+    "GEMINI_API_VERSION", "RETIRED_MODELS", "VERTEX_API_VERSION", "RequestRefused", "call_with_retries",
+    "gemini_client"]

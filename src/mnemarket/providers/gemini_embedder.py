@@ -16,7 +16,6 @@ from mnemarket.providers.gemini_client import (
     DEFAULT_ATTEMPTS,
     DEFAULT_INITIAL_DELAY_S,
     DEFAULT_TIMEOUT_S,
-    GEMINI_API_VERSION,
     call_with_retries,
     gemini_client,
 )
@@ -56,7 +55,7 @@ class GeminiEmbedder(Embedder):
         timeout_s: float = DEFAULT_TIMEOUT_S,
         attempts: int = DEFAULT_ATTEMPTS,
         initial_delay_s: float = DEFAULT_INITIAL_DELAY_S,
-        api_version: str = GEMINI_API_VERSION,
+        api_version: str | None = None,
         vertexai: bool = False,
         check: bool = True,
     ):

@@ -1,10 +1,13 @@
 """Gemini through google-genai: structured output, thinking per model family, retries, usage, cost.
 
-Request shapes were checked against google-genai 3.4.0's converters: ``responseJsonSchema`` takes a
+Request shapes were checked against google-genai 3.6.1's converters: ``responseJsonSchema`` takes a
 JSON schema but not every keyword (no ``maxLength``/``minLength``/``default``), so length limits go
 into descriptions and over-long strings are trimmed after the reply instead of rejected; 2.5 models
 take ``thinkingBudget`` and 3.x models ``thinkingLevel`` (sending both is a 400); thinking tokens
-count against ``maxOutputTokens``, so the budget is added to it.
+count against ``maxOutputTokens``, so the budget is added to it. The SDK's automatic continuation
+is switched off and followed here, one request at a time, so each request is retried on its own and
+its billed tokens are counted. 3.6 Flash and 3.5 Flash-Lite fix their sampling (temperature, top_p
+and top_k deprecated): no temperature or seed is sent to them, and their results say ``fixed``.
 """
 
 from __future__ import annotations
@@ -12,28 +15,47 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
-from mnemarket.errors import ConfigError
+from mnemarket.errors import ConfigError, ProviderError
 from mnemarket.providers.gemini_client import (
     DEFAULT_ATTEMPTS,
     DEFAULT_INITIAL_DELAY_S,
     DEFAULT_TIMEOUT_S,
-    GEMINI_API_VERSION,
+    FORWARDED_MODELS,
     RETIRED_MODELS,
+    RequestRefused,
     call_with_retries,
     gemini_client,
     transport_errors,
 )
-from mnemarket.providers.llm import Completion, CompletionLLM, CompletionRequest, ModelCallFailed, ReplyFailed, Usage
+from mnemarket.providers.llm import (
+    Completion,
+    CompletionLLM,
+    CompletionRequest,
+    ModelCallFailed,
+    ReplyFailed,
+    Sampling,
+    Usage,
+    current_trace,
+    schema_in_prompt,
+)
 from mnemarket.providers.pricing import DEFAULT_PRICE_TABLE, PRICES_CHECKED, PriceTable
+from mnemarket.providers.rate_limit import RateLimiter
+from mnemarket.providers.rejections import RejectionStreak
 from mnemarket.providers.response_shape import counted_usage, reported_tokens
 from mnemarket.providers.structured import trim_to_schema
 
 #: The default: Google's recommended replacement for gemini-2.5-flash (models list read 2026-11-23).
 DEFAULT_GEMINI_MODEL = "gemini-3.5-flash-lite"
 #: ``thinkingLevel`` values Gemini 3.x accepts (Pro models take only low/high).
-THINKING_LEVELS = ("minimal", "low", "medium", "high")
+THINKING_LEVELS = ("minimal", "low", "medium", "high", "xhigh")
+#: Models whose sampling is fixed by Google (temperature, top_p, top_k deprecated; changelog
+#: 2026-07-21), with the deprecated names forwarded to them.
+FIXED_SAMPLING = frozenset({"gemini-3.6-flash", "gemini-3.5-flash-lite"})
+#: Continuation requests followed for one reply at most (each is billed).
+MAX_CONTINUATIONS = 8
 #: Extra output tokens allowed when a 3.x model thinks above "minimal" (thinking counts as output).
 THINKING_LEVEL_HEADROOM = 1024
 #: Schema keywords ``responseJsonSchema`` accepts (Gemini API structured-output docs).
@@ -49,11 +71,18 @@ _VERSION = re.compile(r"^gemini-(\d+)(?:\.(\d+))?")
 
 
 def takes_minimal_thinking(model: str) -> bool:
-    """Whether a 3.x ``model`` accepts ``thinkingLevel=MINIMAL``: Pro models never did, and the
-    non-Lite Flash models from 3.7 on start at ``LOW`` (Vertex AI thinking docs; launch notes)."""
+    """Whether a 3.x ``model`` accepts ``thinkingLevel=MINIMAL``: Pro models never did, the non-Lite
+    Flash models from 3.7 on start at ``LOW`` (Vertex AI thinking docs; launch notes), and a family
+    newer than 3.x is not assumed to take it."""
     match = _VERSION.match(model)
     version = (int(match.group(1)), int(match.group(2) or 0)) if match else (0, 0)
-    return not ("pro" in model or ("flash" in model and "lite" not in model and version >= (3, 7)))
+    return not ("pro" in model or version >= (4, 0)
+                or ("flash" in model and "lite" not in model and version >= (3, 7)))
+
+
+def sampling_of(model: str) -> Sampling:
+    """``fixed`` where Google ignores temperature and seed for ``model`` (or what it is forwarded to)."""
+    return "fixed" if FORWARDED_MODELS.get(model, model) in FIXED_SAMPLING else "honoured"
 
 
 def thinking_family(model: str) -> str | None:
@@ -107,9 +136,11 @@ class GeminiLLM(CompletionLLM):
             default 0 on Flash, 128 (the minimum) on Pro. Added to ``max_output_tokens``.
         thinking_level: 3.x models only: one of :data:`THINKING_LEVELS`; default the lowest the
             model takes: ``minimal``, or ``low`` on Pro and on non-Lite Flash from 3.7 on.
-        api_version: the API version in every URL (default ``v1beta``).
+        api_version: the API version in every URL (default ``v1beta``; ``v1`` on Vertex AI).
         vertexai: call Vertex AI instead (never switched on by the environment).
         repair: allow one repair round on invalid structured output.
+        sampling: ``fixed`` sends no temperature or seed; default by model (see :data:`FIXED_SAMPLING`).
+        requests_per_minute: space requests to stay under this rate.
 
     Raises:
         ProviderError: google-genai missing or no key set.
@@ -129,15 +160,27 @@ class GeminiLLM(CompletionLLM):
         initial_delay_s: float = DEFAULT_INITIAL_DELAY_S,
         thinking_budget: int | None = None,
         thinking_level: str | None = None,
-        api_version: str = GEMINI_API_VERSION,
+        api_version: str | None = None,
         vertexai: bool = False,
         repair: bool = True,
+        sampling: Sampling | None = None,
+        requests_per_minute: float | None = None,
     ):
         if model in RETIRED_MODELS and model not in prices.prices:
             raise ConfigError(f"{model!r} is retired from the Gemini API; use {RETIRED_MODELS[model]!r} "
                               f"(default {DEFAULT_GEMINI_MODEL!r}); prices checked {PRICES_CHECKED}")
-        prices.price(model)  # fail at construction, not on the first bill
+        # Fail at construction, not on the first bill. A forwarded name is billed as what answers
+        # (by the reported model_version; by the replacement's price when a reply names none).
+        forwarded = FORWARDED_MODELS.get(model)
+        self.billed_as = forwarded if forwarded is not None and forwarded in prices.prices else model
+        prices.price(self.billed_as)
         self.model = model
+        self.sampling = sampling or sampling_of(model)
+        self.structured_mode = "json_schema"  # responseJsonSchema; a refused schema falls back per request
+        self.server = f"{base_url or ('vertex-ai' if vertexai else 'generativelanguage.googleapis.com')} " \
+                      f"{api_version or ('v1' if vertexai else 'v1beta')}"
+        self._rate = RateLimiter(requests_per_minute)
+        self._streak = RejectionStreak()
         self.model_id = f"gemini:{model}"
         self.billing = "priced"
         self.prices = prices
@@ -149,9 +192,13 @@ class GeminiLLM(CompletionLLM):
                                      api_version=api_version, vertexai=vertexai)
 
     def _cost(self, usage: Usage) -> float:
-        return self.prices.cost(self.model, usage)
+        return self.prices.cost(self.billed_as, usage)
 
-    def _config(self, request: CompletionRequest) -> Any:
+    def _cost_of(self, usage: Usage, version: str | None) -> float:
+        """Billed by the version that answered (a forwarded name answers as its replacement)."""
+        return self.prices.cost(self.prices.key_for(version) or self.billed_as, usage)
+
+    def _config(self, request: CompletionRequest, *, with_schema: bool = True) -> Any:
         from google.genai import types
 
         system = "\n\n".join(m.content for m in request.messages if m.role == "system") or None
@@ -165,14 +212,16 @@ class GeminiLLM(CompletionLLM):
             max_output += 0 if self.thinking_level == "minimal" else THINKING_LEVEL_HEADROOM
         config: dict[str, Any] = {
             "system_instruction": system,
-            "temperature": request.temperature,
             "max_output_tokens": max_output,
-            "seed": request.seed,
             "thinking_config": thinking,
+            "automatic_continuation": False,  # followed in _complete, one billed request at a time
         }
+        if self.sampling == "honoured":
+            config |= {"temperature": request.temperature, "seed": request.seed}
         if request.json_schema is not None:
             config["response_mime_type"] = "application/json"
-            config["response_json_schema"] = gemini_json_schema(request.json_schema)
+            if with_schema:
+                config["response_json_schema"] = gemini_json_schema(request.json_schema)
         return types.GenerateContentConfig(**config)
 
     @staticmethod
@@ -188,12 +237,66 @@ class GeminiLLM(CompletionLLM):
         return trim_to_schema(text, request.json_schema) if request.json_schema is not None else text
 
     def _complete(self, request: CompletionRequest) -> Completion:
-        response = call_with_retries(
-            lambda: self._client.models.generate_content(
-                model=self.model, contents=self._contents(request), config=self._config(request)),
-            model=self.model, attempts=self.attempts, initial_delay_s=self.initial_delay_s,
-        )
+        trace = current_trace()
+        trace.queued_s += self._rate.wait()
+        try:
+            return self._continued(request, self._config(request))
+        except RequestRefused as exc:
+            if exc.kind != "format" or request.json_schema is None:
+                raise self._refused(exc) from exc
+        # This request's schema is refused (e.g. "too many states for serving"): once more, with the
+        # schema in the prompt only (the reply is validated here either way).
+        trace.structured_mode = "prompt"
+        prompted = replace(request, messages=schema_in_prompt(request.messages, request.json_schema))
+        try:
+            return self._continued(prompted, self._config(prompted, with_schema=False))
+        except RequestRefused as exc:
+            raise self._refused(exc) from exc
+
+    def _refused(self, exc: RequestRefused) -> Exception:
+        """A refusal as this call's failed result, or the error that stops the run when schema
+        refusals keep coming."""
+        if exc.kind != "context_overflow" and self._streak.rejected():
+            return ProviderError(f"{self.model_id}: {self._streak.count} requests in a row refused; last: {exc}")
+        return ReplyFailed(str(exc))
+
+    def _continued(self, request: CompletionRequest, config: Any) -> Completion:
+        """One reply: the request, then each continuation it asks for, every request retried on its
+        own and its billed tokens counted in the call's trace."""
+        trace = current_trace()
+        contents = self._contents(request)
         prompt_text = "".join(m.content for m in request.messages)
+        text, usage, token = "", Usage(), None
+        for hop in range(MAX_CONTINUATIONS + 1):
+            hop_config = config if token is None else config.model_copy(update={"continuation_token": token})
+
+            def call(c: Any = hop_config) -> Any:
+                return self._client.models.generate_content(model=self.model, contents=contents, config=c)
+
+            try:
+                response = call_with_retries(call, model=self.model, attempts=self.attempts,
+                                             initial_delay_s=self.initial_delay_s)
+            except ModelCallFailed as exc:
+                if hop:  # earlier requests of this reply are billed (counted in the trace already)
+                    raise ModelCallFailed(f"continuation request {hop} of the reply failed: {exc}") from exc
+                raise
+            self._streak.answered()
+            try:
+                part, finish, token, hop_usage = self._read(response, prompt_text)
+            except ReplyFailed as exc:  # an unusable answer is billed like any other
+                trace.answered(exc.usage)
+                raise
+            trace.answered(hop_usage)
+            usage = usage + hop_usage
+            text += part
+            if finish != "CONTINUATION" or not token:
+                break
+        return Completion(text=text, usage=usage, model_version=response.model_version, finish_reason=finish)
+
+    @staticmethod
+    def _read(response: Any, prompt_text: str) -> tuple[str, str, bytes | None, Usage]:
+        """One response's visible text, finish reason, continuation token and billed tokens; a
+        blocked or empty reply raises :class:`ReplyFailed` (with what it cost)."""
         usage = _usage(response.usage_metadata, prompt_text, "")
         feedback = response.prompt_feedback
         if not response.candidates:
@@ -213,7 +316,7 @@ class GeminiLLM(CompletionLLM):
             raise ReplyFailed(f"max_output_tokens was spent before any visible text (finish_reason MAX_TOKENS; "
                               f"{usage.completion_tokens} output tokens incl. thinking)", usage=usage,
                               model_version=response.model_version)
-        return Completion(text=text, usage=usage, model_version=response.model_version, finish_reason=finish)
+        return text, finish, candidate.continuation_token, usage
 
     def stream_text(self, messages: Any, *, max_tokens: int = 256, temperature: float = 0.0) -> Iterator[str]:
         """Yield text chunks as Gemini streams them (``:streamGenerateContent?alt=sse``).

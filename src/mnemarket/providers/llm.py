@@ -13,11 +13,14 @@ replay) subclass :class:`LLM` and delegate ``generate``.
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import json
 import math
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -33,6 +36,13 @@ Role = Literal["system", "user", "assistant"]
 #: or ``reply`` (it answered, but nothing usable: invalid, blocked, cut off). Callers treat the first
 #: as the provider's outage, the second as the model's (an agent's) mistake.
 FailureKind = Literal["provider", "reply"]
+#: How a back end held the reply to the schema: the server's ``json_schema`` or ``json_object``
+#: response format, the schema spelled out in the ``prompt`` only, or a ``grammar`` decoded here
+#: (the in-process local model).
+StructuredMode = Literal["json_schema", "json_object", "prompt", "grammar"]
+#: Whether the sampling options sent (temperature, seed) were applied: ``honoured``, or ``fixed``
+#: by the provider (the model ignores them; no determinism may be claimed for it).
+Sampling = Literal["honoured", "fixed"]
 
 
 class Message(BaseModel):
@@ -86,7 +96,7 @@ class LLMResult(BaseModel):
     cost: float = 0.0
     """Money spent, in USD, from the provider's price table (0 for local and scripted models)."""
     latency: float = 0.0
-    """Wall-clock seconds for the whole call."""
+    """Wall-clock seconds for the whole call, minus any wait here for a request slot (``queued``)."""
     model_id: str
     """The model that answered, e.g. ``local:gemma-3-270m-q4_k_m`` or ``scripted:policy``."""
     ok: bool = True
@@ -99,11 +109,69 @@ class LLMResult(BaseModel):
     """For ``ok=False``: whether the provider failed to answer or its reply was unusable."""
     model_version: str | None = None
     """The exact model version the provider reports having answered with (a re-route shows here)."""
+    structured_mode: StructuredMode | None = None
+    """How the reply was held to the schema (``None``: no schema, or the back end does not say)."""
+    sampling: Sampling | None = None
+    """Whether the temperature and seed sent were applied (``None``: the back end does not say)."""
+    attempts: int = 0
+    """Requests sent for this call, retries and repair rounds included (0: the back end does not say)."""
+    queued: float = 0.0
+    """Seconds the call waited here for a request slot or the rate limit before being sent."""
+    reasoning: str | None = None
+    """A reasoning model's reasoning text (OpenAI-compatible ``reasoning_content``), if it sent one."""
+    requests: list[Usage] = Field(default_factory=list)
+    """Tokens billed by each request that was answered (a repair round and each continuation of a
+    reply are requests of their own); ``usage`` is their sum."""
+
+    @property
+    def retries(self) -> int:
+        """Requests sent again after a failure (``attempts`` minus the ones answered)."""
+        return max(0, self.attempts - len(self.requests))
 
     @property
     def provider_failed(self) -> bool:
         """True when the back end never produced a reply (the provider's failure, not the model's)."""
         return not self.ok and self.failure == "provider"
+
+
+@dataclass
+class CallTrace:
+    """What one :meth:`CompletionLLM.generate` call applied, filled in by the back end as it goes
+    (through :func:`current_trace`), so retries and continuations inside a round are counted too."""
+
+    attempts: int = 0
+    """Requests sent (every retry counts)."""
+    requests: list[Usage] = field(default_factory=list)
+    """Billed tokens of each answered request."""
+    structured_mode: StructuredMode | None = None
+    sampling: Sampling | None = None
+    queued_s: float = 0.0
+    """Seconds spent waiting here for a request slot or the rate limit (not the model's time)."""
+    reasoning: str | None = None
+    """Reasoning text a reasoning model returned beside its reply."""
+
+    def answered(self, usage: Usage) -> None:
+        """Count one answered (billed) request."""
+        self.requests.append(usage)
+
+
+_TRACE: contextvars.ContextVar[CallTrace | None] = contextvars.ContextVar("mnemarket_call_trace", default=None)
+
+
+def current_trace() -> CallTrace:
+    """The trace of the call running in this context (a throwaway one outside a call)."""
+    return _TRACE.get() or CallTrace()
+
+
+@contextmanager
+def tracing() -> Iterator[CallTrace]:
+    """Collect a :class:`CallTrace` for the code run inside (one ``generate`` call)."""
+    trace = CallTrace()
+    token = _TRACE.set(trace)
+    try:
+        yield trace
+    finally:
+        _TRACE.reset(token)
 
 
 class ModelCallFailed(Exception):
@@ -130,6 +198,16 @@ class ReplyFailed(Exception):
 
 
 MessagesLike = Sequence[Message | Mapping[str, str]]
+
+
+def schema_in_prompt(messages: list[Message], json_schema: dict[str, Any]) -> list[Message]:
+    """The conversation with the schema spelled out in the system turn (structured mode ``prompt``:
+    for servers that take no schema, or a request whose schema the server refused)."""
+    note = ("Reply with only one JSON object, no prose and no code fence, that satisfies this JSON schema:\n"
+            + json.dumps(json_schema, separators=(",", ":")))
+    if messages and messages[0].role == "system":
+        return [Message(role="system", content=f"{messages[0].content}\n\n{note}"), *messages[1:]]
+    return [Message(role="system", content=note), *messages]
 
 
 def as_messages(messages: MessagesLike) -> list[Message]:
@@ -167,6 +245,12 @@ class LLM(ABC):
 
     model_id: str
     billing: Billing = "free"
+
+    def applied(self) -> dict[str, Any]:
+        """What this model applies to a run, for the run's ``models`` record: ``structured_mode``,
+        ``sampling``, ``model_version`` (the last that answered), ``server`` and ``profile`` (the
+        name of the profile that configured it); ``None`` where unknown. Back ends and wrappers override it."""
+        return {"structured_mode": None, "sampling": None, "model_version": None, "server": None, "profile": None}
 
     @abstractmethod
     def generate(
@@ -272,6 +356,22 @@ class CompletionLLM(LLM):
     """
 
     repair: bool = True
+    #: The last model version that answered (for :meth:`applied`).
+    last_model_version: str | None = None
+    #: The mode the back end holds replies to the schema with, once known.
+    structured_mode: StructuredMode | None = None
+    #: Whether sampling options are applied by this back end (``fixed`` where the provider ignores them).
+    sampling: Sampling | None = "honoured"
+    #: Where the model runs (a URL, ``in-process``), for the run's record.
+    server: str | None = None
+    #: The name of the profile that configured this model (``providers.profiles``), if any.
+    profile: str | None = None
+    #: Seconds one call may take over all its rounds: no repair round starts after it.
+    deadline_s: float | None = None
+
+    def applied(self) -> dict[str, Any]:
+        return {"structured_mode": self.structured_mode, "sampling": self.sampling,
+                "model_version": self.last_model_version, "server": self.server, "profile": self.profile}
 
     @abstractmethod
     def _complete(self, request: CompletionRequest) -> Completion:
@@ -305,17 +405,33 @@ class CompletionLLM(LLM):
             temperature=temperature,
             seed=seed,
         )
-        usage = Usage()
+        with tracing() as trace:
+            result = self._generate(request, started, trace)
+        if result.model_version:
+            self.last_model_version = result.model_version
+        return result
+
+    def _cost_of(self, usage: Usage, version: str | None) -> float:
+        """Money for ``usage`` billed by the version that answered (a subclass may price by it)."""
+        return self._cost(usage)
+
+    def _generate(self, request: CompletionRequest, started: float, trace: CallTrace) -> LLMResult:
+        schema, max_tokens = request.schema, request.max_tokens
+        temperature, seed = request.temperature, request.seed
         text = ""
         repaired = False
         version: str | None = None
 
         def result(ok: bool, parsed: Any = None, error: str | None = None,
                    failure: FailureKind | None = None) -> LLMResult:
+            usage = sum(trace.requests, Usage())
             return LLMResult(
-                text=text, parsed=parsed, usage=usage, cost=self._cost(usage), ok=ok, error=error,
-                latency=time.perf_counter() - started, model_id=self.model_id, repaired=repaired,
-                failure=failure if not ok else None, model_version=version,
+                text=text, parsed=parsed, usage=usage, cost=self._cost_of(usage, version), ok=ok, error=error,
+                latency=time.perf_counter() - started - trace.queued_s, queued=trace.queued_s,
+                model_id=self.model_id, repaired=repaired, failure=failure if not ok else None,
+                model_version=version, reasoning=trace.reasoning,
+                structured_mode=(trace.structured_mode or self.structured_mode) if schema is not None else None,
+                sampling=trace.sampling or self.sampling, attempts=trace.attempts, requests=list(trace.requests),
             )
 
         def check(completion: Completion) -> tuple[Any, str | None]:
@@ -325,33 +441,52 @@ class CompletionLLM(LLM):
                 error = f"{error} (the reply was cut off at max_tokens={max_tokens})"
             return parsed, error
 
+        def run(round_request: CompletionRequest) -> Completion:
+            answered = len(trace.requests)
+            try:
+                completion = _sane(self._complete(round_request), round_request)
+            except ReplyFailed as exc:  # an unusable answer is billed like any other
+                if len(trace.requests) == answered and exc.usage.total_tokens:
+                    trace.answered(exc.usage)
+                raise
+            if len(trace.requests) == answered:  # a back end that does not count its own requests
+                trace.answered(completion.usage)
+            trace.attempts = max(trace.attempts, len(trace.requests))
+            return completion
+
         try:
-            completion = _sane(self._complete(request), request)
-            usage, text, version = usage + completion.usage, completion.text, completion.model_version
+            completion = run(request)
+            text, version = completion.text, completion.model_version
             if schema is None:
                 return result(True)
             parsed, error = check(completion)
-            if error is not None and self.repair:
+            # A reply cut off at the cap would be cut off again: no repair round for it.
+            late = self.deadline_s is not None and time.perf_counter() - started >= self.deadline_s
+            if error is not None and self.repair and completion.finish_reason not in TRUNCATED and not late:
                 retry = CompletionRequest(
                     messages=[*request.messages, Message(role="assistant", content=text),
                               Message(role="user", content=repair_prompt(error))],
                     schema=schema, json_schema=request.json_schema, max_tokens=max_tokens,
                     temperature=temperature, seed=seed,
                 )
-                completion = _sane(self._complete(retry), retry)
-                usage, text, repaired = usage + completion.usage, completion.text, True
+                completion = run(retry)
+                text, repaired = completion.text, True
                 version = completion.model_version or version
                 parsed, error = check(completion)
         except ModelCallFailed as exc:
             return result(False, error=f"{self.model_id}: {exc}", failure="provider")
         except ReplyFailed as exc:
-            usage, version = usage + exc.usage, exc.model_version or version
+            version = exc.model_version or version
             return result(False, error=f"{self.model_id}: {exc}", failure="reply")
         if error is not None:
-            rounds = "after one repair round" if repaired else "(repair disabled)"
+            rounds = ("after one repair round" if repaired else "(repair disabled)" if not self.repair
+                      else "(no repair round for a cut-off reply)" if completion.finish_reason in TRUNCATED
+                      else f"(no repair round past the deadline of {self.deadline_s:g}s)")
             return result(False, error=f"reply does not match {schema.__name__} {rounds}: {error}", failure="reply")
         return result(True, parsed=parsed)
 
 
-__all__ = ["CHARS_PER_TOKEN", "DEFAULT_MAX_TOKENS", "LLM", "Completion", "CompletionLLM", "CompletionRequest", "FailureKind",
-    "LLMResult", "Message", "MessagesLike", "ModelCallFailed", "ReplyFailed", "Role", "Usage", "as_messages", "estimate_tokens"]
+__all__ = ["CHARS_PER_TOKEN", "DEFAULT_MAX_TOKENS", "LLM", "CallTrace", "Completion", "CompletionLLM",
+    "CompletionRequest", "FailureKind", "LLMResult", "Message", "MessagesLike", "ModelCallFailed", "ReplyFailed",
+    "Role", "Sampling", "StructuredMode", "Usage", "as_messages", "current_trace", "estimate_tokens",
+    "schema_in_prompt", "tracing"]

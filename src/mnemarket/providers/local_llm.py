@@ -26,7 +26,15 @@ from typing import Any
 from mnemarket.errors import ProviderError
 from mnemarket.providers.llama_cpu import check_model_runs, llama_model, use_extra_buffer_types
 from mnemarket.providers.llama_decode import LlamaDecoder
-from mnemarket.providers.llm import Completion, CompletionLLM, CompletionRequest, Message, ModelCallFailed, Usage
+from mnemarket.providers.llm import (
+    Completion,
+    CompletionLLM,
+    CompletionRequest,
+    Message,
+    ModelCallFailed,
+    ReplyFailed,
+    Usage,
+)
 from mnemarket.providers.structured import map_schema
 from mnemarket.providers.token_mask import TokenMaskEngine, token_mask_engine
 
@@ -226,6 +234,10 @@ class GemmaLocalLLM(CompletionLLM):
             raise ProviderError(f"constrained={constrained!r}; expected 'mask' (llguidance) or 'gbnf'")
         path = Path(model_path) if model_path else gemma_gguf_path()
         self.model_id = GEMMA_MODEL_ID if model_path is None else f"local:{path.stem}"
+        # For the run's record: the project's own grammar holds replies to the schema, seeded sampling.
+        self.structured_mode = "grammar"
+        self.server = "in-process llama.cpp"
+        self.last_model_version = path.name
         self.repair = repair
         self.threads = threads
         self.reuse_prompt_cache = reuse_prompt_cache
@@ -259,8 +271,9 @@ class GemmaLocalLLM(CompletionLLM):
             if request.json_schema is not None and engine is None:
                 return self._complete_gbnf(prompt, request, seed)
             tokens = self._llama.tokenize(prompt.encode(), add_bos=True, special=True)
-            if len(tokens) >= self._llama.n_ctx():
-                raise ModelCallFailed(f"the prompt has {len(tokens)} tokens; the context window holds {self._llama.n_ctx()}")
+            if len(tokens) >= self._llama.n_ctx():  # this prompt's fault, not the model's outage
+                raise ReplyFailed(f"the prompt does not fit the model's context window: {len(tokens)} tokens; "
+                                  f"the window holds {self._llama.n_ctx()}")
             if not self.reuse_prompt_cache:
                 self.decoder.forget()
             constraint = engine.constraint(_grammar_schema(request.json_schema)) if engine is not None else None
@@ -269,7 +282,10 @@ class GemmaLocalLLM(CompletionLLM):
                 tokens, max_tokens=min(request.max_tokens, room), temperature=request.temperature, seed=seed,
                 stop=frozenset(self._model.stop_tokens), constraint=constraint)
         text = self._llama.detokenize(generated).decode("utf-8", errors="replace")
-        return Completion(text=text, usage=Usage(prompt_tokens=len(tokens), completion_tokens=len(generated)))
+        cut = len(generated) >= min(request.max_tokens, room) and not (
+            generated and generated[-1] in self._model.stop_tokens)
+        return Completion(text=text, usage=Usage(prompt_tokens=len(tokens), completion_tokens=len(generated)),
+                          finish_reason="length" if cut else "stop")
 
     def _complete_gbnf(self, prompt: str, request: CompletionRequest, seed: int) -> Completion:
         """The fallback: llama.cpp's own sampler with a GBNF grammar (slow on large vocabularies)."""

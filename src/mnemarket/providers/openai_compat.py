@@ -9,7 +9,6 @@ the schema (llama-cpp-python's server rejects ``json_schema`` with HTTP 500 "Inp
 
 from __future__ import annotations
 
-import json
 import re
 import threading
 import time
@@ -22,8 +21,21 @@ import numpy as np
 from mnemarket.errors import ProviderError
 from mnemarket.providers.bounded_http import MAX_BODY_BYTES, ResponseTooLarge, bounded_client
 from mnemarket.providers.embedding import Embedder, EmbeddingFailed, EmbedResult, l2_normalise
-from mnemarket.providers.llm import Completion, CompletionLLM, CompletionRequest, Message, ModelCallFailed, Usage
+from mnemarket.providers.llm import (
+    Completion,
+    CompletionLLM,
+    CompletionRequest,
+    ModelCallFailed,
+    ReplyFailed,
+    Sampling,
+    StructuredMode,
+    Usage,
+    current_trace,
+    schema_in_prompt,
+)
 from mnemarket.providers.pricing import PriceTable
+from mnemarket.providers.rate_limit import RateLimiter
+from mnemarket.providers.rejections import RejectionStreak, classify, describe
 from mnemarket.providers.response_shape import chat_reply, counted_usage, embedding_rows
 
 #: Generous: a CPU server on a busy machine can take minutes for one reply, and a request that timed
@@ -43,7 +55,6 @@ _DETERMINISTIC_5XX = re.compile(
 #: ``Retry-After`` in seconds (ASCII digits only: ``str.isdigit`` also accepts ``"²"``).
 _RETRY_AFTER = re.compile(r"[0-9]{1,6}(?:\.[0-9]{1,3})?")
 MAX_RETRY_WAIT_S = 30.0
-StructuredMode = Literal["json_schema", "json_object", "prompt"]
 STRUCTURED_MODES: tuple[StructuredMode, ...] = ("json_schema", "json_object", "prompt")
 
 
@@ -132,30 +143,52 @@ def _is_loopback(base_url: str) -> bool:
     return httpx.URL(base_url).host in ("127.0.0.1", "localhost", "::1")
 
 
+def strict_compatible(schema: Any) -> bool:
+    """Whether OpenAI's strict mode takes ``schema``: an object at the root (no root ``anyOf``), and
+    every object closed (``additionalProperties: false``) with each property required and at least
+    one property (strict mode refuses ``required: []``)."""
+    if not isinstance(schema, dict) or schema.get("type") != "object" or "anyOf" in schema:
+        return False
+
+    def fits(node: Any) -> bool:
+        if isinstance(node, list):
+            return all(fits(item) for item in node)
+        if not isinstance(node, dict):
+            return True
+        if node.get("type") == "object":
+            properties = node.get("properties") or {}
+            if (not properties or set(node.get("required") or []) != set(properties)
+                    or node.get("additionalProperties") is not False):
+                return False
+        return all(fits(value) for key, value in node.items() if key not in ("enum", "const", "default"))
+
+    return fits(schema)
+
+
 def _response_format(mode: StructuredMode, request: CompletionRequest) -> dict[str, Any] | None:
     if mode == "json_schema":
         return {"type": "json_schema",
                 "json_schema": {"name": request.schema.__name__ if request.schema is not None else "reply",
-                                "schema": request.json_schema, "strict": True}}
+                                "schema": request.json_schema, "strict": strict_compatible(request.json_schema)}}
     if mode == "json_object":
         return {"type": "json_object", "schema": request.json_schema}
     return None
 
 
-def _schema_in_prompt(messages: list[Message], json_schema: dict[str, Any]) -> list[Message]:
-    """The conversation with the schema spelled out in the system turn (for servers without schemas)."""
-    note = ("Reply with only one JSON object, no prose and no code fence, that satisfies this JSON schema:\n"
-            + json.dumps(json_schema, separators=(",", ":")))
-    if messages and messages[0].role == "system":
-        return [Message(role="system", content=f"{messages[0].content}\n\n{note}"), *messages[1:]]
-    return [Message(role="system", content=note), *messages]
+def _count_attempt(_request: httpx.Request) -> None:
+    current_trace().attempts += 1
+
+
+TokenField = Literal["max_tokens", "max_completion_tokens"]
 
 
 class OpenAICompatLLM(CompletionLLM):
     """A chat model on an OpenAI-compatible server.
 
     Structured output is negotiated on the first schema call (see the module docstring) and the
-    mode that worked is kept in :attr:`structured_mode` for the rest of the run.
+    mode that worked is kept in :attr:`structured_mode` for the rest of the run. Negotiation moves
+    on only when the server's error names the format; a prompt too long for the context, or a
+    refusal of this one request, is a failed result (see :mod:`.rejections`).
 
     Args:
         base_url: API root, e.g. ``http://localhost:11434/v1``.
@@ -165,14 +198,21 @@ class OpenAICompatLLM(CompletionLLM):
         timeout_s, attempts, initial_delay_s: see :class:`OpenAICompatClient`.
         structured_mode: skip negotiation and use this mode.
         max_concurrency: requests in flight at once (default 1 on loopback, 8 otherwise); the
-            timeout then counts from sending, not from queueing here.
+            recorded latency counts from sending, not from queueing here.
         repair: allow one repair round on invalid structured output.
+        extra_body: more request fields, sent as given (``chat_template_kwargs``, ``reasoning_effort``).
+        token_field: the name of the output cap (``max_completion_tokens`` for OpenAI's reasoning
+            models; switched to by itself when the server asks for it).
+        sampling: ``fixed`` sends no temperature or seed (the model ignores them) and says so.
+        requests_per_minute: space requests to stay under this rate.
     """
 
     def __init__(self, base_url: str, model: str, *, api_key: str | None = None, prices: PriceTable | None = None,
                  timeout_s: float = DEFAULT_TIMEOUT_S, attempts: int = DEFAULT_ATTEMPTS,
                  initial_delay_s: float = 1.0, structured_mode: StructuredMode | None = None,
-                 max_concurrency: int | None = None, repair: bool = True):
+                 max_concurrency: int | None = None, repair: bool = True, extra_body: dict[str, Any] | None = None,
+                 token_field: TokenField = "max_tokens", sampling: Sampling = "honoured",
+                 requests_per_minute: float | None = None):
         if prices is not None:
             prices.price(model)
         if structured_mode is not None and structured_mode not in STRUCTURED_MODES:
@@ -181,10 +221,17 @@ class OpenAICompatLLM(CompletionLLM):
         self.prices = prices
         self.repair = repair
         self.structured_mode: StructuredMode | None = structured_mode
+        self.sampling = sampling
+        self.extra_body = dict(extra_body or {})
+        self.token_field: TokenField = token_field
         self.model_id = f"openai:{base_url.rstrip('/')}:{model}"
+        self.server = base_url.rstrip("/")
         self._client = OpenAICompatClient(base_url, api_key=api_key, timeout_s=timeout_s, attempts=attempts,
                                           initial_delay_s=initial_delay_s)
+        self._client._http.event_hooks["request"].append(_count_attempt)  # attempts per call, for the record
         self._negotiation = threading.Lock()
+        self._streak = RejectionStreak()
+        self._rate = RateLimiter(requests_per_minute)
         loopback = _is_loopback(base_url)
         # A server on this machine is free; a remote one without a price table may bill unseen.
         self.billing = "priced" if prices is not None else "free" if loopback else "unpriced"
@@ -197,64 +244,123 @@ class OpenAICompatLLM(CompletionLLM):
     def _payload(self, request: CompletionRequest, mode: StructuredMode | None) -> dict[str, Any]:
         messages = request.messages
         if mode == "prompt" and request.json_schema is not None:
-            messages = _schema_in_prompt(messages, request.json_schema)
+            messages = schema_in_prompt(messages, request.json_schema)
         payload: dict[str, Any] = {
+            **self.extra_body,
             "model": self.model,
             "messages": [m.model_dump() for m in messages],
-            "max_tokens": request.max_tokens,
-            "temperature": request.temperature,
+            self.token_field: request.max_tokens,
         }
-        if request.seed is not None:
-            payload["seed"] = request.seed
+        if self.sampling == "honoured":
+            payload["temperature"] = request.temperature
+            if request.seed is not None:
+                payload["seed"] = request.seed
         if mode is not None and request.json_schema is not None:
             response_format = _response_format(mode, request)
             if response_format is not None:
                 payload["response_format"] = response_format
         return payload
 
+    def _send(self, request: CompletionRequest, mode: StructuredMode | None) -> dict[str, Any]:
+        """One request; a server asking for ``max_completion_tokens`` gets it, and from then on."""
+        try:
+            return self._client.post("/chat/completions", self._payload(request, mode))
+        except RequestRejected as exc:
+            if self.token_field == "max_completion_tokens" or classify(exc.status, exc.body) != "token_field":
+                raise
+            self.token_field = "max_completion_tokens"
+            return self._client.post("/chat/completions", self._payload(request, mode))
+
+    def _negotiate(self, request: CompletionRequest) -> dict[str, Any]:
+        """The first schema call: each mode in turn while the server's error names the format."""
+        rejections = []
+        for mode in STRUCTURED_MODES:
+            try:
+                body = self._send(request, mode)
+            except RequestRejected as exc:
+                if classify(exc.status, exc.body) != "format":
+                    raise
+                rejections.append(f"{mode}: HTTP {exc.status} {exc.body[:120]}")
+                continue
+            self.structured_mode = mode
+            return body
+        raise ProviderError(f"{self.model_id} rejected every structured-output form: {'; '.join(rejections)}")
+
+    def _with_mode(self, request: CompletionRequest, mode: StructuredMode) -> dict[str, Any]:
+        """A request in the negotiated mode; one whose schema the server refuses (vLLM's grammar
+        compiler on one schema) moves, for this request only, to the next mode."""
+        later = list(STRUCTURED_MODES[STRUCTURED_MODES.index(mode):])
+        while True:
+            tried = later.pop(0)
+            try:
+                body = self._send(request, tried)
+            except RequestRejected as exc:
+                if later and classify(exc.status, exc.body) == "format":
+                    continue
+                raise
+            current_trace().structured_mode = tried
+            return body
+
     def _post(self, request: CompletionRequest) -> dict[str, Any]:
         if request.json_schema is None:
-            return self._client.post("/chat/completions", self._payload(request, None))
-        if self.structured_mode is not None:
-            return self._client.post("/chat/completions", self._payload(request, self.structured_mode))
-        # First schema call: try each mode until the server accepts one; concurrent callers wait.
-        with self._negotiation:
-            if self.structured_mode is not None:
-                return self._client.post("/chat/completions", self._payload(request, self.structured_mode))
-            rejections = []
-            for mode in STRUCTURED_MODES:
-                try:
-                    body = self._client.post("/chat/completions", self._payload(request, mode))
-                except RequestRejected as exc:
-                    if exc.status in (401, 403, 404):  # auth or an unknown model: not about the format
-                        raise
-                    rejections.append(f"{mode}: HTTP {exc.status} {exc.body[:120]}")
-                    continue
-                self.structured_mode = mode
-                return body
-            raise ProviderError(f"{self.model_id} rejected every structured-output form: {'; '.join(rejections)}")
+            return self._send(request, None)
+        if self.structured_mode is None:
+            with self._negotiation:  # concurrent first callers wait for one negotiation
+                if self.structured_mode is None:
+                    return self._negotiate(request)
+        assert self.structured_mode is not None and self.structured_mode != "grammar"
+        return self._with_mode(request, self.structured_mode)
 
     def _complete(self, request: CompletionRequest) -> Completion:
+        trace = current_trace()
+        waited = time.perf_counter()
         with self._slots:
-            body = self._post(request)
+            trace.queued_s += time.perf_counter() - waited + self._rate.wait()
+            try:
+                body = self._post(request)
+            except RequestRejected as exc:
+                raise self._rejected(exc) from exc
+        self._streak.answered()
         reply = chat_reply(body)
+        reasoning = body["choices"][0]["message"].get("reasoning_content") or \
+            body["choices"][0]["message"].get("reasoning")  # a reasoning model's text beside its reply
+        if isinstance(reasoning, str) and reasoning:
+            trace.reasoning = reasoning
         # A count the server reports is used only when it is one; otherwise counted here.
         usage = counted_usage(reply.usage.get("prompt_tokens"), reply.usage.get("completion_tokens"),
                               prompt_text="".join(m.content for m in request.messages), reply_text=reply.text)
         return Completion(text=reply.text, usage=usage, model_version=reply.model_version,
                           finish_reason=reply.finish_reason)
 
+    def _rejected(self, exc: RequestRejected) -> Exception:
+        """A refused request as a failed result (:class:`ReplyFailed`), or the error that stops the
+        run: wiring, or one-request refusals that keep coming."""
+        kind = classify(exc.status, exc.body)
+        if kind not in ("context_overflow", "format"):  # wiring, or a request shape every call shares
+            return exc
+        if kind != "context_overflow" and self._streak.rejected():
+            return ProviderError(f"{self.model_id}: {self._streak.count} requests in a row refused; last: "
+                                 f"{describe(kind, exc.status, exc.body)}")
+        return ReplyFailed(describe(kind, exc.status, exc.body))
+
+
+#: Texts per embeddings request (OpenAI takes up to 2048 inputs; local servers far fewer at once).
+EMBED_BATCH = 64
+
 
 class OpenAICompatEmbedder(Embedder):
-    """An embedding model on an OpenAI-compatible server; ``dim`` is learnt from a probe call.
+    """An embedding model on an OpenAI-compatible server; ``dim`` is learnt from a probe call, and
+    texts are sent ``batch_size`` at a time.
 
     Raises:
         ProviderError: the server is unreachable or rejects the model at construction.
     """
 
     def __init__(self, base_url: str, model: str, *, api_key: str | None = None,
-                 timeout_s: float = DEFAULT_TIMEOUT_S, attempts: int = DEFAULT_ATTEMPTS, initial_delay_s: float = 1.0):
+                 timeout_s: float = DEFAULT_TIMEOUT_S, attempts: int = DEFAULT_ATTEMPTS, initial_delay_s: float = 1.0,
+                 batch_size: int = EMBED_BATCH):
         self.model = model
+        self.batch_size = max(1, batch_size)
         self._client = OpenAICompatClient(base_url, api_key=api_key, timeout_s=timeout_s, attempts=attempts,
                                           initial_delay_s=initial_delay_s)
         self.model_id = f"openai:{self._client.base_url}:{model}"
@@ -272,8 +378,9 @@ class OpenAICompatEmbedder(Embedder):
         texts = list(texts)
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        try:
-            matrix = self._request(texts)
+        try:  # in batches: servers cap the inputs of one request (and its size)
+            matrix = np.concatenate([self._request(texts[i:i + self.batch_size])
+                                     for i in range(0, len(texts), self.batch_size)])
         except ModelCallFailed as exc:  # no answer: the failure value embed() returns
             raise EmbeddingFailed(EmbedResult(model_id=self.model_id,
                                               error=f"embedding call to {self.model_id!r} failed: {exc}")) from exc

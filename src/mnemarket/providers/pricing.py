@@ -8,6 +8,7 @@ an accounted wrapper refuses under a money cap (see ``accounting``).
 from __future__ import annotations
 
 import datetime as dt
+import re
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -24,6 +25,13 @@ class ModelPrice(BaseModel):
     """USD per million prompt tokens."""
     output_per_million: float = Field(default=0.0, ge=0)
     """USD per million output tokens (thinking tokens included)."""
+    cached_per_million: float | None = Field(default=None, ge=0)
+    """USD per million cached input tokens, where the provider lists one (recorded, not yet billed
+    apart: no provider here reports cached tokens separately)."""
+    checked: dt.date | None = None
+    """The day this price was read from ``source``."""
+    source: str | None = None
+    """Where the price is published."""
     until: dt.date | None = None
     """Last day this price holds (a launch price), or ``None``."""
     then: ModelPrice | None = None
@@ -61,6 +69,20 @@ class PriceTable(BaseModel):
             price = price.then
         return price
 
+    def key_for(self, version: str | None) -> str | None:
+        """The table's model id for a model ``version`` a provider reported (``models/`` prefix and
+        a ``-001``-style revision dropped; the longest listed id that starts it), or ``None``."""
+        if not version:
+            return None
+        name = version.removeprefix("models/")
+        if name in self.prices:
+            return name
+        base = re.sub(r"-\d{3}$", "", name)
+        if base in self.prices:
+            return base
+        fitting = [key for key in self.prices if name.startswith(f"{key}-")]
+        return max(fitting, key=len) if fitting else None
+
     def cost(self, model: str, usage: Usage, on: dt.date | None = None) -> float:
         """USD for ``usage`` on ``model`` at the price of day ``on`` (default today)."""
         price = self.price(model, on)
@@ -73,23 +95,41 @@ PRICES_SOURCE = "https://ai.google.dev/gemini-api/docs/pricing"
 #: When the table was last checked. That page could not be fetched from the build machine; its figures
 #: were read from verbatim transcriptions of it dated 2026-09-20 and 2026-10-07 (every Gemini 3.x and
 #: embedding price below appears there, except 3.1 Flash-Lite and 3 Flash Preview, taken from
-#: third-party copies quoting the page), and the model names from Google's deprecations page
-#: (https://ai.google.dev/gemini-api/docs/deprecations). Retired models (2.0, 2.5) are left out: a call
-#: to them is answered 404. gemini-3.6-flash and gemini-3.7-flash are current but have no price we could
-#: check, so they refuse to start without a PriceTable naming one.
-PRICES_CHECKED = "2026-11-24"
+#: third-party copies quoting the page). gemini-3.6-flash (checked 2026-11-26) is from copies that cite
+#: the page's own row (models.dev's entry for it, and a checker that matches "through December 31,
+#: 2026" on the page), and gemini-2.5-flash-lite from a copy of the page's table; neither could be
+#: read on Google's page itself. Retired models (2.0) are left out: a call to them is answered 404;
+#: deprecated names Google forwards (``gemini_client.FORWARDED_MODELS``) are billed by the version that
+#: answers. gemini-3.7-flash has no price we could check, so it refuses to start without one.
+PRICES_CHECKED = "2026-11-26"
+_OLDER = dt.date(2026, 11, 24)
+_CHECKED = dt.date(2026, 11, 26)
 DEFAULT_PRICE_TABLE = PriceTable(
     prices={
-        "gemini-3.5-flash-lite": ModelPrice(input_per_million=0.30, output_per_million=2.50),
-        "gemini-3.1-flash-lite": ModelPrice(input_per_million=0.25, output_per_million=1.50),
-        "gemini-3.5-flash": ModelPrice(input_per_million=1.50, output_per_million=9.00),
-        # A launch price until the end of 2026, then the standard one (both on the pricing page).
+        "gemini-3.5-flash-lite": ModelPrice(input_per_million=0.30, output_per_million=2.50, checked=_OLDER,
+                                            source=PRICES_SOURCE),
+        "gemini-3.1-flash-lite": ModelPrice(input_per_million=0.25, output_per_million=1.50, checked=_OLDER,
+                                            source=PRICES_SOURCE),
+        "gemini-3.5-flash": ModelPrice(input_per_million=1.50, output_per_million=9.00, checked=_OLDER,
+                                       source=PRICES_SOURCE),
+        # Introductory prices until the end of 2026, then the standard ones (both quoted from the page).
+        "gemini-3.6-flash": ModelPrice(input_per_million=0.75, output_per_million=3.75, cached_per_million=0.075,
+                                       checked=_CHECKED, source=f"{PRICES_SOURCE}#gemini-3.6-flash",
+                                       until=dt.date(2026, 12, 31),
+                                       then=ModelPrice(input_per_million=1.50, output_per_million=7.50,
+                                                       cached_per_million=0.15, checked=_CHECKED,
+                                                       source=f"{PRICES_SOURCE}#gemini-3.6-flash")),
         "gemini-3.8-flash": ModelPrice(input_per_million=0.75, output_per_million=3.75, until=dt.date(2026, 12, 31),
+                                       checked=_OLDER, source=PRICES_SOURCE,
                                        then=ModelPrice(input_per_million=1.50, output_per_million=7.50)),
-        "gemini-3-flash-preview": ModelPrice(input_per_million=0.50, output_per_million=3.00),
-        "gemini-3.1-pro-preview": ModelPrice(input_per_million=2.00, output_per_million=12.00),
-        "gemini-embedding-001": ModelPrice(input_per_million=0.15),
-        "gemini-embedding-2": ModelPrice(input_per_million=0.20),
+        "gemini-3-flash-preview": ModelPrice(input_per_million=0.50, output_per_million=3.00, cached_per_million=0.05,
+                                             checked=_OLDER, source=PRICES_SOURCE),
+        "gemini-3.1-pro-preview": ModelPrice(input_per_million=2.00, output_per_million=12.00, checked=_OLDER,
+                                             source=PRICES_SOURCE),
+        "gemini-2.5-flash-lite": ModelPrice(input_per_million=0.10, output_per_million=0.40, checked=_CHECKED,
+                                            source=PRICES_SOURCE),
+        "gemini-embedding-001": ModelPrice(input_per_million=0.15, checked=_OLDER, source=PRICES_SOURCE),
+        "gemini-embedding-2": ModelPrice(input_per_million=0.20, checked=_OLDER, source=PRICES_SOURCE),
     }
 )
 

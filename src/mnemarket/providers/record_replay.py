@@ -114,6 +114,9 @@ class RecordingLLM(LLM):
     def count_tokens(self, text: str) -> int | None:
         return self.inner.count_tokens(text)
 
+    def applied(self) -> dict[str, Any]:
+        return self.inner.applied()
+
     def generate(
         self, messages: MessagesLike, *, schema: type[BaseModel] | None = None,
         max_tokens: int = DEFAULT_MAX_TOKENS, temperature: float = 0.0, seed: int | None = None,

@@ -15,7 +15,8 @@ from typing import Any
 
 from mnemarket.errors import ConfigError, did_you_mean
 from mnemarket.providers.embedding import Embedder
-from mnemarket.providers.llm import LLM
+from mnemarket.providers.llm import LLM, CompletionLLM
+from mnemarket.providers.profiles import ModelProfile, profile_options
 
 # The URL needs a path (``/v1``) so that model names containing ':' (``llama3.1:8b``) stay whole.
 _OPENAI_SPEC = re.compile(r"^(https?://[^/\s]+/[^:\s]*):(.+)$")
@@ -167,19 +168,28 @@ def check_llm_spec(spec: str) -> None:
         raise ConfigError("provider 'replay' needs a path: replay:PATH.jsonl")
 
 
-def make_llm(spec: str, **options: Any) -> LLM:
+def make_llm(spec: str, profile: ModelProfile | None = None, **options: Any) -> LLM:
     """Build the LLM named by ``spec``.
 
     Args:
         spec: a provider string (see the module docstring).
+        profile: per-model options (``providers.profiles``); explicit ``options`` win over it.
         **options: passed to the provider's constructor (``threads=``, ``policy=``, ``base_url=``...).
 
     Raises:
-        ConfigError: ``spec`` is not a valid form; the message lists the valid ones.
+        ConfigError: ``spec`` is not a valid form (the message lists the valid ones), or the profile
+            sets an option its provider does not take.
         ProviderError: the provider cannot start (missing package or key).
     """
     form, rest = _resolve(spec, LLM_FORMS, "LLM")
-    return form.build(rest, dict(options))
+    if profile is None:
+        return form.build(rest, dict(options))
+    llm = form.build(rest, profile_options(spec, profile) | options)
+    if isinstance(llm, CompletionLLM):
+        llm.profile = profile.name or spec
+        if profile.deadline_s is not None:
+            llm.deadline_s = profile.deadline_s
+    return llm
 
 
 def make_embedder(spec: str, **options: Any) -> Embedder:
@@ -193,4 +203,20 @@ def make_embedder(spec: str, **options: Any) -> Embedder:
     return form.build(rest, dict(options))
 
 
-__all__ = ["EMBEDDER_FORMS", "LLM_FORMS", "ProviderForm", "check_llm_spec", "make_embedder", "make_llm"]
+def check_profiles(profiles: dict[str, ModelProfile]) -> dict[str, ModelProfile]:
+    """``profiles`` unchanged if each fits its model string's provider (a pydantic validator).
+
+    Raises:
+        ValueError: the first profile that does not fit, naming the model and the option.
+    """
+    for spec, profile in profiles.items():
+        try:
+            check_llm_spec(spec)
+            profile_options(spec, profile, check_env=False)
+        except ConfigError as exc:
+            raise ValueError(str(exc)) from None
+    return profiles
+
+
+__all__ = ["EMBEDDER_FORMS", "LLM_FORMS", "ProviderForm", "check_llm_spec", "check_profiles", "make_embedder",
+    "make_llm"]

@@ -163,20 +163,34 @@ def repair_prompt(error: str) -> str:
     )
 
 
-def _trim(value: Any, schema: Any) -> Any:
+def _resolve(schema: Any, defs: dict[str, Any]) -> Any:
+    """``schema`` with a local ``$ref`` (``#/$defs/NAME``) replaced by its target, siblings kept."""
+    depth = 0
+    while isinstance(schema, dict) and isinstance(schema.get("$ref"), str) and depth < 32:
+        target = defs.get(schema["$ref"].rsplit("/", 1)[-1])
+        if not isinstance(target, dict):
+            return schema
+        schema = {**target, **{k: v for k, v in schema.items() if k != "$ref"}}
+        depth += 1
+    return schema
+
+
+def _trim(value: Any, schema: Any, defs: dict[str, Any]) -> Any:
+    schema = _resolve(schema, defs)
     if not isinstance(schema, dict):
         return value
     if isinstance(value, dict) and isinstance(schema.get("anyOf"), list):
-        fitting = [alt for alt in schema["anyOf"] if isinstance(alt, dict)
+        alternatives = [_resolve(alt, defs) for alt in schema["anyOf"]]
+        fitting = [alt for alt in alternatives if isinstance(alt, dict)
                    and set(value) <= set(alt.get("properties", {}))]
-        return _trim(value, fitting[0]) if fitting else value
+        return _trim(value, fitting[0], defs) if fitting else value
     if isinstance(value, str) and isinstance(schema.get("maxLength"), int):
         return value[: schema["maxLength"]]
     if isinstance(value, dict) and isinstance(schema.get("properties"), dict):
         props = schema["properties"]
-        return {key: _trim(item, props.get(key)) for key, item in value.items()}
+        return {key: _trim(item, props.get(key), defs) for key, item in value.items()}
     if isinstance(value, list) and isinstance(schema.get("items"), dict):
-        return [_trim(item, schema["items"]) for item in value]
+        return [_trim(item, schema["items"], defs) for item in value]
     return value
 
 
@@ -184,14 +198,15 @@ def trim_to_schema(text: str, schema: dict[str, Any]) -> str:
     """``text`` with every JSON string longer than its schema's ``maxLength`` cut to it.
 
     For providers that cannot bound string length while generating: an over-long field is trimmed
-    rather than rejected (and paid for again in a repair round). Text that is not JSON is returned
-    unchanged, for the validator to report.
+    rather than rejected (and paid for again in a repair round). Local ``$ref``s into the schema's
+    ``$defs`` are followed (the agents' reply schema shares its field schemas that way). Text that is
+    not JSON is returned unchanged, for the validator to report.
     """
     if len(text) > MAX_REPLY_CHARS:
         return text
     try:
         value = json.loads(_extract_json(text))
-        trimmed = _trim(value, schema)
+        trimmed = _trim(value, schema, schema.get("$defs") or {})
     except (ValueError, RecursionError):
         return text
     return text if trimmed == value else clean_text(json.dumps(trimmed, ensure_ascii=False))

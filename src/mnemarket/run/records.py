@@ -19,6 +19,7 @@ from mnemarket.agents.config import LLMSpec
 from mnemarket.errors import ConfigError
 from mnemarket.providers import LLMResult
 from mnemarket.providers.llm import Usage
+from mnemarket.providers.profiles import ModelProfile
 from mnemarket.run.scenario import ResolvedScenario
 
 CONFIG_FILE = "config.json"
@@ -38,6 +39,8 @@ class RunOptions(BaseModel):
     spend_cap_usd: float | None = Field(None, ge=0)
     token_cap: int | None = Field(None, ge=0, description="stop cleanly after this many model tokens")
     replay_from: str | None = Field(None, description="run directory whose recordings serve the model calls")
+    profiles: dict[str, ModelProfile] = Field(default_factory=dict, description="model string -> profile, from "
+                                              "--models-file or an experiment; over the scenario's models:")
 
 
 class RunConfig(BaseModel):
@@ -60,6 +63,10 @@ class RunConfig(BaseModel):
 
     def model_for(self, agent_model: str) -> str:
         return self.options.model or self.resolved.scenario.model or agent_model
+
+    def profile_for(self, model: str) -> ModelProfile | None:
+        """The profile ``model`` runs with: the options' (CLI, experiment) over the scenario's."""
+        return self.options.profiles.get(model) or self.resolved.scenario.models.get(model)
 
 
 @dataclass

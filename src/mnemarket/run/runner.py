@@ -36,6 +36,7 @@ from mnemarket.providers import (
     make_embedder,
     make_llm,
 )
+from mnemarket.providers.applied import models_record
 from mnemarket.run.context_log import ContextLog
 from mnemarket.run.heap import HeapTrimmer, release_free_heap
 from mnemarket.run.records import (
@@ -97,6 +98,7 @@ class Runner:
         self.budget: Budget | None = None
         self.provider_failures = 0  # consecutive decisions the provider failed to answer
         self._scripted: dict[str, ScriptedPlanPolicy] = {}  # agent id -> its scripted plan, if scripted
+        self._models: dict[str, LLM] = {}  # model string -> the model built for it (for the models record)
         self._context_log: ContextLog | None = None
         self._embedder: MemoEmbedder | None = None
         self.warnings: list[str] = []
@@ -149,8 +151,9 @@ class Runner:
             inner = ScriptedLLM(plan, name="plan")
         else:
             if model not in cache:
-                cache[model] = make_llm(model)
+                cache[model] = make_llm(model, profile=self.config.profile_for(model))
             inner = cache[model]
+        self._models.setdefault(model, inner)
         if options.record and not options.replay_from:
             from mnemarket.providers import Recording, RecordingLLM
 
@@ -452,7 +455,8 @@ class Runner:
         crashpoints.reached("summary.json")
         scenario = self.config.resolved.scenario
         summary = summarize(world, self.genesis) | {"scenario": scenario.name, "status": status.state,
-                                                    "message": status.message}
+                                                    "message": status.message,
+                                                    "models": models_record(self._models, self._spent())}
         (self.run_dir / "summary.json").write_text(json.dumps(summary, indent=2))
         if self.report is not None:
             crashpoints.reached("report.html")

@@ -11,6 +11,8 @@ from mnemarket.agents.config import AgentConfig, LLMSpec
 from mnemarket.errors import ConfigError, did_you_mean
 from mnemarket.genesis.config import Bounty, GenesisConfig
 from mnemarket.kernel.artifact import AccessPolicy
+from mnemarket.providers.profiles import ModelProfile
+from mnemarket.providers.registry import check_profiles
 from mnemarket.yaml_config import format_validation_error, resolve_yaml
 
 
@@ -88,6 +90,13 @@ class ScenarioConfig(_Strict):
     turns: int = Field(4, ge=1, le=10_000, description="turns per session")
     seed: int = 0
     model: LLMSpec | None = Field(None, description="overrides every agent's model when set")
+    models: dict[str, ModelProfile] = Field(default_factory=dict, description="model string -> its profile "
+                                                                              "(providers/profiles.py)")
+
+    @field_validator("models")
+    @classmethod
+    def _profiles_fit(cls, value: dict[str, ModelProfile]) -> dict[str, ModelProfile]:
+        return check_profiles(value)
     embedder: str = "minilm"
     agents: list[str | dict[str, Any]] = Field(min_length=1)
     components_dir: str = "components"

@@ -179,6 +179,9 @@ GEMINI_ACCEPTED_SCHEMA_KEYWORDS = {
 GEMINI_RETIRED = {"gemini-2.0-flash", "gemini-2.0-flash-lite", "gemini-2.5-flash", "gemini-2.5-pro"}
 #: Models whose lowest thinking level is LOW (Pro, and non-Lite Flash from 3.7 on).
 GEMINI_NO_MINIMAL_THINKING = {"gemini-3.1-pro-preview", "gemini-3.7-flash", "gemini-3.8-flash"}
+#: Top-level fields of a generateContent request (API reference; continuationToken from SDK 3.6).
+GEMINI_GENERATE_FIELDS = {"contents", "systemInstruction", "generationConfig", "safetySettings", "tools",
+                          "toolConfig", "cachedContent", "labels", "serviceTier", "continuationToken"}
 _GEMINI_PATH = re.compile(r"^/(v1|v1beta)/models/([^/:]+):(generateContent|streamGenerateContent|batchEmbedContents)$")
 
 
@@ -217,6 +220,10 @@ def gemini_api(reply: Handler) -> Handler:
                 if item.get("model") != f"models/{model}":
                     return FakeResponse(400, gemini_error_body(400, "INVALID_ARGUMENT", "model mismatch"))
             return reply(request)
+        unknown = set(request.body) - GEMINI_GENERATE_FIELDS
+        if unknown:  # the API refuses fields it does not know (a client-side option sent by mistake)
+            return FakeResponse(400, gemini_error_body(
+                400, "INVALID_ARGUMENT", f"Invalid JSON payload received. Unknown name {sorted(unknown)[0]!r}"))
         config = request.body.get("generationConfig") or {}
         bad = _bad_schema_keywords(config.get("responseJsonSchema"), set())
         if bad:

@@ -77,7 +77,9 @@ def test_structured_generation_sends_schema_thinking_level_and_accounts_usage(ge
     assert config["responseMimeType"] == "application/json"
     assert config["responseJsonSchema"]["properties"]["action"]["enum"] == ["offer", "pass"]
     assert camel_keys(config["thinkingConfig"]) == {"thinkingLevel": "MINIMAL"}
-    assert config["maxOutputTokens"] == 64 and config["seed"] == 5 and config["temperature"] == 0.2
+    # 3.5 Flash-Lite fixes its sampling: nothing is sent that it would ignore, and the result says so.
+    assert config["maxOutputTokens"] == 64 and "seed" not in config and "temperature" not in config
+    assert result.sampling == "fixed" and result.attempts == 1 and result.requests == [result.usage]
 
 
 def test_model_version_is_in_the_call_log(gemini_key, tmp_path):
@@ -143,7 +145,7 @@ def test_prices_are_dated_and_a_launch_price_ends(gemini_key):
 
     from mnemarket.providers.pricing import DEFAULT_PRICE_TABLE, PRICES_CHECKED, PRICES_SOURCE
 
-    assert PRICES_SOURCE == "https://ai.google.dev/gemini-api/docs/pricing" and PRICES_CHECKED == "2026-11-24"
+    assert PRICES_SOURCE == "https://ai.google.dev/gemini-api/docs/pricing" and PRICES_CHECKED == "2026-11-26"
     usage = Usage(prompt_tokens=1_000_000, completion_tokens=1_000_000)
     assert DEFAULT_PRICE_TABLE.cost("gemini-3.8-flash", usage, on=dt.date(2026, 12, 31)) == pytest.approx(0.75 + 3.75)
     assert DEFAULT_PRICE_TABLE.cost("gemini-3.8-flash", usage, on=dt.date(2027, 1, 1)) == pytest.approx(1.50 + 7.50)
@@ -193,8 +195,8 @@ def test_persistent_overload_is_a_provider_failure_value(gemini_key):
 
 
 def test_rejected_request_raises_provider_error(gemini_key):
-    with serve(FakeResponse(400, gemini_error_body(400, "INVALID_ARGUMENT", "bad schema"))) as server:
-        with pytest.raises(ProviderError, match="HTTP 400.*bad schema"):
+    with serve(FakeResponse(400, gemini_error_body(400, "INVALID_ARGUMENT", "bad option"))) as server:
+        with pytest.raises(ProviderError, match="HTTP 400.*bad option"):
             GeminiLLM(base_url=server.url, **FAST).generate(HI)
     assert len(server.requests) == 1  # a 400 will not change: not retried
 
@@ -248,12 +250,13 @@ def test_output_cap_spent_on_thinking_is_a_reply_failure(gemini_key):
     assert len(server.requests) == 1
 
 
-def test_cut_off_json_says_so_after_the_repair_round(gemini_key):
+def test_cut_off_json_says_so_without_a_repair_round(gemini_key):
     cut = gemini_generate_body('{"action": "off', finish="MAX_TOKENS")
     with serve(cut) as server:
         result = GeminiLLM(base_url=server.url, **FAST).generate(HI, schema=Offer, max_tokens=8)
-    assert not result.ok and result.failure == "reply" and result.repaired
-    assert "cut off at max_tokens=8" in result.error
+    assert not result.ok and result.failure == "reply" and not result.repaired
+    assert "cut off at max_tokens=8" in result.error and "no repair round" in result.error
+    assert len(server.requests) == 1  # the same cap would cut a repair off the same way
 
 
 def test_blocked_prompt_and_safety_stop_are_reply_failures_with_the_reason(gemini_key):

@@ -60,14 +60,18 @@ def test_schema_constrained_output_parses_and_is_seed_deterministic(gemma):
     assert not first.repaired  # the grammar alone produced a valid object
     second = gemma.generate(messages, schema=Move, max_tokens=64, temperature=0.7, seed=7)
     assert second.text == first.text
+    # What the run's models record says of it: the project's grammar, seeded sampling, the GGUF.
+    assert first.structured_mode == "grammar" and first.sampling == "honoured" and first.attempts == 1
+    assert gemma.applied()["structured_mode"] == "grammar" and gemma.applied()["server"] == "in-process llama.cpp"
 
 
 @pytest.mark.local_model
 def test_truncated_structured_output_is_a_failure_value(gemma):
-    # 3 tokens cannot finish the JSON object: the reply fails validation, repair too.
+    # 3 tokens cannot finish the JSON object: the reply fails validation, and a repair round under
+    # the same cap would be cut off the same way, so none is run.
     result = gemma.generate([{"role": "user", "content": "Choose a move."}], schema=Move, max_tokens=3)
     assert not result.ok and result.parsed is None
-    assert "Move" in result.error and result.repaired
+    assert "Move" in result.error and not result.repaired and "cut off at max_tokens=3" in result.error
 
 
 def test_missing_gguf_override_says_what_to_set(monkeypatch, tmp_path):

@@ -1,0 +1,161 @@
+"""Model profiles: per-model options a researcher writes in YAML, turned into constructor options.
+
+A profile belongs to one model string (its key in an experiment's or scenario's ``models:`` mapping,
+or in a models.yaml named by ``--models-file``, read by ``run.models_file``). Everything is optional; an empty profile is today's
+defaults. An option the model's provider does not take is a :class:`ConfigError` naming it, raised
+by :func:`profile_options` before anything is built (``validate`` calls it).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from mnemarket.errors import ConfigError, validation_problems
+from mnemarket.providers.pricing import DEFAULT_PRICE_TABLE, ModelPrice, PriceTable
+
+
+class ProfilePrice(BaseModel):
+    """A price a researcher vouches for: USD per million tokens, the day it was read and where."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    input_per_million: float = Field(ge=0)
+    output_per_million: float = Field(0.0, ge=0)
+    cached_per_million: float | None = Field(None, ge=0, description="cached input, where the provider lists one")
+    checked: dt.date = Field(description="the day the price was read")
+    source: str = Field(min_length=1, description="where it is published (a URL)")
+    until: dt.date | None = Field(None, description="last day it holds (a launch price); the run refuses after")
+
+    def as_price(self) -> ModelPrice:
+        return ModelPrice(input_per_million=self.input_per_million, output_per_million=self.output_per_million,
+                          cached_per_million=self.cached_per_million, checked=self.checked, source=self.source,
+                          until=self.until)
+
+
+class ModelProfile(BaseModel):
+    """The options one model string runs with (all optional; unset means the provider's default)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str | None = Field(None, description="what the run record calls this profile (default: the model string)")
+    price: ProfilePrice | None = None
+    thinking: str | int | None = Field(
+        None, description="Gemini 3.x: a thinking level (minimal, low, medium, high, xhigh); Gemini 2.5: a token "
+                          "budget; OpenAI-compatible: sent as reasoning_effort")
+    sampling: Literal["honoured", "fixed"] | None = Field(
+        None, description="fixed: send no temperature or seed (the model ignores them); default by model")
+    timeout_s: float | None = Field(None, gt=0, description="per request")
+    deadline_s: float | None = Field(None, gt=0, description="per call, all rounds: no repair round after it, "
+                                                             "and no request may wait longer")
+    attempts: int | None = Field(None, ge=1, description="per request, retries included")
+    max_concurrency: int | None = Field(None, ge=1, description="requests in flight at once")
+    requests_per_minute: float | None = Field(None, gt=0)
+    structured_mode: Literal["auto", "json_schema", "json_object", "prompt"] = "auto"
+    api_key_env: str | None = Field(None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$",
+                                    description="environment variable holding the API key")
+    base_url: str | None = Field(None, description="Gemini only: another endpoint (a proxy)")
+    extra_body: dict[str, Any] = Field(default_factory=dict, description="OpenAI-compatible: more request fields "
+                                                                         "(chat_template_kwargs, reasoning_effort)")
+    token_field: Literal["max_tokens", "max_completion_tokens"] | None = Field(
+        None, description="OpenAI-compatible: the output cap's name")
+
+
+def _api_key(profile: ModelProfile) -> str | None:
+    if profile.api_key_env is None:
+        return None
+    key = os.environ.get(profile.api_key_env)
+    if not key:
+        raise ConfigError(f"profile api_key_env={profile.api_key_env!r}, but that variable is not set")
+    return key
+
+
+def _timeouts(profile: ModelProfile) -> dict[str, Any]:
+    timeouts = [t for t in (profile.timeout_s, profile.deadline_s) if t is not None]
+    return {"timeout_s": min(timeouts)} if timeouts else {}
+
+
+def _set(profile: ModelProfile, fields: tuple[str, ...]) -> list[str]:
+    """Which of ``fields`` the profile gives a value other than the default (a profile read back
+    from a run's config.json has every field set, most to their defaults)."""
+    return [name for name in fields
+            if getattr(profile, name) != ModelProfile.model_fields[name].get_default(call_default_factory=True)]
+
+
+def profile_options(spec: str, profile: ModelProfile, *, check_env: bool = True) -> dict[str, Any]:
+    """Constructor options for the model ``spec`` under ``profile``.
+
+    Raises:
+        ConfigError: the profile sets an option ``spec``'s provider does not take, or names an API-key
+            variable that is not set (skipped with ``check_env=False``, as ``validate`` does).
+    """
+    prefix, _, rest = spec.partition(":")
+    common: dict[str, Any] = {"attempts": profile.attempts} if profile.attempts is not None else {}
+    common |= _timeouts(profile)
+    key = _api_key(profile) if check_env else None
+    options: dict[str, Any]
+    if prefix == "gemini":
+        wrong = _set(profile, ("extra_body", "token_field", "max_concurrency"))
+        if profile.structured_mode not in ("auto", "json_schema"):
+            wrong.append("structured_mode (Gemini holds replies to responseJsonSchema)")
+        options = common | {k: v for k, v in (("sampling", profile.sampling), ("base_url", profile.base_url),
+                                              ("requests_per_minute", profile.requests_per_minute),
+                                              ("api_key", key)) if v is not None}
+        if isinstance(profile.thinking, int):
+            options["thinking_budget"] = profile.thinking
+        elif profile.thinking is not None:
+            options["thinking_level"] = profile.thinking
+        if profile.price is not None:
+            model = rest or _default_gemini()
+            options["prices"] = PriceTable(prices={**DEFAULT_PRICE_TABLE.prices, model: profile.price.as_price()})
+    elif prefix == "openai":
+        wrong = _set(profile, ("base_url",))
+        if isinstance(profile.thinking, int):
+            wrong.append("thinking (a level such as 'low' here, sent as reasoning_effort)")
+        extra = dict(profile.extra_body)
+        if isinstance(profile.thinking, str):
+            extra.setdefault("reasoning_effort", profile.thinking)
+        options = common | {k: v for k, v in (
+            ("sampling", profile.sampling), ("max_concurrency", profile.max_concurrency),
+            ("requests_per_minute", profile.requests_per_minute), ("api_key", key),
+            ("token_field", profile.token_field), ("extra_body", extra or None),
+            ("structured_mode", None if profile.structured_mode == "auto" else profile.structured_mode)) if v is not None}
+        if profile.price is not None:
+            model = rest.rsplit(":", 1)[-1] if rest else ""
+            options["prices"] = PriceTable(prices={model: profile.price.as_price()})
+    else:
+        wrong = _set(profile, tuple(name for name in ModelProfile.model_fields if name != "name"))
+        options = {}
+    if wrong:
+        raise ConfigError(f"model {spec!r}: its profile sets {', '.join(wrong)}, which a {prefix!r} model does not "
+                          "take; remove it (see README 'Remote models')")
+    return options
+
+
+def _default_gemini() -> str:
+    from mnemarket.providers.gemini_llm import DEFAULT_GEMINI_MODEL
+
+    return DEFAULT_GEMINI_MODEL
+
+
+def parse_profiles(data: Any, where: str) -> dict[str, ModelProfile]:
+    """A ``models:`` mapping (model string -> profile or null) as profiles.
+
+    Raises:
+        ConfigError: not a mapping, or a profile that does not validate (the message names the field).
+    """
+    if not isinstance(data, dict):
+        raise ConfigError(f"{where}: models must map model strings to profiles, got {type(data).__name__}")
+    profiles = {}
+    for spec, body in data.items():
+        try:
+            profiles[str(spec)] = ModelProfile.model_validate(body or {})
+        except ValidationError as exc:
+            raise ConfigError(f"{where}: profile of {spec!r}: {validation_problems(exc, 'profile')}") from None
+    return profiles
+
+
+__all__ = ["ModelProfile", "ProfilePrice", "parse_profiles", "profile_options"]
