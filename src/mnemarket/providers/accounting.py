@@ -8,7 +8,6 @@ budget. One log and one budget can be shared by many principals (``for_principal
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from collections import defaultdict
@@ -17,9 +16,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from mnemarket.errors import BudgetExceeded, ConfigError
+from mnemarket.jsonl import end_line, read_lines
 from mnemarket.providers.embedding import Embedder
 from mnemarket.providers.llm import DEFAULT_MAX_TOKENS, LLM, LLMResult, MessagesLike, Usage
 
@@ -71,6 +71,13 @@ class CallRecord(BaseModel):
     """Length of a reasoning model's reasoning text, if it sent one."""
 
 
+def _call_record(text: str) -> CallRecord:
+    try:
+        return CallRecord.model_validate_json(text)
+    except ValidationError as exc:
+        raise ValueError("not a call record") from exc
+
+
 class Totals(BaseModel):
     """Sums over a principal's calls."""
 
@@ -104,6 +111,7 @@ class CallLog:
         self.path = Path(path) if path is not None else None
         if self.path is not None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
+            end_line(self.path)  # a cut last line (a kill mid-write) must not swallow the next record
         self._lock = threading.Lock()
         self._totals: dict[str, Totals] = defaultdict(Totals)
 
@@ -122,9 +130,9 @@ class CallLog:
 
     @staticmethod
     def read(path: str | Path) -> list[CallRecord]:
-        """All records in a call log file."""
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
-        return [CallRecord.model_validate(json.loads(line)) for line in lines if line.strip()]
+        """The records of a call log file; a damaged line (cut by a kill, garbage, not a call
+        record) is left out (`mnemarket.jsonl`)."""
+        return [record for _, record in read_lines(Path(path), _call_record) if record is not None]
 
     @staticmethod
     def totals_of(records: list[CallRecord]) -> dict[str, Totals]:

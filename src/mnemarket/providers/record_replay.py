@@ -18,11 +18,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from mnemarket.errors import ProviderError
+from mnemarket.jsonl import end_line, json_object, read_lines
 from mnemarket.providers.embedding import Embedder
-from mnemarket.providers.llm import DEFAULT_MAX_TOKENS, LLM, LLMResult, MessagesLike, Usage, as_messages
+from mnemarket.providers.llm import DEFAULT_MAX_TOKENS, LLM, LLMResult, MessagesLike, as_messages
 from mnemarket.providers.structured import parse_structured, tight_json_schema
 
 
@@ -69,8 +70,9 @@ class Recording:
         self._lock = threading.Lock()
         self._counts = {"llm": 0, "embed": 0}
         if append and self.path.exists():  # a resumed run continues its recording
-            for line in self.path.read_text(encoding="utf-8").splitlines():
-                kind = json.loads(line).get("kind") if line.strip() else None
+            end_line(self.path)  # after a line a kill cut: the damaged line stays one line
+            for _, entry in read_lines(self.path, json_object):  # a damaged line counts as no call
+                kind = entry.get("kind") if entry is not None else None
                 if kind in self._counts:
                     self._counts[kind] += 1
         else:
@@ -86,20 +88,48 @@ class Recording:
 
 
 def _load(path: str | Path, kind: str) -> list[dict[str, Any]]:
+    """The recording's entries of ``kind``, each checked for the shape replay reads.
+
+    Raises:
+        ProviderError: the file is missing, or a line is damaged (not UTF-8 JSON, or an entry of
+            ``kind`` without the fields replay needs), naming the line.
+    """
     path = Path(path)
     if not path.is_file():
         raise ProviderError(f"replay recording {str(path)!r} does not exist; record a run first (see RecordingLLM)")
     entries = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
+    for number, entry in read_lines(path, json_object):
         try:
-            entry = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ProviderError(f"{str(path)!r} line {number} is not JSON ({exc}); the recording is damaged") from exc
-        if entry.get("kind") == kind:
-            entries.append(entry)
+            if entry is None:
+                raise ValueError("not a line of UTF-8 JSON holding an object")
+            if entry.get("kind") == kind:
+                entries.append(_checked(entry, kind))
+        except (ValueError, TypeError) as exc:  # pydantic's ValidationError is a ValueError
+            raise ProviderError(f"{str(path)!r} line {number + 1} is damaged ({_why(exc)}); "
+                                "record the run again") from None
     return entries
+
+
+def _why(exc: Exception) -> str:
+    if isinstance(exc, ValidationError):
+        first = exc.errors()[0]
+        return f"response.{'.'.join(map(str, first['loc']))}: {first['msg']}"[:200]
+    return str(exc)[:200]
+
+
+def _checked(entry: dict[str, Any], kind: str) -> dict[str, Any]:
+    """``entry`` with an ``llm`` call's response as an `LLMResult` (the recorded reply validated
+    here, once: a doctored field is a damaged line, not an error in the middle of a replay)."""
+    if kind == "llm":
+        if not isinstance(entry.get("prompt_hash"), str) or not isinstance(entry.get("response"), dict):
+            raise ValueError("an LLM call needs a prompt_hash and a response")
+        return {**entry, "response": LLMResult.model_validate({**entry["response"], "parsed": None})}
+    if not (isinstance(entry.get("texts_hash"), str) and isinstance(entry.get("vectors"), str)
+            and all(isinstance(entry.get(k), int) and entry[k] >= 0 for k in ("n", "dim"))):
+        raise ValueError("an embedding call needs texts_hash, vectors, n and dim")
+    if len(base64.b64decode(entry["vectors"], validate=True)) != 4 * entry["n"] * entry["dim"]:
+        raise ValueError(f"the vectors are not {entry['n']} x {entry['dim']} float32 values")
+    return entry
 
 
 class RecordingLLM(LLM):
@@ -171,16 +201,15 @@ class ReplayLLM(LLM):
             if entry["prompt_hash"] != digest:
                 raise ReplayDivergence(
                     f"LLM call {index} diverged: prompt hash {digest[:16]} but the recording has "
-                    f"{entry['prompt_hash'][:16]} (recorded params {entry['params']}); the prompt or parameters changed",
+                    f"{entry['prompt_hash'][:16]} (recorded params {entry.get('params')}); the prompt or parameters changed",
                     kind="llm", index=index,
                 )
             self._next += 1
-        response = dict(entry["response"])
-        response["usage"] = Usage(**response["usage"])
+        response: LLMResult = entry["response"]
         parsed = None
-        if schema is not None and response["ok"]:
-            parsed, _ = parse_structured(response["text"], schema)
-        return LLMResult(**response, parsed=parsed)
+        if schema is not None and response.ok:
+            parsed, _ = parse_structured(response.text, schema)
+        return response.model_copy(update={"parsed": parsed})
 
 
 def _encode_vectors(vectors: np.ndarray) -> str:

@@ -20,16 +20,27 @@ import json
 import re
 from array import array
 from collections import OrderedDict
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from mnemarket.jsonl import MAX_LINE_BYTES, end_line, raw_lines, read_lines
 from mnemarket.kernel.events import decode_part
+from mnemarket.run.context_refs import (
+    LOST_FROM,
+    MAX_TEXT_CHARS,
+    TEXT_FIELDS,
+    LostPieces,
+    highest_piece,
+    identity,
+    piece_ids,
+    sections_from,
+    shaped,
+)
 from mnemarket.run.json_records import SharedDecoder
 
 CONTEXTS = "contexts.jsonl"
 PARTS = "contexts.parts.jsonl"
-TEXT_FIELDS = ("system", "user", "rag_query", "reply")
 KNOWN_PIECES = 4_096
 """Pieces remembered for reuse at the least (about 0.5 MB of digests); older ones are written again if they recur."""
 KNOWN_PIECES_PER_AGENT = 32
@@ -58,9 +69,13 @@ class ContextLog:
     def __init__(self, run_dir: Path, *, agents: int = 1):
         self.path = run_dir / CONTEXTS
         self.parts_path = run_dir / PARTS
-        for path in (self.path, self.parts_path):
-            _drop_partial_line(path)
+        _drop_partial_line(self.parts_path)
+        end_line(self.path)  # a cut last record stays one damaged line
         self._next = _count_lines(self.parts_path)
+        if _highest_piece(self.path) >= self._next:
+            # The end of the pieces file is lost: the records naming it must not read the new pieces.
+            with self.path.open("a") as log:
+                log.write(json.dumps({LOST_FROM: self._next}) + "\n")
         self._known: OrderedDict[bytes, int] = OrderedDict()
         self._capacity = max(KNOWN_PIECES, KNOWN_PIECES_PER_AGENT * agents)
 
@@ -128,38 +143,60 @@ def newest_contexts(run_dir: str | Path, limit: int) -> tuple[list[dict[str, Any
     """The last ``limit`` records of `read_contexts` and how many records there are in all; only
     the records returned are rebuilt."""
     kept = _kept(Path(run_dir) / CONTEXTS)
-    return list(_decoded(Path(run_dir), kept[max(len(kept) - limit, 0):], None)), len(kept)
+    newest = _Kept(kept[max(len(kept) - limit, 0):], kept.lost)
+    return list(_decoded(Path(run_dir), newest, None)), len(kept)
 
 
 _IDENTITY = ("agent", "session", "turn", "step")
 
 
 def _lines(path: Path) -> Iterator[tuple[int, str]]:
-    """(line number, text) of each non-blank line, read line by line."""
-    if not path.exists():
-        return
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle):
-            if line.strip():
-                yield number, line
+    """(line number, text) of each non-blank line, read line by line; a line that is not UTF-8
+    or absurdly long is damaged and left out (`mnemarket.jsonl`)."""
+    for number, text in read_lines(path, decode=str):
+        if text is not None:
+            yield number, text
 
 
-def _kept(path: Path) -> list[int]:
+class _Kept(list[int]):
+    """Line numbers of the records to read back, with the log's lost-pieces marks."""
+
+    def __init__(self, lines: Iterable[int] = (), lost: LostPieces | None = None):
+        super().__init__(lines)
+        self.lost = lost if lost is not None else LostPieces()
+
+
+def _kept(path: Path) -> _Kept:
     """Line numbers of the records to read back: one per (agent, session, turn, step), the last
     logged. A run killed after logging a turn's contexts but before committing its decisions
-    decides and logs the turn again on resume: the later record is the one that was applied."""
+    decides and logs the turn again on resume: the later record is the one that was applied.
+    A record that is not JSON or has no turn identity of the right types is damaged: left out."""
     latest: dict[tuple[Any, ...], int] = {}
+    kept = _Kept()
     for number, line in _lines(path):
         try:
             record = decode_part(line)  # keys interned: every record repeats the same few
-        except ValueError:  # the unfinished last line of a killed run
+        except (ValueError, RecursionError):  # the unfinished last line of a killed run, or garbage
             continue
-        key = tuple(record.get(name) for name in _IDENTITY)
-        latest[key if None not in key[:3] else (number,)] = number  # records without a turn's identity all stay
-    return sorted(latest.values())
+        key = identity(record)
+        if key is not None:
+            latest[key] = number
+        else:
+            kept.lost.add(number, record)
+    kept.extend(sorted(latest.values()))
+    return kept
 
 
-def _decoded(run_dir: Path, kept: Sequence[int], fields: Collection[str] | None) -> Iterator[dict[str, Any]]:
+def _highest_piece(path: Path) -> int:
+    """The highest piece id a record of the log names (-1 for none)."""
+    highest = -1
+    for _, record in read_lines(path):
+        if isinstance(record, dict):
+            highest = max(highest, highest_piece(record))
+    return highest
+
+
+def _decoded(run_dir: Path, kept: _Kept, fields: Collection[str] | None) -> Iterator[dict[str, Any]]:
     wanted = set(kept)
     decode = SharedDecoder().decode  # the records may be kept: they share their keys and short values
     pieces: _Pieces | None = None
@@ -169,13 +206,15 @@ def _decoded(run_dir: Path, kept: Sequence[int], fields: Collection[str] | None)
                 continue
             try:
                 record = decode(line)
-            except ValueError:
+            except (ValueError, RecursionError):
                 continue
             if fields is not None:
                 record = {name: value for name, value in record.items() if name in fields or name in _IDENTITY}
             if pieces is None and _has_refs(record):
                 pieces = _Pieces(run_dir / PARTS)
-            yield _decode(record, pieces) if pieces is not None else record
+            if pieces is not None:
+                record = _decode(record, pieces, kept.lost.bound(number, pieces.count))
+            yield shaped(record, LOST_TEXT)
     finally:
         if pieces is not None:
             pieces.close()
@@ -194,25 +233,39 @@ class _Pieces:
     """
 
     def __init__(self, path: Path):
-        self._file = path.open("rb") if path.exists() else None
+        self._file = path.open("rb") if path.is_file() else None
         self._ends = array("q")
         end = 0
-        for line in self._file or ():
-            if not line.endswith(b"\n"):
+        for line in raw_lines(self._file) if self._file is not None else ():
+            if not line.finished:
                 break
-            end += len(line)
+            end += line.size
             self._ends.append(end)
         self._piece = functools.lru_cache(maxsize=RECENT_PIECES)(self._read)
         self.shared_text = functools.lru_cache(maxsize=SHARED_HIT_TEXTS)(self.text)
 
-    def text(self, ref: str) -> str:
-        """The text whose pieces ``ref`` names (``"3-5,9"``)."""
-        return "".join(self._piece(i) for i in _ids(ref))
+    @property
+    def count(self) -> int:
+        """Pieces in the file."""
+        return len(self._ends)
+
+    def text(self, ref: str, bound: int | None = None) -> str:
+        """The text whose pieces ``ref`` names (``"3-5,9"``), each id below ``bound`` (default: the
+        file's pieces); a text over `MAX_TEXT_CHARS` is damaged (ValueError)."""
+        parts, size = [], 0
+        for piece_id in piece_ids(ref, self.count if bound is None else min(bound, self.count)):
+            parts.append(self._piece(piece_id))
+            size += len(parts[-1])
+            if size > MAX_TEXT_CHARS:
+                raise ValueError(f"a text over {MAX_TEXT_CHARS} characters")
+        return "".join(parts)
 
     def _read(self, piece_id: int) -> str:
         if self._file is None or not 0 <= piece_id < len(self._ends):
             raise IndexError(piece_id)
         start = self._ends[piece_id - 1] if piece_id else 0
+        if self._ends[piece_id] - start > MAX_LINE_BYTES:
+            raise ValueError(f"piece {piece_id} is too long")
         self._file.seek(start)
         piece = json.loads(self._file.read(self._ends[piece_id] - start))
         if not isinstance(piece, str):
@@ -229,14 +282,15 @@ def _has_refs(record: dict[str, Any]) -> bool:
             or any(isinstance(h, dict) and isinstance(h.get("text"), dict) for h in record.get("rag_hits") or ()))
 
 
-def _decode(record: dict[str, Any], pieces: _Pieces) -> dict[str, Any]:
-    """The record with its texts rebuilt from the pieces (retrieved texts shared: `_Pieces`)."""
-    def text(value: Any, rebuild: Callable[[str], str] = pieces.text) -> Any:
+def _decode(record: dict[str, Any], pieces: _Pieces, bound: int) -> dict[str, Any]:
+    """The record with its texts rebuilt from the pieces below ``bound`` (retrieved texts shared:
+    `_Pieces`); a text that cannot be rebuilt reads `LOST_TEXT` (`context_refs.shaped` names it)."""
+    def text(value: Any, rebuild: Callable[[str, int], str] = pieces.text) -> Any:
         if not (isinstance(value, dict) and "$" in value):
             return value
         try:
-            return rebuild(str(value["$"]))
-        except (ValueError, IndexError):  # a damaged record or pieces file: say so, read on
+            return rebuild(value["$"], bound)
+        except (ValueError, IndexError, TypeError):  # a damaged record or pieces file: say so, read on
             return LOST_TEXT
 
     out = dict(record)
@@ -244,10 +298,8 @@ def _decode(record: dict[str, Any], pieces: _Pieces) -> dict[str, Any]:
         if name in out:
             out[name] = text(out[name])
     if isinstance(out.get("sections"), dict):
-        try:
-            out["sections"] = json.loads(text(out["sections"]))
-        except ValueError:
-            out["sections"] = []
+        rebuilt = text(out["sections"])
+        out["sections"] = sections_from(rebuilt) if rebuilt != LOST_TEXT else None
     if isinstance(out.get("rag_hits"), list):
         out["rag_hits"] = [{**h, "text": text(h.get("text"), pieces.shared_text)}
                            for h in out["rag_hits"] if isinstance(h, dict)]
@@ -268,16 +320,6 @@ def _runs(ids: list[int]) -> str:
     if start is not None:
         out.append(str(start) if start == previous else f"{start}-{previous}")
     return ",".join(out)
-
-
-def _ids(runs: str) -> list[int]:
-    ids: list[int] = []
-    for run in runs.split(","):
-        if not run:
-            continue
-        first, _, last = run.partition("-")
-        ids.extend(range(int(first), int(last or first) + 1))
-    return ids
 
 
 def _count_lines(path: Path) -> int:

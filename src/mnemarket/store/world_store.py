@@ -17,7 +17,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from mnemarket.errors import StoreError
 from mnemarket.kernel import AccessPolicy, Artifact, ChangeSet, Event, LedgerEntry, WorldSnapshot
 from mnemarket.kernel.events import decode_part
-from mnemarket.store.engine import damaged, make_engine, mapped_reads
+from mnemarket.store.engine import damaged, describe, make_engine, mapped_reads
 from mnemarket.store.schema import create_tables
 from mnemarket.store.world_tables import (
     WORLD_TABLES,
@@ -65,6 +65,26 @@ def _artifact_from_row(row: Any, policies: dict[str, AccessPolicy]) -> Artifact:
         read_price=row.read_price, invoke_price=row.invoke_price, max_chars=row.max_chars,
         version=row.version,
         created_tick=row.created_tick, updated_tick=row.updated_tick, deleted=bool(row.deleted))
+
+
+def _meta_disagrees(conn: Connection, meta: Any) -> str | None:
+    """What is wrong when the counters row disagrees with the rows it counts (every commit writes
+    both in one transaction, so only a damaged or edited file disagrees): a missing row over a
+    world that holds rows would otherwise read as an empty world, and counts that are off would
+    reuse event or ledger ids."""
+    events = conn.execute(select(func.count(), func.coalesce(func.max(_events.c.id), 0))).one()
+    ledger = conn.execute(select(func.count(), func.coalesce(func.max(_ledger.c.id), 0))).one()
+    if meta is None:
+        principals = conn.execute(select(func.count()).select_from(_principals)).scalar_one()
+        if events[0] or ledger[0] or principals:
+            return (f"its world_meta row is missing but it holds {events[0]} events, {ledger[0]} ledger entries "
+                    f"and {principals} principals")
+        return None
+    for name, (rows, highest), count in (("events", events, meta.event_count),
+                                         ("ledger entries", ledger, meta.ledger_count)):
+        if count != highest or rows > count:
+            return f"world_meta counts {count} {name} but the table holds {rows} (highest id {highest})"
+    return None
 
 
 class SqlWorldStore:
@@ -123,6 +143,10 @@ class SqlWorldStore:
     def load(self) -> WorldSnapshot | None:
         with self._reading(), self.engine.connect() as conn:
             meta = conn.execute(select(_meta).where(_meta.c.id == 1)).first()
+            problem = _meta_disagrees(conn, meta)
+            if problem:
+                raise StoreError(f"world database {describe(self.engine)} is damaged: {problem}; restore it from a "
+                                 "backup or start a new run")
             if meta is None:
                 return None
             snap = WorldSnapshot(meta={name: getattr(meta, name) for name in _META_COLUMNS})
