@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 from bisect import bisect_right
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, TypeGuard
 
 MAX_REF_PIECES = 100_000
 """Pieces one text may name (a long prompt has a few hundred)."""
@@ -82,7 +82,7 @@ def identity(record: dict[str, Any]) -> tuple[str, int, int, str | None] | None:
     return agent, session, turn, step
 
 
-def _is_int(value: Any) -> bool:
+def _is_int(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
