@@ -1,11 +1,23 @@
 """Configuration files: one YAML reader, one `extends` resolver, one deep merge, one pydantic-error
 formatter and one loader of a YAML file into a pydantic model. Every config loader uses these,
 so every bad file reads the same way: `file: field: what was wrong; what is allowed`.
+
+Files a configuration names are read through the same guards (`read_config_file`): only regular
+files (a FIFO would hang the read, /dev/zero fill memory) under a size cap, strict UTF-8. A prompt
+or `extends:` file must lie in the directory tree of the file that names it, in that file's
+repository checkout, or in a folder the user allowed (`allow_dirs`, the CLI's `--allow-dir`):
+a configuration cannot pull an arbitrary file on the machine into a prompt (and so to a hosted
+model) or into the context log.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import os
+import stat
+from collections.abc import Iterable, Iterator
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -22,60 +34,130 @@ MAX_FILE_BYTES = 1_000_000
 """A configuration file larger than this is refused (the shipped ones are a few KB)."""
 MAX_VALUES = 200_000
 """Values a file may hold once its aliases are expanded (an alias bomb expands exponentially)."""
+MAX_DEPTH = 48
+"""Nesting a file may use (the shipped ones use under 10 levels)."""
 YAML_SUFFIXES = (".yaml", ".yml")
+PROMPT_SUFFIXES = (".md", ".txt")
+# libyaml when PyYAML has it: ~7x faster, and its parser refuses nesting past 1,000 levels at once
+# (the pure-Python scanner reads a whole flow nest first: quadratic in its brackets).
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_ALLOWED_DIRS: ContextVar[tuple[Path, ...]] = ContextVar("allowed_dirs", default=())
+
+
+@contextlib.contextmanager
+def allow_dirs(dirs: Iterable[str | Path]) -> Iterator[None]:
+    """Let prompt and `extends:` files come from ``dirs`` too, while the block runs."""
+    token = _ALLOWED_DIRS.set((*_ALLOWED_DIRS.get(), *(Path(d).resolve() for d in dirs)))
+    try:
+        yield
+    finally:
+        _ALLOWED_DIRS.reset(token)
+
+
+def read_config_file(path: Path, max_bytes: int = MAX_FILE_BYTES) -> str:
+    """The text of a file a configuration reads: a regular file of at most ``max_bytes`` of UTF-8
+    without NUL bytes; anything else is a :class:`ConfigError` naming the file (never a hang on a
+    FIFO, a read of /dev/zero into memory or a traceback)."""
+    try:
+        # Non-blocking, so opening a FIFO with no writer returns at once; fstat then refuses it.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise ConfigError("file not found; check the path", path=str(path)) from None
+    except OSError as exc:
+        raise ConfigError(f"cannot be read ({exc.strerror or exc})", path=str(path)) from None
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise ConfigError("is a directory; name a file", path=str(path))
+        if not stat.S_ISREG(info.st_mode):
+            raise ConfigError("is not a regular file (a pipe, device or socket); name a file", path=str(path))
+        if info.st_size > max_bytes:
+            raise ConfigError(f"is {info.st_size} bytes; configuration files are limited to {max_bytes}",
+                              path=str(path))
+        with os.fdopen(os.dup(fd), "rb") as handle:
+            raw = handle.read(max_bytes + 1)
+    except OSError as exc:
+        raise ConfigError(f"cannot be read ({exc.strerror or exc})", path=str(path)) from None
+    finally:
+        os.close(fd)
+    if len(raw) > max_bytes:
+        raise ConfigError(f"grew past {max_bytes} bytes while read; configuration files are limited to that",
+                          path=str(path))
+    if b"\0" in raw:
+        raise ConfigError("is a binary file, not text", path=str(path))
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ConfigError("is not UTF-8 text; save it as UTF-8", path=str(path)) from None
 
 
 def read_yaml(path: Path) -> dict[str, Any]:
     """A YAML mapping from ``path``; every way a file can be wrong is a :class:`ConfigError`
     naming the file, never a traceback, a hang or the file's content."""
+    text = read_config_file(path)
     try:
-        if path.is_dir():
-            raise ConfigError("is a directory; name a YAML file", path=str(path))
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise ConfigError(f"is {size} bytes; configuration files are limited to {MAX_FILE_BYTES}", path=str(path))
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise ConfigError("file not found; check the path", path=str(path)) from None
-    except OSError as exc:
-        raise ConfigError(f"cannot be read ({exc.strerror or exc})", path=str(path)) from None
-    if b"\0" in raw:
-        raise ConfigError("is a binary file, not YAML", path=str(path))
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise ConfigError("is not UTF-8 text; save it as UTF-8", path=str(path)) from None
-    try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=_Loader)  # noqa: S506 - a safe loader
     except yaml.YAMLError as exc:
+        problem = str(getattr(exc, "problem", None) or "unreadable")
+        if "depth" in problem:  # libyaml: "exceeded maximum nesting depth"
+            raise ConfigError("nests too deeply to be a configuration file", path=str(path)) from None
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark else ""
-        raise ConfigError(f"malformed YAML{where}: {getattr(exc, 'problem', None) or 'unreadable'}",
-                          path=str(path)) from None
+        raise ConfigError(f"malformed YAML{where}: {problem}", path=str(path)) from None
     except RecursionError:
         raise ConfigError("nests too deeply to be a configuration file", path=str(path)) from None
     if data is None:
         return {}
     if not isinstance(data, dict):
         raise ConfigError(f"expected a mapping of fields, got {type(data).__name__}", path=str(path))
-    if _expanded_size(data) > MAX_VALUES:
+    size, depth = _expanded_size(data)
+    if size > MAX_VALUES:
         raise ConfigError(f"holds more than {MAX_VALUES} values once its aliases are expanded "
                           "(an alias bomb?); write the values out", path=str(path))
+    if depth > MAX_DEPTH:
+        raise ConfigError(f"nests deeper than {MAX_DEPTH} levels; too deeply to be a configuration file",
+                          path=str(path))
     return data
 
 
-def _expanded_size(data: Any) -> int:
-    """Values in ``data`` with shared (aliased) parts counted each time they appear; stops early."""
-    count, stack = 0, [data]
-    while stack and count <= MAX_VALUES:
-        item = stack.pop()
+def _expanded_size(data: Any) -> tuple[int, int]:
+    """Values in ``data`` with shared (aliased) parts counted each time they appear, and the
+    deepest nesting; stops early past either bound."""
+    count, deepest, stack = 0, 0, [(data, 1)]
+    while stack and count <= MAX_VALUES and deepest <= MAX_DEPTH:
+        item, depth = stack.pop()
         count += 1
+        deepest = max(deepest, depth)
         if isinstance(item, dict):
-            stack.extend(item.keys())
-            stack.extend(item.values())
+            stack.extend((key, depth + 1) for key in item)
+            stack.extend((value, depth + 1) for value in item.values())
         elif isinstance(item, list):
-            stack.extend(item)
-    return count
+            stack.extend((value, depth + 1) for value in item)
+    return count, deepest
+
+
+def referenced_file(naming: Path, name: str, field: str, suffixes: tuple[str, ...]) -> Path:
+    """The file ``name`` (relative to ``naming``'s folder, or absolute) that ``naming``'s ``field``
+    names, once it is known to have one of ``suffixes`` and to lie (links followed) in ``naming``'s
+    directory tree, its repository checkout or a folder of `allow_dirs`."""
+    if not name.endswith(suffixes):
+        raise ConfigError(f"names {name[:80]!r}; it must be a {' or '.join(suffixes)} file", path=str(naming),
+                          field=field)
+    target = (naming.parent / name).resolve()
+    roots = [naming.parent.resolve(), *_checkout(naming.parent.resolve()), *_ALLOWED_DIRS.get()]
+    if not any(target.is_relative_to(root) for root in roots):
+        raise ConfigError(f"names {name[:80]!r}, outside the folder of this file and its repository checkout; "
+                          "move the file there, or allow its folder with --allow-dir", path=str(naming), field=field)
+    return target
+
+
+@functools.lru_cache(maxsize=256)
+def _checkout(folder: Path) -> tuple[Path, ...]:
+    """The git checkout holding ``folder`` (a folder with `.git`, a directory or a worktree's file), if any."""
+    for candidate in (folder, *folder.parents):
+        if (candidate / ".git").exists():
+            return (candidate,)
+    return ()
 
 
 def deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
@@ -100,10 +182,7 @@ def resolve_yaml(path: Path, seen: tuple[Path, ...] = ()) -> dict[str, Any]:
         return data
     if not isinstance(parent, str):
         raise ConfigError(f"`extends` must be a file path, got {str(parent)[:60]!r}", path=str(path), field="extends")
-    if not parent.endswith(YAML_SUFFIXES):
-        raise ConfigError(f"`extends` names {parent[:80]!r}; it must be a .yaml or .yml file", path=str(path),
-                          field="extends")
-    return deep_merge(resolve_yaml(path.parent / parent, (*seen, path)), data)
+    return deep_merge(resolve_yaml(referenced_file(path, parent, "extends", YAML_SUFFIXES), (*seen, path)), data)
 
 
 @functools.lru_cache(maxsize=64)
@@ -186,4 +265,5 @@ def load_model(path: str | Path, model: type[Model], *, extends: bool = False) -
         raise format_validation_error(exc, path, model) from None
 
 
-__all__ = ["deep_merge", "format_validation_error", "load_model", "read_yaml", "resolve_yaml"]
+__all__ = ["allow_dirs", "deep_merge", "format_validation_error", "load_model", "read_config_file", "read_yaml",
+           "referenced_file", "resolve_yaml"]

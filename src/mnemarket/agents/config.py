@@ -18,7 +18,14 @@ from mnemarket.kernel.artifact import valid_artifact_id
 from mnemarket.memory import PRESETS, RetentionPolicy, RetrievalWeights
 from mnemarket.memory.importance import HeuristicRaterConfig, RaterSpec
 from mnemarket.providers import check_llm_spec
-from mnemarket.yaml_config import format_validation_error, read_yaml, resolve_yaml
+from mnemarket.yaml_config import (
+    PROMPT_SUFFIXES,
+    format_validation_error,
+    read_config_file,
+    read_yaml,
+    referenced_file,
+    resolve_yaml,
+)
 
 
 def checked_llm_spec(value: str) -> str:
@@ -239,12 +246,13 @@ def load_agent_config(path: str | Path) -> AgentConfig:
     path = Path(path)
     data = resolve_yaml(path)
     prompt = data.get("system_prompt")
-    if isinstance(prompt, str) and prompt.strip().endswith((".md", ".txt")) and "\n" not in prompt.strip():
-        prompt_path = path.parent / prompt.strip()
+    if isinstance(prompt, str) and prompt.strip().endswith(PROMPT_SUFFIXES) and "\n" not in prompt.strip():
+        # Only from this file's folder, its checkout or an allowed folder: the text goes to the model.
+        prompt_path = referenced_file(path, prompt.strip(), "system_prompt", PROMPT_SUFFIXES)
         if not prompt_path.exists():
             raise ConfigError(f"system_prompt file {prompt!r} not found next to the agent file",
                               path=str(path), field="system_prompt")
-        data["system_prompt"] = prompt_path.read_text()
+        data["system_prompt"] = read_config_file(prompt_path)
     try:
         return AgentConfig.model_validate(data)
     except ValidationError as exc:

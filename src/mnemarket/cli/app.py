@@ -19,6 +19,7 @@ from rich.table import Table
 from rich.text import Text
 
 from mnemarket.errors import MnemarketError, ProviderError, StoreError, UserError
+from mnemarket.yaml_config import allow_dirs
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Agent world simulations in an artifact economy where memory is tradable.")
@@ -149,6 +150,12 @@ def _print_summary(run_dir: Path, summary: dict | None = None) -> None:
         console.print(f"[yellow]{escape(summary['message'])}[/yellow]")
 
 
+def _allow_dir_option() -> Any:
+    return typer.Option(None, "--allow-dir", help="a folder prompt and `extends:` files may also come from "
+                                                  "(besides the naming file's folder and repository checkout); "
+                                                  "repeatable")
+
+
 @app.callback()
 def _root() -> None:
     """mnemarket: run, resume, inspect and compare agent economies."""
@@ -165,7 +172,8 @@ def run(scenario: Path = typer.Argument(..., help="scenario YAML, e.g. config/de
         spend_cap: float = typer.Option(None, help="stop cleanly when model spend reaches this many USD"),
         token_cap: int = typer.Option(None, help="stop cleanly after this many model tokens"),
         models_file: Path = typer.Option(None, help="models.yaml: model strings -> profiles (price, concurrency, "
-                                                    "structured mode, ...)")) -> None:
+                                                    "structured mode, ...)"),
+        allow_dir: list[Path] = _allow_dir_option()) -> None:
     """Run a scenario."""
     from mnemarket.experiments.pipeline import create_runner
     from mnemarket.providers import check_llm_spec
@@ -178,9 +186,10 @@ def run(scenario: Path = typer.Argument(..., help="scenario YAML, e.g. config/de
     if model is not None:
         check_llm_spec(model)
     profiles = load_models_file(models_file) if models_file is not None else {}
-    runner = create_runner(scenario, out, RunOptions(model=model, sessions=sessions, turns=turns, db=db, seed=seed,
-                                                   record=record, spend_cap_usd=spend_cap, token_cap=token_cap,
-                                                   profiles=profiles))
+    with allow_dirs(allow_dir or ()):
+        runner = create_runner(scenario, out, RunOptions(model=model, sessions=sessions, turns=turns, db=db, seed=seed,
+                                                         record=record, spend_cap_usd=spend_cap, token_cap=token_cap,
+                                                         profiles=profiles))
     try:
         status = _run_with_progress(runner, scenario.stem)
     finally:
@@ -315,14 +324,15 @@ def replay(run_dir: Path, out: Path = typer.Option(None, help="where to re-execu
 
 
 @_command()
-def validate(path: Path) -> None:
+def validate(path: Path, allow_dir: list[Path] = _allow_dir_option()) -> None:
     """Check agent, scenario or genesis YAML files (a file or a directory) without running anything."""
     from mnemarket.experiments.validate import validate_path
 
     if not path.exists():
         _fail(f"{str(path)!r} does not exist")
     warnings: list[str] = []
-    problems, checked = validate_path(path, warnings)
+    with allow_dirs(allow_dir or ()):
+        problems, checked = validate_path(path, warnings)
     for problem in problems:
         typer.echo(f"invalid: {problem}", err=True)
     for warning in warnings:
@@ -349,7 +359,7 @@ def demo(out: Path = typer.Option(Path("runs/demo"), help="run directory (an ear
     prepare_output_dir(out, "demo")
     console.print(f"running {scenario} with model {model!r} (offline); run directory {out}")
     run(scenario, model=model, sessions=sessions, turns=turns, out=out, db=None, seed=None, record=True,
-        spend_cap=None, token_cap=None, models_file=None)
+        spend_cap=None, token_cap=None, models_file=None, allow_dir=[])
 
 
 @_command()
@@ -359,7 +369,8 @@ def compare(experiment: Path = typer.Argument(..., help="experiment YAML, e.g. c
             report_only: bool = typer.Option(False, help="only measure finished cells and rewrite the reports"),
             executor: str = typer.Option("process", help="process (a local process pool) or ray (Ray tasks)"),
             address: str = typer.Option(None, help="Ray cluster address (auto, ray://HOST:10001); default: "
-                                                   "start a local Ray")) -> None:
+                                                   "start a local Ray"),
+            allow_dir: list[Path] = _allow_dir_option()) -> None:
     """Run a models x memory-configs x seeds matrix (resumable) and write comparison.json/.md/.html."""
     from mnemarket.experiments.experiment import load_experiment, run_experiment
     from mnemarket.experiments.model_check import check_model, needs_check
@@ -384,8 +395,9 @@ def compare(experiment: Path = typer.Argument(..., help="experiment YAML, e.g. c
             if warning not in warned:
                 warned.add(warning)
                 console.print(f"[yellow]warning ({escape(cell.id)}): {escape(warning)}[/yellow]")
-    path = run_experiment(experiment, out, max_workers=workers, only_report=report_only, progress=report,
-                          executor=executor, address=address)
+    with allow_dirs(allow_dir or ()):  # the cells' configurations are written here, before any cell runs
+        path = run_experiment(experiment, out, max_workers=workers, only_report=report_only, progress=report,
+                              executor=executor, address=address)
     document = json.loads(path.read_text())
     failed = [c for c in document["cells"] if c["status"] != "finished"]
     console.print(f"{len(document['cells']) - len(failed)}/{len(document['cells'])} cells finished; "

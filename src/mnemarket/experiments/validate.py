@@ -9,22 +9,33 @@ budget (estimated tokens; a run counts them with the model's tokenizer).
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
-
 from mnemarket.errors import ConfigError
+from mnemarket.yaml_config import read_yaml
 
 Kind = Literal["agent", "base", "component", "scenario", "genesis", "experiment"]
 
 
 def _data(path: Path) -> dict[str, Any] | None:
+    """The file's fields read through the one guarded reader `run` uses (so a huge, binary,
+    non-UTF-8, deep or special file costs no more here); a file it refuses is None here and
+    is reported by the loader of its kind. Read once per file and version."""
     try:
-        data = yaml.safe_load(path.read_text())
-    except (OSError, yaml.YAMLError):
-        return None  # the loader of the file's kind reports it with its line
-    return data if isinstance(data, dict) else None
+        stat = path.stat()
+    except OSError:
+        return None
+    return _read(path.resolve(), stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=32)
+def _read(path: Path, mtime_ns: int, size: int) -> dict[str, Any] | None:  # noqa: ARG001 - the cache key
+    try:
+        return read_yaml(path)
+    except ConfigError:
+        return None
 
 
 def extended_files(files: list[Path]) -> set[Path]:
@@ -157,6 +168,8 @@ def validate_path(path: Path, warnings: list[str] | None = None) -> tuple[list[s
             validate_file(file, bases, warnings)
         except ConfigError as exc:
             problems.append(str(exc))
+        except Exception as exc:  # noqa: BLE001 - one file the checks did not foresee must not hide the others
+            problems.append(f"{file}: could not be checked ({type(exc).__name__}: {str(exc)[:200]})")
     return problems, len(files)
 
 

@@ -33,12 +33,12 @@ def _flood_without_menus(tmp_path: Path) -> Path:
 def test_a_run_and_validate_warn_about_the_step_and_only_that_step(tmp_path):
     scenario = _flood_without_menus(tmp_path)
     run = CliRunner().invoke(app, ["run", str(scenario), "--model", "scripted", "--sessions", "1",
-                                   "--out", str(tmp_path / "run")])
+                                   "--out", str(tmp_path / "run"), "--allow-dir", str(ROOT / "agents")])
     assert run.exit_code == 0, run.output
     said = " ".join(run.output.split())  # rich wraps the warning to the terminal
     assert said.count("sections never cut") == 1 and "agent 'kai', step 'act'" in said, run.output
     assert "workflow.steps[0].actions" in said and "take about" not in said  # counted, not estimated
-    result = CliRunner().invoke(app, ["validate", str(scenario)])
+    result = CliRunner().invoke(app, ["validate", str(scenario), "--allow-dir", str(ROOT / "agents")])
     assert result.exit_code == 0, result.output  # a warning, not a problem: the run still plays
     assert result.output.count("warning:") == 1 and "agent 'kai', step 'act'" in result.output
     assert "take about" in result.output  # validate estimates; the run counts with the model

@@ -337,6 +337,8 @@ def test_validate_checks_step_menus_against_the_services_a_run_would_have(tmp_pa
     agent.write_text(f"extends: {agents / 'base.yaml'}\nid: bad\nsystem_prompt: {agents / 'system_prompt.md'}\n"
                      "workflow: {steps: [{name: look, prompt: look, actions: [genesis_memory.serch, flood_office]}]}\n")
     result = cli.invoke(app, ["validate", str(agent)])
+    assert "outside the folder of this file" in result.output  # the repository's prompt, named from elsewhere
+    result = cli.invoke(app, ["validate", str(agent), "--allow-dir", str(agents)])
     assert result.exit_code == 1 and "workflow.steps[0].actions" in result.output
     assert "Did you mean 'search'" in result.output  # flood_office is skipped: only its scenario knows it
     scenario = tmp_path / "scenario.yaml"
@@ -348,6 +350,6 @@ def test_validate_checks_step_menus_against_the_services_a_run_would_have(tmp_pa
     household.write_text(f"extends: {agents / 'flood' / 'base.yaml'}\nid: kai\n"
                          f"system_prompt: {agents / 'flood' / 'system_prompt.md'}\n"
                          "workflow: {steps: [{name: act, prompt: act, actions: [flood_office.decied]}]}\n")
-    result = cli.invoke(app, ["validate", str(scenario)])
+    result = cli.invoke(app, ["validate", str(scenario), "--allow-dir", str(agents)])
     assert result.exit_code == 1 and "agent kai: workflow.steps[0].actions" in result.output
     assert "Did you mean 'decide'" in result.output
