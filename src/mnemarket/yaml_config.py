@@ -151,7 +151,6 @@ def referenced_file(naming: Path, name: str, field: str, suffixes: tuple[str, ..
     return target
 
 
-@functools.lru_cache(maxsize=256)
 def _checkout(folder: Path) -> tuple[Path, ...]:
     """The git checkout holding ``folder`` (a folder with `.git`, a directory or a worktree's file), if any."""
     for candidate in (folder, *folder.parents):

@@ -43,8 +43,11 @@ def extended_files(files: list[Path]) -> set[Path]:
     bases = set()
     for file in files:
         parent = (_data(file) or {}).get("extends")
-        if isinstance(parent, str):
-            bases.add((file.parent / parent).resolve())
+        try:
+            if isinstance(parent, str):
+                bases.add((file.parent / parent).resolve())
+        except (OSError, ValueError):  # a NUL byte, a loop of links: its own loader says so
+            continue
     return bases
 
 
