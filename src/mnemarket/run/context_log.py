@@ -24,7 +24,7 @@ from collections.abc import Callable, Collection, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from mnemarket.jsonl import MAX_LINE_BYTES, end_line, raw_lines, read_lines
+from mnemarket.jsonl import MAX_LINE_BYTES, raw_lines, read_lines
 from mnemarket.kernel.events import decode_part
 from mnemarket.run.context_refs import (
     LOST_FROM,
@@ -69,8 +69,8 @@ class ContextLog:
     def __init__(self, run_dir: Path, *, agents: int = 1):
         self.path = run_dir / CONTEXTS
         self.parts_path = run_dir / PARTS
-        _drop_partial_line(self.parts_path)
-        end_line(self.path)  # a cut last record stays one damaged line
+        for path in (self.path, self.parts_path):
+            _drop_partial_line(path)
         self._next = _count_lines(self.parts_path)
         if _highest_piece(self.path) >= self._next:
             # The end of the pieces file is lost: the records naming it must not read the new pieces.
@@ -301,8 +301,8 @@ def _decode(record: dict[str, Any], pieces: _Pieces, bound: int) -> dict[str, An
         rebuilt = text(out["sections"])
         out["sections"] = sections_from(rebuilt) if rebuilt != LOST_TEXT else None
     if isinstance(out.get("rag_hits"), list):
-        out["rag_hits"] = [{**h, "text": text(h.get("text"), pieces.shared_text)}
-                           for h in out["rag_hits"] if isinstance(h, dict)]
+        out["rag_hits"] = [{**h, "text": text(h.get("text"), pieces.shared_text)} if isinstance(h, dict) else h
+                           for h in out["rag_hits"]]  # `shaped` drops a hit that is no object, and says so
     return out
 
 

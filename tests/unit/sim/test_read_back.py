@@ -77,7 +77,7 @@ def _check_shapes(record: dict) -> None:
 
 @pytest.mark.parametrize("fields", [
     {"sections": 5}, {"sections": [1, 2]}, {"sections": {"$": 5}}, {"rag_hits": "x"},
-    {"rag_hits": [1, {"text": 3}]}, {"agent": [1]}, {"turn": {"a": 1}}, {"session": [[1]]}, {"user": [1, 2]},
+    {"rag_hits": [1, {"text": 3}]}, {"rag_hits": [7, {"id": "m", "text": "a memory", "score": 1}]}, {"agent": [1]}, {"turn": {"a": 1}}, {"session": [[1]]}, {"user": [1, 2]},
     {"reply": {"$": ["0-5"]}},
 ], ids=lambda f: "-".join(f"{k}={json.dumps(v)}" for k, v in f.items()))
 def test_a_record_of_the_wrong_shape_is_marked_lost_not_a_traceback(run, fields):
