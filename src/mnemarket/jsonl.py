@@ -81,6 +81,17 @@ def json_object(text: str) -> dict[str, Any]:
     return value
 
 
+def read_json_object(path: Path, max_bytes: int = MAX_LINE_BYTES) -> dict[str, Any] | None:
+    """The JSON object a whole file holds (summary.json, cell.json); None when the file is missing,
+    too large, not UTF-8 or not a JSON object."""
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(max_bytes + 1)
+    except OSError:
+        return None
+    return None if len(data) > max_bytes else _decoded(data, json_object)
+
+
 def end_line(path: Path) -> None:
     """Make an append start on a line of its own: a file whose last line was cut (a kill, a lost
     tail) gets a newline, so the damaged line stays one damaged line and the next record is whole."""
@@ -92,4 +103,4 @@ def end_line(path: Path) -> None:
         return
 
 
-__all__ = ["MAX_LINE_BYTES", "Line", "end_line", "json_object", "raw_lines", "read_lines"]
+__all__ = ["MAX_LINE_BYTES", "Line", "end_line", "json_object", "raw_lines", "read_json_object", "read_lines"]

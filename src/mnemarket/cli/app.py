@@ -19,6 +19,7 @@ from rich.table import Table
 from rich.text import Text
 
 from mnemarket.errors import MnemarketError, ProviderError, StoreError, UserError
+from mnemarket.jsonl import read_json_object
 from mnemarket.yaml_config import allow_dirs
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
@@ -237,7 +238,7 @@ def inspect(run_dir: Path, agent: str = typer.Option(None, help="one agent's fig
         if agent is None:
             saved = run_dir / "summary.json"
             # The runner's summary.json also says how the run ended; figures are recomputed.
-            extra = json.loads(saved.read_text()) if saved.exists() else {}
+            extra = read_json_object(saved) or {}  # a damaged one only loses how the run ended
             _print_summary(run_dir, {**extra, **summary})
             return
         console.print(summary["agents"][agent])

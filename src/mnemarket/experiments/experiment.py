@@ -12,7 +12,6 @@ interrupted and is resumed by the runner. After the cells, every run directory i
 
 from __future__ import annotations
 
-import json
 import os
 import platform
 import re
@@ -29,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from mnemarket.agents.config import AgentConfig, LLMSpec
 from mnemarket.errors import ConfigError, did_you_mean
 from mnemarket.experiments.cell import CELL_FILE, cell_done, run_cell
+from mnemarket.jsonl import read_json_object
 from mnemarket.providers.profiles import ModelProfile
 from mnemarket.providers.registry import check_profiles
 from mnemarket.reports.report import EXPERIMENT_CELLS
@@ -318,7 +318,7 @@ def write_comparison(experiment: Experiment, dirs: dict[Cell, Path], outcomes: d
         row: dict[str, Any] = {"id": cell.id, "model": cell.model, "config": cell.config, "seed": cell.seed,
                                "run_dir": str(run_dir)}
         if cell_done(run_dir):
-            info = json.loads((run_dir / CELL_FILE).read_text())
+            info = read_json_object(run_dir / CELL_FILE) or {}  # damaged: only its timing is lost
             run = load_run(run_dir)
             row |= {"status": "finished", "seconds": info.get("seconds"),
                     "metrics": cell_metrics(run, embedder=embedder)}

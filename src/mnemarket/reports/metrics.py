@@ -12,7 +12,6 @@ session-end migration of a prefixed working-memory entry): it is what the agent 
 
 from __future__ import annotations
 
-import json
 import re
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Sequence
@@ -22,10 +21,12 @@ from typing import Any
 
 import numpy as np
 
+from mnemarket.errors import ConfigError
 from mnemarket.genesis import LONGTERM_STORE_TEMPLATE, TurnRecord, is_lesson, is_migration, turn_record
 from mnemarket.genesis.event_text import action_signature as signature
 from mnemarket.genesis.event_text import describe_event
 from mnemarket.genesis.run_record import succeeded
+from mnemarket.jsonl import read_json_object, read_lines
 from mnemarket.memory import DEFAULT_WEIGHTS, normalise_text
 from mnemarket.memory.lexical import tokenize
 from mnemarket.reports.name_finder import NameFinder
@@ -114,26 +115,28 @@ def _jsonl(path: Path) -> list[dict[str, Any]]:
     """The records of a JSON-lines file, read line by line, keys and short values shared
     (`SharedDecoder`): a long run's events repeat them, and `json.loads` would copy them into
     every record. Lines that are not a JSON object are left out."""
-    if not path.exists():
-        return []
-    records = []
     decoder = SharedDecoder()
-    with path.open(encoding="utf-8") as handle:
-        for line in handle:
-            try:
-                records.append(decoder.decode(line))
-            except ValueError:  # a blank line, or one cut by a kill while the file was written
-                continue
-    return records
+    # A line cut by a kill, not UTF-8 or not an event is left out (`mnemarket.jsonl`).
+    return [record for _, record in read_lines(path, decoder.decode) if _is_event(record)]
+
+
+def _is_event(record: Any) -> bool:
+    """The shape the metrics read of an events.jsonl line."""
+    return (isinstance(record, dict) and type(record.get("id")) is int and isinstance(record.get("principal"), str)
+            and isinstance(record.get("action_type"), str)
+            and all(isinstance(record.get(part), dict) for part in ("action", "result", "meta")))
 
 
 def load_run(run_dir: str | Path) -> RunData:
     """Read a finished run directory (events.jsonl is written when a run ends)."""
     run_dir = Path(run_dir)
-    summary_path = run_dir / "summary.json"
-    return RunData(run_dir=run_dir, config=json.loads((run_dir / "config.json").read_text()),
-                   events=_jsonl(run_dir / "events.jsonl"), contexts=read_contexts(run_dir, fields=CONTEXT_FIELDS),
-                   summary=json.loads(summary_path.read_text()) if summary_path.exists() else {})
+    config = read_json_object(run_dir / "config.json")
+    if config is None:
+        raise ConfigError(f"{run_dir / 'config.json'} is missing or damaged; `mnemarket run` wrote it: restore it "
+                          "from a backup or run the cell again")
+    return RunData(run_dir=run_dir, config=config, events=_jsonl(run_dir / "events.jsonl"),
+                   contexts=read_contexts(run_dir, fields=CONTEXT_FIELDS),
+                   summary=read_json_object(run_dir / "summary.json") or {})
 
 
 # -- events -------------------------------------------------------------------------------------------------

@@ -224,3 +224,24 @@ def test_metadata_that_disagrees_with_the_events_is_a_damaged_world(run, stateme
         code, output = _cli(command, str(run))
         said = " ".join(output.split())
         assert code == 4 and "is damaged" in said and "world_meta" in said, output
+
+
+# -- the other files a run reads back: summary.json, events.jsonl -------------------------------------------------
+
+@pytest.mark.parametrize("damage", [b"{cut", b"\xff\xfe", b"[1, 2]"])
+def test_a_damaged_summary_only_loses_how_the_run_ended(run, damage):
+    (run / "summary.json").write_bytes(damage)
+    code, output = _cli("inspect", str(run))
+    assert code == 0 and "scrip: total" in output, output
+
+
+def test_damaged_event_lines_are_left_out_of_the_metrics(run):
+    from mnemarket.sim.metrics import agent_metrics, load_run
+
+    whole = load_run(run)
+    with (run / "events.jsonl").open("ab") as events:
+        events.write(b'{"id": "x", "meta": 5}\n\xff\xfe garbage\n{"id": 9999, "principal": "alpha", "action_type": '
+                     b'"wait", "action": [], "result": {}, "meta": {}}\n{"id": 1')
+    damaged = load_run(run)
+    assert damaged.events == whole.events
+    assert agent_metrics(damaged, "alpha") == agent_metrics(whole, "alpha")
