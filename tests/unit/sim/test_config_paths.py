@@ -26,7 +26,7 @@ from typer.testing import CliRunner
 from mnemarket.agents import load_agent_config
 from mnemarket.cli.app import app
 from mnemarket.errors import ConfigError
-from mnemarket.sim.validate import validate_path
+from mnemarket.experiments.validate import validate_path
 
 ROOT = Path(__file__).resolve().parents[3]
 FAST = settings(max_examples=40, deadline=None,
@@ -74,7 +74,7 @@ def test_a_fifo_is_refused_at_once(tmp_path, field):
     assert "is not a regular file" in _load_in_child(agent)
     (tmp_path / "fifo.yaml").unlink(missing_ok=True)
     os.mkfifo(tmp_path / "fifo.yaml")  # and validate of the folder holding one
-    done = _in_child(f"from mnemarket.sim.validate import validate_path\nfrom pathlib import Path\n"
+    done = _in_child(f"from mnemarket.experiments.validate import validate_path\nfrom pathlib import Path\n"
                      f"print(validate_path(Path({str(tmp_path)!r}))[0])")
     assert done.returncode == 0 and "fifo.yaml: is not a regular file" in done.stdout, done.stderr[-800:]
 
@@ -149,7 +149,7 @@ def test_validate_and_run_give_the_same_one_line_error_and_good_files_still_vali
     (tmp_path / "good.yaml").write_text("id: alpha\n")
     for name, data in BAD_FILES.items():
         (tmp_path / name).write_bytes(data)
-    done = _in_child(f"from mnemarket.sim.validate import validate_path\nfrom pathlib import Path\n"
+    done = _in_child(f"from mnemarket.experiments.validate import validate_path\nfrom pathlib import Path\n"
                      f"import json\nprint(json.dumps(validate_path(Path({str(tmp_path)!r}))))", timeout=120)
     assert done.returncode == 0, done.stderr[-800:]
     problems, checked = json.loads(done.stdout)

@@ -23,9 +23,10 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from mnemarket.cli.app import app
+from mnemarket.experiments.pipeline import run_scenario
 from mnemarket.providers.accounting import CallLog
-from mnemarket.sim.context_log import CONTEXTS, LOST_TEXT, PARTS, ContextLog, read_contexts
-from mnemarket.sim.runner import RunOptions, run_scenario
+from mnemarket.run.context_log import CONTEXTS, LOST_TEXT, PARTS, ContextLog, read_contexts
+from mnemarket.run.runner import RunOptions
 
 from .fast_demo import fast_demo
 
@@ -77,7 +78,8 @@ def _check_shapes(record: dict) -> None:
 
 @pytest.mark.parametrize("fields", [
     {"sections": 5}, {"sections": [1, 2]}, {"sections": {"$": 5}}, {"rag_hits": "x"},
-    {"rag_hits": [1, {"text": 3}]}, {"rag_hits": [7, {"id": "m", "text": "a memory", "score": 1}]}, {"agent": [1]}, {"turn": {"a": 1}}, {"session": [[1]]}, {"user": [1, 2]},
+    {"rag_hits": [1, {"text": 3}]}, {"rag_hits": [7, {"id": "m", "text": "a memory", "score": 1}]},
+    {"agent": [1]}, {"turn": {"a": 1}}, {"session": [[1]]}, {"user": [1, 2]},
     {"reply": {"$": ["0-5"]}},
 ], ids=lambda f: "-".join(f"{k}={json.dumps(v)}" for k, v in f.items()))
 def test_a_record_of_the_wrong_shape_is_marked_lost_not_a_traceback(run, fields):
@@ -108,7 +110,7 @@ def test_a_non_utf8_line_is_left_out(run):
 def test_a_huge_piece_range_reads_as_lost_in_bounded_memory(run):
     """`{"$": "0-3000000000"}` allocated a list of 3e9 ids; read in a process capped at 1.5 GB."""
     _edit_last_record(run, user={"$": "0-3000000000"}, rag_query={"$": ",".join(["0-20"] * 200_000)})
-    script = (f"from mnemarket.sim.context_log import read_contexts\n"
+    script = (f"from mnemarket.run.context_log import read_contexts\n"
               f"r = read_contexts({str(run)!r})[-1]\nprint(r['user'], '|', r['rag_query'], '|', r['lost'])\n")
 
     def cap() -> None:
@@ -236,7 +238,7 @@ def test_a_damaged_summary_only_loses_how_the_run_ended(run, damage):
 
 
 def test_damaged_event_lines_are_left_out_of_the_metrics(run):
-    from mnemarket.sim.metrics import agent_metrics, load_run
+    from mnemarket.reports.metrics import agent_metrics, load_run
 
     whole = load_run(run)
     with (run / "events.jsonl").open("ab") as events:
