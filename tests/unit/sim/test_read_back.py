@@ -216,7 +216,8 @@ def test_a_doctored_recording_is_a_damaged_line_in_replay(run, tmp_path, doctor)
 # -- the world database -------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("statement", ["delete from world_meta", "update world_meta set event_count = 3",
-                                       "update world_meta set ledger_count = ledger_count + 5"])
+                                       "update world_meta set ledger_count = ledger_count + 5",
+                                       "delete from events where id = 2"])
 def test_metadata_that_disagrees_with_the_events_is_a_damaged_world(run, statement):
     con = sqlite3.connect(run / "world.db")
     con.execute(statement)
