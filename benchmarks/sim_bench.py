@@ -133,6 +133,7 @@ def bench(agents: int, turns_per_agent: int, session_turns: int) -> dict[str, An
     from mnemarket.experiments.pipeline import create_runner
     from mnemarket.providers import ScriptedLLM
     from mnemarket.run.runner import RunOptions
+    from mnemarket.yaml_config import allow_dirs
 
     # Every agent's "local" model is the growth policy: the benchmark measures everything but the model.
     runner_module.make_llm = lambda spec, **options: ScriptedLLM(growth_policy, name="growth")
@@ -140,7 +141,8 @@ def bench(agents: int, turns_per_agent: int, session_turns: int) -> dict[str, An
     with tempfile.TemporaryDirectory() as tmp:
         scenario = write_scenario(Path(tmp), agents, sessions, min(session_turns, turns_per_agent))
         started = time.perf_counter()  # loading the scenario (N agent files) is part of setup
-        runner = create_runner(scenario, Path(tmp) / "run", RunOptions())
+        with allow_dirs([ROOT / "agents"]):  # the agents extend the repository's base from a temporary folder
+            runner = create_runner(scenario, Path(tmp) / "run", RunOptions())
         runner.setup()
         setup_s = time.perf_counter() - started
         turn_ms: list[float] = []
