@@ -1,4 +1,4 @@
-"""The `mnemarket` command line: run, resume, inspect, memory, replay, validate, demo, eval."""
+"""The `mnemarket` command line: run, resume, inspect, memory, replay, validate, demo, compare, eval, serve."""
 
 from __future__ import annotations
 
@@ -414,6 +414,27 @@ from mnemarket.cli.eval_locomo import locomo as _eval_locomo  # noqa: E402 - reg
 eval_app = typer.Typer(no_args_is_help=True, help="Standard memory datasets through an agent of the world.")
 app.add_typer(eval_app, name="eval")
 eval_app.command("locomo")(_errors_to_exit_codes(_eval_locomo))
+
+
+@_command()
+def serve(port: int = typer.Option(8000, min=0, max=65535, help="port (0 picks a free one; the ready line names it)"),
+          host: str = typer.Option("127.0.0.1", help="address to listen on (0.0.0.0 serves other machines)"),
+          slots: int = typer.Option(1, min=1, help="requests decoded at once, each on its own copy of the model"),
+          threads: int = typer.Option(None, min=1, help="llama.cpp threads per slot (default: library choice)"),
+          model: str = typer.Option("local", help="local (the shipped Gemma 3 270M) or local:PATH.gguf"),
+          n_ctx: int = typer.Option(2048, min=256, help="context window per slot, in tokens"),
+          embeddings: bool = typer.Option(True, help="serve /v1/embeddings with the shipped MiniLM"),
+          max_requests: int = typer.Option(None, min=1, help="stop after this many requests")) -> None:
+    """Serve the local model over an OpenAI-compatible API (for runs: MNEMARKET_LOCAL_URL=http://HOST:PORT/v1)."""
+    from mnemarket.serve import ServeOptions
+    from mnemarket.serve import serve as run_server
+
+    if model != "local" and not model.startswith("local:"):
+        _fail(f"--model {model!r}: mnemarket serve serves the local model; use local or local:PATH.gguf")
+    path = Path(model.partition(":")[2]) if model.startswith("local:") else None
+    run_server(ServeOptions(host=host, port=port, slots=slots, threads=threads, model_path=path, n_ctx=n_ctx,
+                            embeddings=embeddings, max_requests=max_requests),
+               announce=lambda line: console.print(line, markup=False, highlight=False, soft_wrap=True))
 
 
 def main() -> None:

@@ -31,15 +31,26 @@ AMX_FLAGS = frozenset({"amx_tile", "amx_int8", "amx_bf16"})
 CHECK_TIMEOUT_S = 120
 
 
+def flags_in_cpuinfo(text: str) -> frozenset[str]:
+    """The feature flags of the first processor listed in /proc/cpuinfo text (empty if none)."""
+    for line in text.splitlines():
+        name, _, value = line.partition(":")
+        if name.strip() == "flags":
+            return frozenset(value.split())
+    return frozenset()
+
+
+def has_amx(flags: frozenset[str]) -> bool:
+    """Whether a CPU with these flags has AMX (the tiles llama.cpp's repack crashes on)."""
+    return bool(flags & AMX_FLAGS)
+
+
 def cpu_flags(cpuinfo: Path = Path("/proc/cpuinfo")) -> frozenset[str]:
     """The CPU's feature flags (Linux); empty where /proc/cpuinfo is unreadable."""
     try:
-        for line in cpuinfo.read_text(errors="replace").splitlines():
-            if line.startswith("flags"):
-                return frozenset(line.split(":", 1)[1].split())
+        return flags_in_cpuinfo(cpuinfo.read_text(errors="replace"))
     except OSError:
-        pass
-    return frozenset()
+        return frozenset()
 
 
 def use_extra_buffer_types() -> bool:
@@ -138,7 +149,7 @@ def crash_message(returncode: int, extra_bufts: bool, stderr: str = "") -> str:
     else:
         last = (stderr.strip().splitlines() or ["no message"])[-1][:200]
         cause = f"failed (exit {returncode}: {last})"
-    amx = " This CPU has AMX." if cpu_flags() & AMX_FLAGS else ""
+    amx = " This CPU has AMX." if has_amx(cpu_flags()) else ""
     if extra_bufts:
         fix = f"set {ENV_EXTRA_BUFTS}=0 to load without repacked weight buffers"
     else:
@@ -148,5 +159,5 @@ def crash_message(returncode: int, extra_bufts: bool, stderr: str = "") -> str:
             f"or use another model (--model gemini:... or openai:...). The run is unchanged and resumes.")
 
 
-__all__ = ["ENV_EXTRA_BUFTS", "ENV_SKIP_CHECK", "check_model_runs", "crash_message", "llama_model",
-    "use_extra_buffer_types"]
+__all__ = ["AMX_FLAGS", "ENV_EXTRA_BUFTS", "ENV_SKIP_CHECK", "check_model_runs", "cpu_flags", "crash_message",
+    "flags_in_cpuinfo", "has_amx", "llama_model", "use_extra_buffer_types"]

@@ -17,6 +17,7 @@ child process so a crashing CPU gets a message instead of a segfault).
 from __future__ import annotations
 
 import atexit
+import hashlib
 import json
 import os
 import threading
@@ -71,8 +72,9 @@ class LoadedModel:
         return self._engine  # type: ignore[return-value]
 
 
-_MODELS: dict[tuple[str, int, int | None, bool], LoadedModel] = {}
+_MODELS: dict[tuple[str, int, int | None, bool, int], LoadedModel] = {}
 _MODELS_LOCK = threading.Lock()
+_IDENTITIES: dict[tuple[str, int, int], str] = {}
 
 
 def _close_models() -> None:
@@ -135,11 +137,34 @@ def gemma_gguf_path(cache: Path | None = None) -> Path:
     return target
 
 
-def _load_llama(path: Path, n_ctx: int, threads: int | None) -> LoadedModel:
-    # One llama.cpp context per (file, context, threads, buffer setting) per process: loading
-    # costs ~0.5 s and ~300 MB, and every agent can share it.
+def gguf_identity(path: Path) -> str:
+    """The exact model file: its name and the start of its sha256 (``gemma-3-270m-q4_k_m.gguf@sha256:1a2b...``).
+
+    Hashed once per file version per process (~0.5 s for the 250 MB Gemma file).
+    """
+    stat = path.stat()
+    key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
+    if key not in _IDENTITIES:
+        digest = hashlib.sha256()
+        with path.open("rb") as file:
+            while chunk := file.read(1 << 20):
+                digest.update(chunk)
+        _IDENTITIES[key] = f"{path.name}@sha256:{digest.hexdigest()[:16]}"
+    return _IDENTITIES[key]
+
+
+def load_count() -> int:
+    """Model contexts this process has loaded and still holds (a server reports it)."""
+    with _MODELS_LOCK:
+        return len(_MODELS)
+
+
+def _load_llama(path: Path, n_ctx: int, threads: int | None, instance: int = 0) -> LoadedModel:
+    # One llama.cpp context per (file, context, threads, buffer setting, instance) per process:
+    # loading costs ~0.5 s and ~300 MB, and every agent can share it. A server with several
+    # request slots loads one instance per slot.
     extra_bufts = use_extra_buffer_types()
-    key = (str(path), n_ctx, threads, extra_bufts)
+    key = (str(path), n_ctx, threads, extra_bufts, instance)
     with _MODELS_LOCK:
         if key not in _MODELS:
             try:
@@ -214,6 +239,8 @@ class GemmaLocalLLM(CompletionLLM):
             :mod:`~mnemarket.providers.llama_decode`); off re-evaluates every prompt in full.
         constrained: ``"mask"`` (llguidance token masks, the default where installed) or
             ``"gbnf"`` (llama.cpp's grammar sampler, the fallback).
+        instance: which copy of the model to use; copies with different numbers have their own
+            llama.cpp context and prefix cache (``mnemarket serve --slots N`` loads N).
 
     Raises:
         ProviderError: llama-cpp-python or the weights are missing, or the file does not load
@@ -229,6 +256,7 @@ class GemmaLocalLLM(CompletionLLM):
         repair: bool = True,
         reuse_prompt_cache: bool = True,
         constrained: str = "mask",
+        instance: int = 0,
     ):
         if constrained not in ("mask", "gbnf"):
             raise ProviderError(f"constrained={constrained!r}; expected 'mask' (llguidance) or 'gbnf'")
@@ -242,9 +270,15 @@ class GemmaLocalLLM(CompletionLLM):
         self.threads = threads
         self.reuse_prompt_cache = reuse_prompt_cache
         self.constrained = constrained
-        self._model = _load_llama(path, n_ctx, threads)
+        self.model_path = path
+        self._model = _load_llama(path, n_ctx, threads, instance)
         self._llama = self._model.llama
         self._grammars: dict[str, Any] = {}
+
+    @property
+    def model_version(self) -> str:
+        """The exact GGUF that answers (file name and sha256 prefix); every result carries it."""
+        return gguf_identity(self.model_path)
 
     @property
     def decoder(self) -> LlamaDecoder:
@@ -285,7 +319,7 @@ class GemmaLocalLLM(CompletionLLM):
         cut = len(generated) >= min(request.max_tokens, room) and not (
             generated and generated[-1] in self._model.stop_tokens)
         return Completion(text=text, usage=Usage(prompt_tokens=len(tokens), completion_tokens=len(generated)),
-                          finish_reason="length" if cut else "stop")
+                          model_version=self.model_version, finish_reason="length" if cut else "stop")
 
     def _complete_gbnf(self, prompt: str, request: CompletionRequest, seed: int) -> Completion:
         """The fallback: llama.cpp's own sampler with a GBNF grammar (slow on large vocabularies)."""
@@ -304,7 +338,8 @@ class GemmaLocalLLM(CompletionLLM):
         return Completion(
             text=output["choices"][0]["text"],
             usage=Usage(prompt_tokens=usage.get("prompt_tokens", 0), completion_tokens=usage.get("completion_tokens", 0)),
+            model_version=self.model_version, finish_reason=output["choices"][0].get("finish_reason"),
         )
 
 
-__all__ = ["GemmaLocalLLM", "gemma_gguf_path", "gemma_prompt", "llama_grammar_text"]
+__all__ = ["GemmaLocalLLM", "gemma_gguf_path", "gemma_prompt", "gguf_identity", "llama_grammar_text", "load_count"]

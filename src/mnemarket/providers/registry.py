@@ -1,6 +1,6 @@
 """Provider selection by one string, used everywhere (config files, CLI flags, tests).
 
-LLMs: ``local``, ``local:PATH.gguf``, ``gemini:MODEL``, ``openai:http://HOST:PORT/v1:MODEL``,
+LLMs: ``local`` (through a `mnemarket serve` when ``MNEMARKET_LOCAL_URL`` is set), ``local:PATH.gguf``, ``gemini:MODEL``, ``openai:http://HOST:PORT/v1:MODEL``,
 ``scripted``, ``random``, ``replay:PATH``. Embedders: ``minilm``, ``hashing[:DIM]``, ``gemini[:MODEL[:DIM]]``,
 ``openai:http://HOST:PORT/v1:MODEL``, ``replay:PATH``. Each form is listed once, in the tables
 below; an unknown string gets an error that lists them all.
@@ -43,6 +43,11 @@ def _split_openai(rest: str, spec: str) -> tuple[str, str]:
 
 
 def _local_llm(rest: str, options: dict[str, Any]) -> LLM:
+    from mnemarket.providers.local_served import ServedLocalLLM, local_url
+
+    url = local_url()
+    if url and not rest:  # one `mnemarket serve` holds the model for every process that asks
+        return ServedLocalLLM(url, **{k: v for k, v in options.items() if k in ("repair", "timeout_s")})
     from mnemarket.providers.local_llm import GemmaLocalLLM
 
     return GemmaLocalLLM(model_path=rest or None, **options)
@@ -123,7 +128,8 @@ def _replay_embedder(rest: str, options: dict[str, Any]) -> Embedder:
 
 
 LLM_FORMS: tuple[ProviderForm, ...] = (
-    ProviderForm("local", "local[:PATH.gguf]", "Gemma 3 270M on llama.cpp, offline (the default)", _local_llm),
+    ProviderForm("local", "local[:PATH.gguf]", "Gemma 3 270M on llama.cpp, offline (the default; a running "
+                 "`mnemarket serve` when MNEMARKET_LOCAL_URL is set)", _local_llm),
     ProviderForm("gemini", "gemini:MODEL", "Gemini API, e.g. gemini:gemini-3.5-flash-lite (needs GEMINI_API_KEY)", _gemini_llm),
     ProviderForm("openai", "openai:http://HOST:PORT/v1:MODEL", "an OpenAI-compatible server (Ollama, vLLM, ...)", _openai_llm),
     ProviderForm("scripted", "scripted[:NAME]", "a deterministic rule policy supplied by the caller (tests, baselines)",

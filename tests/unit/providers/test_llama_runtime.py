@@ -16,6 +16,8 @@ from mnemarket.providers.llama_cpu import (
     ENV_SKIP_CHECK,
     check_model_runs,
     crash_message,
+    flags_in_cpuinfo,
+    has_amx,
     use_extra_buffer_types,
 )
 from mnemarket.providers.llama_decode import sample
@@ -26,6 +28,31 @@ class Offer(BaseModel):
     store_id: Literal["alpha_longterm", "beta_longterm"]
     price: int = Field(ge=0, le=9)
     reason: str = Field(max_length=24)
+
+
+# Abridged /proc/cpuinfo of the three x86-64 CPU classes the tests must pass on.
+SAPPHIRE_RAPIDS = """processor\t: 0
+vendor_id\t: GenuineIntel
+model name\t: Intel(R) Xeon(R) Platinum 8488C
+flags\t\t: fpu sse2 avx avx2 avx512f avx512bw avx512_bf16 amx_bf16 avx512_fp16 amx_tile amx_int8
+"""
+EPYC_AVX512 = """processor\t: 0
+model name\t: AMD EPYC 9R14
+flags\t\t: fpu sse2 avx avx2 avx512f avx512bw avx512_bf16 avx512_vnni
+"""
+HASWELL_AVX2 = """processor\t: 0
+model name\t: Intel(R) Xeon(R) CPU E5-2680 v3
+flags\t\t: fpu sse2 avx avx2 fma
+bugs\t\t: amx_tile_is_not_a_flag_here
+"""
+
+
+def test_amx_is_detected_from_the_cpuinfo_flags_line_only():
+    assert has_amx(flags_in_cpuinfo(SAPPHIRE_RAPIDS))
+    assert {"amx_tile", "amx_int8", "amx_bf16"} <= flags_in_cpuinfo(SAPPHIRE_RAPIDS)
+    assert not has_amx(flags_in_cpuinfo(EPYC_AVX512)) and "avx512f" in flags_in_cpuinfo(EPYC_AVX512)
+    assert not has_amx(flags_in_cpuinfo(HASWELL_AVX2))  # a word on another line is not a flag
+    assert flags_in_cpuinfo("processor : 0\n") == frozenset() and not has_amx(frozenset())
 
 
 def test_extra_buffer_types_are_off_unless_the_environment_turns_them_on(monkeypatch):
