@@ -19,6 +19,7 @@ from __future__ import annotations
 import ctypes
 import time
 from collections import OrderedDict, deque
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -61,6 +62,48 @@ def _common_prefix(a: np.ndarray, b: np.ndarray) -> int:
     return int(differ[0]) if len(differ) else n
 
 
+def aligned_reuse(common: int, total: int, chunk: int) -> int:
+    """Prompt tokens reusable from a cached prefix sharing ``common`` tokens with a ``total``-token
+    prompt: whole chunks only, always leaving at least one token to evaluate (for logits)."""
+    return min(common, max(total - 1, 0)) // chunk * chunk
+
+
+def best_prefix(prompt: np.ndarray, live: np.ndarray, saved: Iterable[tuple[bytes, np.ndarray]],
+                chunk: int) -> tuple[bytes | None, int]:
+    """Where to reuse ``prompt``'s KV from: ``(None, n)`` keeps the live context's ``n`` tokens,
+    ``(key, n)`` restores saved state ``key`` first. A restore must beat the live context by more
+    than half a chunk (what restoring costs, about)."""
+    best_key, best = None, aligned_reuse(_common_prefix(live, prompt), len(prompt), chunk)
+    for key, tokens in saved:
+        reuse = aligned_reuse(_common_prefix(tokens, prompt), len(prompt), chunk)
+        if reuse > best + chunk // 2:
+            best_key, best = key, reuse
+    return best_key, best
+
+
+def simulate_prefix_cache(prompts: Iterable[Sequence[int]], *, chunk: int = DEFAULT_CHUNK,
+                          states: int = DEFAULT_STATES) -> tuple[int, int]:
+    """(prompt tokens, tokens served from cache) were ``prompts`` evaluated in this order by a
+    :class:`LlamaDecoder` with these settings: the same choices, without a model. Tests guard the
+    cache share of real prompts with it."""
+    live = np.zeros(0, dtype=np.int32)
+    saved: OrderedDict[bytes, np.ndarray] = OrderedDict()
+    total = cached = 0
+    for tokens in prompts:
+        prompt = np.asarray(tokens, dtype=np.int32)
+        key, reuse = best_prefix(prompt, live, saved.items(), chunk)
+        if key is not None:
+            saved.move_to_end(key)
+        total, cached = total + len(prompt), cached + reuse
+        live = prompt[: len(prompt) // chunk * chunk]
+        if states > 0 and len(live):
+            saved[live.tobytes()] = live
+            saved.move_to_end(live.tobytes())
+            while len(saved) > states:
+                saved.popitem(last=False)
+    return total, cached
+
+
 class LlamaDecoder:
     """Evaluates prompts with prefix reuse and decodes with an optional token constraint.
 
@@ -81,10 +124,6 @@ class LlamaDecoder:
         self.stats = DecodeStats()
 
     # -- prompt evaluation ---------------------------------------------------------------------
-    def _aligned(self, n: int, total: int) -> int:
-        # Reuse whole chunks only, and always leave at least one token to evaluate (for logits).
-        return min(n, max(total - 1, 0)) // self.chunk * self.chunk
-
     def _save_state(self, tokens: np.ndarray) -> None:
         if self.capacity <= 0 or len(tokens) == 0:
             return
@@ -117,15 +156,9 @@ class LlamaDecoder:
         """Make the context hold ``tokens`` with logits for the last one; returns tokens reused."""
         started = time.perf_counter()
         prompt = np.asarray(tokens, dtype=np.int32)
-        live = self._aligned(_common_prefix(self._stable, prompt), len(prompt))
-        best_key, best = None, live
-        for key, (saved, _) in self._saved.items():
-            reuse = self._aligned(_common_prefix(saved, prompt), len(prompt))
-            if reuse > best + self.chunk // 2:  # a restore costs about half a chunk's evaluation
-                best_key, best = key, reuse
+        best_key, reused = best_prefix(prompt, self._stable, ((k, t) for k, (t, _) in self._saved.items()), self.chunk)
         if best_key is not None:
             self._restore(best_key)
-        reused = best
         self.llama.n_tokens = reused
         for start in range(reused, len(prompt), self.chunk):
             self.llama.eval(prompt[start:start + self.chunk].tolist())
@@ -204,4 +237,4 @@ def sample(logits: np.ndarray, allowed: np.ndarray | None, temperature: float, r
     return int(candidates[rng.choice(len(candidates), p=scaled / scaled.sum())])
 
 
-__all__ = ["LlamaDecoder", "sample"]
+__all__ = ["LlamaDecoder", "aligned_reuse", "best_prefix", "sample", "simulate_prefix_cache"]
