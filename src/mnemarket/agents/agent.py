@@ -58,7 +58,8 @@ class Agent:
         self.memories = AgentMemories(config, world, genesis)
         self.turns = TurnBuilder(config, self.components, world, genesis, llm, self.memories, self.trail,
                                  self.loop_breaker)
-        self.applier = TurnApplier(config, world, llm, self.memories, self.trail, self.rater, seed=seed)
+        self.applier = TurnApplier(config, world, llm, self.memories, self.trail, self.rater, seed=seed,
+                                   rules=self.turns.rules_text)
         self.closer = SessionCloser(config, world, llm, self.memories)
 
     @property

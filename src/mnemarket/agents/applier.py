@@ -4,6 +4,7 @@ touches in the same commit), and the lesson step that writes what the agent lear
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from mnemarket.agents.config import AgentConfig
@@ -33,8 +34,10 @@ class TurnApplier:
     """
 
     def __init__(self, config: AgentConfig, world: World, llm: LLM, memories: AgentMemories, trail: Trail,
-                 rater: ImportanceRaterLike, *, seed: int = 0):
+                 rater: ImportanceRaterLike, *, seed: int = 0, rules: Callable[[], str] | None = None):
         self.config = config
+        self.rules = rules
+        """The decisions' rules text, which opens the lesson prompt (None: the system prompt alone)."""
         self.world = world
         self.llm = llm
         self.memories = memories
@@ -127,7 +130,9 @@ class TurnApplier:
             step.prompt.replace("{max_lessons}", str(step.max_lessons)),
             'Reply as JSON: "lessons", a list of objects with "kind" (LESSON or STRATEGY), "about" (the action '
             'it is about) and "text" (what happened and what to do next time, in your own words).') if part)
-        return [Message(role="system", content=self.config.system_prompt.strip()), Message(role="user", content=user)]
+        # The decisions' own rules text opens the prompt, so the local model reuses their cached prefix.
+        system = self.rules() if self.rules is not None else self.config.system_prompt.strip()
+        return [Message(role="system", content=system), Message(role="user", content=user)]
 
     async def ask_lessons(self, session: int, after_turn: int, trigger: str) -> LLMResult:
         step = self.config.lesson_step

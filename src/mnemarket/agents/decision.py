@@ -158,7 +158,9 @@ def _field_schemas(model: type[Decision]) -> str:
 
 
 def _alternative(props: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "object", "properties": props, "required": list(props), "additionalProperties": False}
+    # `reasoning` is optional (and capped): the reply may end once the action is complete.
+    return {"type": "object", "properties": props, "required": [name for name in props if name != "reasoning"],
+            "additionalProperties": False}
 
 
 @lru_cache(maxsize=16)  # views repeat in a still world (the demo), hardly in a growing one
@@ -332,14 +334,14 @@ def decision_format(action_types: tuple[str, ...] | None = None) -> str:
 def _decision_format(action_types: tuple[str, ...] | None = None) -> str:
     def shape(action: str, fields: tuple[str, ...]) -> str:
         parts = [f'"action_type": "{action}"', *(f'"{f}": {_ACTION_HINTS.get((action, f), _FIELD_HINTS[f])}'
-                                                 for f in fields), '"reasoning": why, briefly']
+                                                 for f in fields)]
         return "{" + ", ".join(parts) + "}"
     shapes = "\n".join(shape(action, fields) for action, fields in FIELDS_BY_ACTION.items()
                        if action_types is None or action in action_types)
     extra = ("\nwrite_artifact args may also set access, read_price, artifact_type, metadata."
              if action_types is None or "write_artifact" in action_types else "")
     return ("Reply with ONE JSON object and nothing else, with action_type first and only the fields "
-            f"that action uses:\n{shapes}{extra}")
+            f"that action uses (\"reasoning\", a few words, may come last):\n{shapes}{extra}")
 
 
 DECISION_FORMAT = _decision_format()

@@ -38,6 +38,17 @@ class StepMenu:
 EVERYTHING = StepMenu()
 
 
+def combined(menus: Iterable[StepMenu]) -> StepMenu:
+    """What any of ``menus`` allows: a workflow's whole menu, the same text in every step's prompt."""
+    menus = list(menus)
+    if not menus or any(m.action_types is None for m in menus):
+        return EVERYTHING
+    types = frozenset().union(*(m.action_types or frozenset() for m in menus))
+    if any(m.methods is None and "invoke_artifact" in (m.action_types or ()) for m in menus):
+        return StepMenu(action_types=types, methods=None)
+    return StepMenu(action_types=types, methods=frozenset().union(*(m.methods or frozenset() for m in menus)))
+
+
 def check_menus(steps: Iterable[tuple[str, list[str]]], services: Mapping[str, Invokable], *, where: str = "",
                 only_known: bool = False) -> None:
     """Resolve every step's menu (``(step name, actions)`` pairs) against ``services``, as a run

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from mnemarket.agents.config import AgentConfig, Component
-from mnemarket.agents.menu import resolve_menu
+from mnemarket.agents.menu import StepMenu, combined, resolve_menu
 from mnemarket.agents.prompt_sections import component_sections, rules_sections, state_section, step_section
 from mnemarket.kernel import Invokable
 
@@ -41,27 +41,50 @@ class StepFit:
         return _message([self], estimated=estimated)
 
 
-def step_fits(config: AgentConfig, components: Sequence[Component], services: Mapping[str, Invokable],
-              count: Callable[[str], int]) -> list[StepFit]:
-    """Each step's required sections on the agent's first turn. ``components`` are the agent's own
-    (`config.components` resolved); ``count`` is the model's tokenizer in a run, an estimate in
-    `mnemarket validate`.
-
-    Raises:
-        ConfigError: a step's menu names no action type, service or method of ``services``.
-    """
+def _fits(config: AgentConfig, components: Sequence[Component], services: Mapping[str, Invokable],
+          count: Callable[[str], int], menus: Sequence[StepMenu], shown: Sequence[StepMenu]) -> list[StepFit]:
     fits = []
     for index, spec in enumerate(config.workflow.steps):
-        menu = resolve_menu(spec.actions, services, where=f"agent {config.id}: workflow.steps[{index}].actions")
         always = [c for c in components if c.applies_to(spec.name) and c.trigger == "always"]
-        sections = [*rules_sections(config, services.values(), menu), *component_sections(always, always=True),
+        sections = [*rules_sections(config, services.values(), shown[index]), *component_sections(always, always=True),
                     state_section(turn=1, session=1, balance=config.starting_scrip, store_id=config.store_id,
                                   goal="(none set)"),
-                    step_section(spec.name, spec.prompt)]
+                    step_section(spec.name, spec.prompt, services.values(), menus[index], shown[index])]
         fits.append(StepFit(agent_id=config.id, step=spec.name, index=index,
                             budget=config.budget.max_context_tokens,
                             sections=tuple((s.name, count(s.text)) for s in sections if s.text.strip())))
     return fits
+
+
+def prompt_menus(config: AgentConfig, components: Sequence[Component], services: Mapping[str, Invokable],
+                 count: Callable[[str], int]) -> tuple[list[StepMenu], list[StepMenu]]:
+    """Each step's own menu, and the menu its prompt describes: the workflow's whole menu in every
+    step when that fits the budget (the same rules text every turn: a prefix the local model's
+    cache reuses from the agent's previous turn), else the step's own. The reply schema always
+    allows only the step's own.
+
+    Raises:
+        ConfigError: a step's menu names no action type, service or method of ``services``.
+    """
+    menus = [resolve_menu(spec.actions, services, where=f"agent {config.id}: workflow.steps[{index}].actions")
+             for index, spec in enumerate(config.workflow.steps)]
+    whole = [combined(menus)] * len(menus)
+    if all(fit.fits for fit in _fits(config, components, services, count, menus, whole)):
+        return menus, whole
+    return menus, menus
+
+
+def step_fits(config: AgentConfig, components: Sequence[Component], services: Mapping[str, Invokable],
+              count: Callable[[str], int]) -> list[StepFit]:
+    """Each step's required sections on the agent's first turn, with the menus its prompts describe
+    (`prompt_menus`). ``components`` are the agent's own (`config.components` resolved); ``count``
+    is the model's tokenizer in a run, an estimate in `mnemarket validate`.
+
+    Raises:
+        ConfigError: a step's menu names no action type, service or method of ``services``.
+    """
+    menus, shown = prompt_menus(config, components, services, count)
+    return _fits(config, components, services, count, menus, shown)
 
 
 def fit_warnings(fits: Iterable[StepFit], *, estimated: bool = False) -> list[str]:
@@ -88,4 +111,4 @@ def _message(fits: list[StepFit], *, estimated: bool, named: int = 3) -> str:
             f"service.method entries it uses, as agents/base.yaml does) or raise budget.max_context_tokens.")
 
 
-__all__ = ["StepFit", "fit_warnings", "step_fits"]
+__all__ = ["StepFit", "fit_warnings", "prompt_menus", "step_fits"]

@@ -1,9 +1,11 @@
 """The sections of a turn's prompt, one small function each, every input passed in.
 
 `Agent.prepare` gathers the inputs and lists the sections in prompt order; `context.assemble`
-fits them into the budget. The order runs from most to least stable (rules shared by all
-agents, then the agent's identity, then this turn's state, memories, history and step) so a
-local model reuses the cached prefix. `required` sections are never cut: without the services
+fits them into the budget. The order runs from most to least stable, so a local model reuses
+the cached prefix: rules and the workflow's menu (shared by all agents, every turn), the agent's
+identity and always-on components, open bounties, its artifacts and working memory (they change
+now and then), and last what changes every turn (its state, memories, history, the step).
+`required` sections are never cut: without the services
 the step can call, the essentials of the turn, the open bounties or its retrieved memories, a
 model cannot act on what it knows.
 """
@@ -54,7 +56,7 @@ def services_section(services: Iterable[Invokable], menu: StepMenu) -> Section:
                 + "\n".join(inv.render_compact() for inv in services))
     else:
         lines = [inv.render_methods(menu.method_names(inv)) for inv in services if menu.method_names(inv)]
-        text = "SERVICES YOU CAN CALL NOW (invoke_artifact target=service, method, args)\n" + "\n".join(lines)
+        text = "SERVICES ON YOUR MENU (invoke_artifact target=service, method, args)\n" + "\n".join(lines)
     return Section("genesis", text, 0, required=True)
 
 
@@ -124,8 +126,17 @@ def last_action_section(last: str) -> Section:
     return Section("last_action", f"YOUR LAST ACTION:\n{last}" if last else "", 0, required=True)
 
 
-def step_section(step: str, prompt: str) -> Section:
-    return Section("step", f"STEP {step.upper()}: {prompt.strip()}", 0, required=True)
+def step_section(step: str, prompt: str, services: Iterable[Invokable] = (), menu: StepMenu | None = None,
+                 shown: StepMenu | None = None) -> Section:
+    """The step's instruction; when the prompt describes a wider menu than the step's own (``shown``),
+    it names what this step may use."""
+    text = f"STEP {step.upper()}: {prompt.strip()}"
+    if menu is not None and shown is not None and menu != shown:
+        allowed = [*(t for t in sorted(menu.action_types or ()) if t != "invoke_artifact"),
+                   *(f"{inv.artifact_id}.{name}" for inv in services for name in menu.method_names(inv))]
+        if allowed:
+            text += f"\nThis step you may use: {', '.join(allowed)}."
+    return Section("step", text, 0, required=True)
 
 
 def loop_sections(loop: LoopState) -> list[Section]:

@@ -13,7 +13,7 @@ from mnemarket.agents.history_text import history_parts, joined
 from mnemarket.agents.loop_breaker import LoopBreaker, LoopState
 from mnemarket.agents.memories import AgentMemories
 from mnemarket.agents.menu import StepMenu, resolve_menu
-from mnemarket.agents.prompt_fit import StepFit, step_fits
+from mnemarket.agents.prompt_fit import StepFit, prompt_menus, step_fits
 from mnemarket.agents.prompt_sections import (
     artifacts_section,
     bounties_section,
@@ -61,6 +61,7 @@ class TurnBuilder:
         self.trail = trail
         self.loop_breaker = loop_breaker
         self._menus: dict[str, StepMenu] = {}
+        self._shown_menus: dict[str, StepMenu] | None = None
         self._wm: tuple[str, WorkingMemory] | None = None  # working-memory text and its parse
         self._memory_chars: tuple[object, int, int] | None = None  # store revision, text chars, records
 
@@ -97,6 +98,20 @@ class TurnBuilder:
             self._menus[step] = resolve_menu(spec.actions, self.world.invokables,
                                              where=f"agent {self.id}: workflow.steps[{index}].actions")
         return self._menus[step]
+
+    def shown_menu(self, step: str) -> StepMenu:
+        """The menu ``step``'s prompt describes (`prompt_fit.prompt_menus`: the workflow's whole
+        menu when it fits the budget); the reply schema still allows only the step's own."""
+        if self._shown_menus is None:
+            _, shown = prompt_menus(self.config, self.components, self.world.invokables, self.count_tokens)
+            self._shown_menus = {spec.name: menu for spec, menu in zip(self.config.workflow.steps, shown)}
+        return self._shown_menus[step]
+
+    def rules_text(self) -> str:
+        """The rules text that opens this agent's decision prompts now (the lesson step opens with
+        it too, so the local model reuses its cached prefix)."""
+        rules = rules_sections(self.config, self.world.invokables.values(), self.shown_menu(self.current_step()))
+        return "\n\n".join(r.text for r in rules if r.text.strip())
 
     def step_fits(self) -> list[StepFit]:
         """Whether each step's never-cut sections fit the budget, in this model's tokens."""
@@ -170,22 +185,24 @@ class TurnBuilder:
         components = [c for c in self.components if c.applies_to(step)
                       and (c.trigger == "always" or (c.trigger == "loop" and loop.level > 0))]
         wm = self.config.working_memory
-        # Prompt order (most stable first, see agents/prompt_sections.py); the budget keeps
-        # required sections whole and cuts the rest by priority.
-        system = rules_sections(self.config, self.world.invokables.values(), menu)
+        shown = self.shown_menu(step)
+        # Prompt order, most stable first (see agents/prompt_sections.py): a local model reuses the
+        # KV cache of the longest prefix it saw. The budget keeps required sections whole and cuts
+        # the rest by priority.
+        system = rules_sections(self.config, self.world.invokables.values(), shown)
         user = [
             *component_sections(components, always=True),
-            state_section(turn=turn, session=session, balance=variables["balance"], store_id=self.config.store_id,
-                          goal=variables["current_goal"]),
-            artifacts_section(variables["artifacts"]),
             bounties_section(self.genesis.bounty.open_for(self.world, self.id), self.id),
+            artifacts_section(variables["artifacts"]),
             working_memory_section(self.config.working_memory_id, wm.max_chars, self.memories.working_memory_text(),
                                    enabled=wm.enabled),
+            state_section(turn=turn, session=session, balance=variables["balance"], store_id=self.config.store_id,
+                          goal=variables["current_goal"]),
             rag_section([]),  # filled by `complete` once the memories are retrieved
             history_section(parts[0]),
             last_action_section(parts[1]),
             *component_sections(components, always=False),
-            step_section(step, step_prompt),
+            step_section(step, step_prompt, self.world.invokables.values(), menu, shown),
             *loop_sections(loop),
         ]
         draft = Draft(session=session, turn=turn, step=step, loop=loop, query=query, system=system, user=user,

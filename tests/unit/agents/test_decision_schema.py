@@ -18,7 +18,8 @@ def test_every_action_type_has_one_closed_alternative_with_its_own_fields():
     assert set(by_action) == set(ACTION_TYPES)
     for action, alt in by_action.items():
         assert list(alt["properties"]) == ["action_type", *FIELDS_BY_ACTION[action], "reasoning"]
-        assert alt["required"] == list(alt["properties"]) and alt["additionalProperties"] is False
+        # Every field but the optional, capped reasoning is required.
+        assert alt["required"] == list(alt["properties"])[:-1] and alt["additionalProperties"] is False
     assert by_action["write_artifact"]["properties"]["text"] == {"$ref": "#/$defs/text"}  # shared, written once
     assert schema["$defs"]["text"]["maxLength"] == 150  # the agent's own bound
     assert "text" not in by_action["read_artifact"]["properties"]  # nothing to pad
