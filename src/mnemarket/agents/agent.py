@@ -29,7 +29,7 @@ from mnemarket.genesis import Genesis, LessonRecord
 from mnemarket.genesis.event_text import describe_event
 from mnemarket.kernel import Event, World
 from mnemarket.memory import MemoryHit, MemoryStore, ThresholdReflector, make_importance_rater
-from mnemarket.providers import LLM, LLMResult, Message
+from mnemarket.providers import LLM, LLMResult, Message, labelled
 
 
 class Agent:
@@ -135,9 +135,11 @@ class Agent:
     async def decide(self, plan: TurnPlan) -> LLMResult:
         # The reply class is this agent's own (two worlds of one process may share ids).
         schema = decision_for(self.config.budget.decision_text_chars, self.world_view(plan.avoid, plan.step), self)
-        return await self.llm.agenerate(plan.messages, schema=schema, max_tokens=self.config.budget.max_output_tokens,
-                                        temperature=self.config.temperature,
-                                        seed=self.seed * 1_000_003 + plan.session * 1_009 + plan.turn)
+        with labelled(f"agent {self.id}, session {plan.session}, turn {plan.turn}"):
+            return await self.llm.agenerate(plan.messages, schema=schema,
+                                            max_tokens=self.config.budget.max_output_tokens,
+                                            temperature=self.config.temperature,
+                                            seed=self.seed * 1_000_003 + plan.session * 1_009 + plan.turn)
 
     def apply(self, plan: TurnPlan | TurnFacts, decision: LLMResult) -> TurnOutcome:
         """Execute the decision in the kernel; a garbled decision is a recorded failed action."""

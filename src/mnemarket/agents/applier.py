@@ -19,7 +19,7 @@ from mnemarket.agents.working_memory import parse_working_memory
 from mnemarket.genesis import LessonRecord, TurnRecord, turn_record
 from mnemarket.kernel import ActionResult, World
 from mnemarket.memory.importance import ImportanceRaterLike, TableRater
-from mnemarket.providers import LLM, LLMResult, Message
+from mnemarket.providers import LLM, LLMResult, Message, labelled
 
 LESSON_STATE = "lesson_steps"
 """World-state namespace of the markers that say a lesson step has been written (resume skips it)."""
@@ -139,11 +139,11 @@ class TurnApplier:
         # Newest first: a small model tends to take the first choice, and the newest outcome
         # (the failure that called the step) is what the lesson should be about.
         subjects = tuple(dict.fromkeys(action_subject(e) for e in reversed(self.trail.outcomes(session))))
-        return await self.llm.agenerate(self.lesson_messages(session, trigger),
-                                        schema=lesson_schema(step.max_lessons, step.lesson_chars, subjects),
-                                        max_tokens=min(self.config.budget.max_output_tokens, 40 * step.max_lessons + 24),
-                                        temperature=self.config.temperature,
-                                        seed=self.seed * 1_000_003 + session * 1_009 + after_turn + 500_000)
+        with labelled(f"agent {self.id}, session {session}, lesson step after turn {after_turn} ({trigger})"):
+            return await self.llm.agenerate(
+                self.lesson_messages(session, trigger), schema=lesson_schema(step.max_lessons, step.lesson_chars, subjects),
+                max_tokens=min(self.config.budget.max_output_tokens, 40 * step.max_lessons + 24),
+                temperature=self.config.temperature, seed=self.seed * 1_000_003 + session * 1_009 + after_turn + 500_000)
 
     def write_lessons(self, session: int, after_turn: int, trigger: str, reply: LLMResult) -> LessonRecord:
         """Append the reply's lessons to the working memory and mark the step done, in one commit

@@ -7,6 +7,7 @@ their modules.
 """
 
 from mnemarket.providers.accounting import AccountedEmbedder, AccountedLLM, Budget, CallLog, CallRecord, Totals
+from mnemarket.providers.call_context import CALL_LABEL, labelled
 from mnemarket.providers.embedding import Embedder, EmbeddingFailed, EmbedResult, l2_normalise
 from mnemarket.providers.embedding_cache import CachedEmbedder, MemoEmbedder
 from mnemarket.providers.hashing_embedder import HashingEmbedder
@@ -25,6 +26,7 @@ from mnemarket.providers.registry import EMBEDDER_FORMS, LLM_FORMS, check_llm_sp
 from mnemarket.providers.scripted import ScriptedLLM
 
 __all__ = [
+    "CALL_LABEL",
     "DEFAULT_PRICE_TABLE",
     "EMBEDDER_FORMS",
     "LLM",
@@ -61,6 +63,7 @@ __all__ = [
     "Usage",
     "default_embedder",
     "l2_normalise",
+    "labelled",
     "make_embedder",
     "check_llm_spec",
     "make_llm",

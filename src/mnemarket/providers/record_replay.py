@@ -2,9 +2,13 @@
 
 A recording is one JSONL file; each line is a call: its kind (``llm`` or ``embed``), its index
 among calls of that kind, the model, the parameters, a hash of the prompt (messages + schema +
-parameters, or the texts), and the response. Replay serves responses in call order and checks the
-prompt hash, so a changed prompt is reported as a divergence naming the call, not silently
-answered with a stale response.
+parameters, or the texts), the caller's label for it (``agent alpha, session 1, turn 3``) and the
+response. Replay serves responses in call order and checks the prompt hash, so a changed prompt is
+reported as a divergence naming the call, not silently answered with a stale response.
+
+Token counts are recorded too (kind ``tokens``: a text's hash and its count, once per text): a
+prompt budget counted with the model's own tokenizer (the local model) cuts sections where that
+tokenizer says, and replay must cut at the same place without loading the model.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from pydantic import BaseModel, ValidationError
 
 from mnemarket.errors import ProviderError
 from mnemarket.jsonl import end_line, json_object, read_lines
+from mnemarket.providers.call_context import CALL_LABEL
 from mnemarket.providers.embedding import Embedder
 from mnemarket.providers.llm import DEFAULT_MAX_TOKENS, LLM, LLMResult, MessagesLike, as_messages
 from mnemarket.providers.structured import parse_structured, tight_json_schema
@@ -61,6 +66,11 @@ def texts_hash(texts: Sequence[str]) -> str:
     return _sha256(list(texts))
 
 
+def text_hash(text: str) -> str:
+    """Hash of a text whose tokens were counted."""
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
 class Recording:
     """An append-only JSONL recording shared by the recorders of one run (thread-safe)."""
 
@@ -68,7 +78,7 @@ class Recording:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._counts = {"llm": 0, "embed": 0}
+        self._counts = {"llm": 0, "embed": 0, "tokens": 0}
         if append and self.path.exists():  # a resumed run continues its recording
             end_line(self.path)  # after a line a kill cut: the damaged line stays one line
             for _, entry in read_lines(self.path, json_object):  # a damaged line counts as no call
@@ -124,6 +134,11 @@ def _checked(entry: dict[str, Any], kind: str) -> dict[str, Any]:
         if not isinstance(entry.get("prompt_hash"), str) or not isinstance(entry.get("response"), dict):
             raise ValueError("an LLM call needs a prompt_hash and a response")
         return {**entry, "response": LLMResult.model_validate({**entry["response"], "parsed": None})}
+    if kind == "tokens":
+        count = entry.get("count")
+        if not isinstance(entry.get("text_hash"), str) or not isinstance(count, int) or count < 0:
+            raise ValueError("a token count needs a text_hash and a count of 0 or more")
+        return entry
     if not (isinstance(entry.get("texts_hash"), str) and isinstance(entry.get("vectors"), str)
             and all(isinstance(entry.get(k), int) and entry[k] >= 0 for k in ("n", "dim"))):
         raise ValueError("an embedding call needs texts_hash, vectors, n and dim")
@@ -140,9 +155,20 @@ class RecordingLLM(LLM):
         self.recording = recording
         self.model_id = inner.model_id
         self.billing = inner.billing
+        self._counted: set[str] = set()
+        self._counted_lock = threading.Lock()
 
     def count_tokens(self, text: str) -> int | None:
-        return self.inner.count_tokens(text)
+        """The inner model's count, recorded once per text so a replay counts the same."""
+        count = self.inner.count_tokens(text)
+        if count is not None:
+            digest = text_hash(text)
+            with self._counted_lock:
+                new = digest not in self._counted
+                self._counted.add(digest)
+            if new:
+                self.recording.append("tokens", {"text_hash": digest, "count": count})
+        return count
 
     def applied(self) -> dict[str, Any]:
         return self.inner.applied()
@@ -157,6 +183,7 @@ class RecordingLLM(LLM):
             "params": {"max_tokens": max_tokens, "temperature": temperature, "seed": seed,
                        "schema": schema.__name__ if schema is not None else None},
             "prompt_hash": llm_prompt_hash(messages, schema, max_tokens, temperature, seed),
+            "call": CALL_LABEL.get(),
             "response": result.model_dump(exclude={"parsed"}),
         })
         return result
@@ -176,9 +203,25 @@ class ReplayLLM(LLM):
     def __init__(self, path: str | Path):
         self.path = Path(path)
         self._entries = _load(path, "llm")
+        self._token_counts = {entry["text_hash"]: int(entry["count"]) for entry in _load(path, "tokens")}
         self._next = 0
         self._lock = threading.Lock()
         self.model_id = f"replay:{self.path.name}"
+
+    def count_tokens(self, text: str) -> int | None:
+        """The count the recorded run's model gave ``text``; None (an estimate) for a text it never
+        counted (a recording of a model without a tokenizer, or a prompt that already diverged)."""
+        return self._token_counts.get(text_hash(text))
+
+    def _where(self, index: int) -> str:
+        """The call being made now and the one recorded at ``index``, as their callers named them."""
+        now = CALL_LABEL.get()
+        recorded = self._entries[index].get("call") if index < len(self._entries) else None
+        if now is None and recorded is None:
+            return ""
+        if now == recorded or recorded is None:
+            return f" at {now}"
+        return f" at {now or 'an unlabelled call'} (the recording holds {recorded} there)"
 
     @property
     def remaining(self) -> int:
@@ -194,15 +237,15 @@ class ReplayLLM(LLM):
             index = self._next
             if index >= len(self._entries):
                 raise ReplayDivergence(
-                    f"LLM call {index} diverged: the recording {str(self.path)!r} holds only {len(self._entries)} LLM calls",
-                    kind="llm", index=index,
+                    f"LLM call {index} diverged{self._where(index)}: the recording {str(self.path)!r} holds only "
+                    f"{len(self._entries)} LLM calls", kind="llm", index=index,
                 )
             entry = self._entries[index]
             if entry["prompt_hash"] != digest:
                 raise ReplayDivergence(
-                    f"LLM call {index} diverged: prompt hash {digest[:16]} but the recording has "
-                    f"{entry['prompt_hash'][:16]} (recorded params {entry.get('params')}); the prompt or parameters changed",
-                    kind="llm", index=index,
+                    f"LLM call {index} diverged{self._where(index)}: prompt hash {digest[:16]} but the recording "
+                    f"{self.path.name} has {entry['prompt_hash'][:16]} (recorded params {entry.get('params')}); the "
+                    "prompt or parameters changed", kind="llm", index=index,
                 )
             self._next += 1
         response: LLMResult = entry["response"]

@@ -88,3 +88,33 @@ def test_record_then_replay_the_real_local_model(tmp_path, gemma):
     assert replayed.text == recorded.text and replayed.ok == recorded.ok
     assert replayed.parsed == recorded.parsed and replayed.usage == recorded.usage
     assert replayed.model_id == "local:gemma-3-270m-q4_k_m"
+
+
+def test_token_counts_are_recorded_once_per_text_and_replayed(tmp_path):
+    class Counting(ScriptedLLM):
+        def count_tokens(self, text: str) -> int:
+            return len(text.split()) + 100  # not the estimate replay would fall back to
+
+    path = tmp_path / "run.jsonl"
+    llm = RecordingLLM(Counting(["one"]), Recording(path))
+    counts = [llm.count_tokens(t) for t in ("a b c", "a b c", "d")]
+    replay = ReplayLLM(path)
+    assert [replay.count_tokens(t) for t in ("a b c", "d")] == counts[1:] == [103, 101]
+    assert replay.count_tokens("never counted") is None
+    assert path.read_text().count('"kind": "tokens"') == 2
+
+
+def test_a_divergence_names_the_call_being_made_and_the_one_recorded(tmp_path):
+    from mnemarket.providers import labelled
+
+    path = tmp_path / "run.jsonl"
+    llm = RecordingLLM(ScriptedLLM(["one"]), Recording(path))
+    with labelled("agent alpha, session 1, turn 1"):
+        llm.generate([{"role": "user", "content": "q"}])
+    with labelled("agent alpha, session 1, turn 1"), \
+            pytest.raises(ReplayDivergence, match="LLM call 0 diverged at agent alpha, session 1, turn 1: prompt hash"):
+        ReplayLLM(path).generate([{"role": "user", "content": "q, edited"}])
+    with labelled("agent alpha, session 1, lesson step after turn 1 (failure)"), \
+            pytest.raises(ReplayDivergence, match=r"lesson step after turn 1 \(failure\) \(the recording holds agent alpha, "
+                                                  r"session 1, turn 1 there\)"):
+        ReplayLLM(path).generate([{"role": "user", "content": "q"}], seed=9)
