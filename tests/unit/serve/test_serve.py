@@ -90,7 +90,7 @@ def test_same_seed_same_decisions_in_a_run_served_and_in_process(served, in_proc
     from mnemarket.run.runner import Runner
 
     def run(out: Path) -> list[tuple]:
-        runner = Runner.create(DEMO, out, RunOptions(model="local", sessions=1, turns=2, seed=5))
+        runner = Runner.create(DEMO, out, RunOptions(model="local", sessions=1, turns=1, seed=5))
         try:
             assert runner.run().state == "finished"
         finally:
@@ -103,7 +103,7 @@ def test_same_seed_same_decisions_in_a_run_served_and_in_process(served, in_proc
     monkeypatch.setenv(ENV_LOCAL_URL, served.url)
     there = run(tmp_path / "served")
     assert served.info()["requests"] > before  # the second run's decisions came from the server
-    assert there == here and len(here) >= 6
+    assert there == here and len(here) >= 3
 
 
 def test_embeddings_are_the_shipped_minilm(served):
