@@ -24,7 +24,7 @@ from fastapi.responses import JSONResponse
 
 from mnemarket.errors import ProviderError
 from mnemarket.providers.embedding import Embedder
-from mnemarket.providers.llm import DEFAULT_MAX_TOKENS, CompletionRequest, Message, ModelCallFailed
+from mnemarket.providers.llm import DEFAULT_MAX_TOKENS, CompletionRequest, Message, ModelCallFailed, ReplyFailed
 from mnemarket.providers.local_llm import GemmaLocalLLM
 from mnemarket.serve.protocol import ChatRequest, EmbeddingRequest, TokenizeRequest
 
@@ -129,7 +129,7 @@ def create_app(pool: SlotPool, embedder: Callable[[], Embedder] | None = None) -
         request = _completion_request(body)
         try:
             completion = await pool.run(request)
-        except ModelCallFailed as exc:  # e.g. the prompt does not fit the context window
+        except (ModelCallFailed, ReplyFailed) as exc:  # the prompt does not fit the context window
             raise ServeError(400, str(exc), "context_length_exceeded") from exc
         except ProviderError as exc:  # e.g. a schema llguidance cannot compile
             raise ServeError(400, str(exc)) from exc
