@@ -20,7 +20,7 @@ from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -31,6 +31,7 @@ from mnemarket.experiments.cell import CELL_FILE, cell_done, run_cell
 from mnemarket.jsonl import read_json_object
 from mnemarket.providers.profiles import ModelProfile
 from mnemarket.providers.registry import check_profiles
+from mnemarket.experiments.ladder import LadderSpec, write_rung_scenario
 from mnemarket.reports.report import EXPERIMENT_CELLS
 from mnemarket.reports.statistics import MIN_SEEDS, paired_differences
 from mnemarket.yaml_config import deep_merge, format_validation_error, load_model
@@ -47,6 +48,9 @@ class ConfigOverride(BaseModel):
     agents: dict[str, Any] = Field(default_factory=dict, description="merged into every agent")
     per_agent: dict[str, dict[str, Any]] = Field(default_factory=dict, description="agent id -> fields")
     description: str = ""
+    oracle: Literal["write", "prompt"] | None = Field(
+        None, description="memory ladder only: the harness stores each gold fact or lesson for the agent (write) "
+                          "or puts it in the question (prompt), to tell formation, retrieval and use apart")
 
 
 class ExperimentConfig(BaseModel):
@@ -56,7 +60,9 @@ class ExperimentConfig(BaseModel):
 
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
     description: str = ""
-    scenario: str
+    scenario: str | None = Field(None, description="the scenario file (or `ladder:`)")
+    ladder: LadderSpec | None = Field(None, description="the memory ladder's rungs in place of `scenario:` "
+                                                        "(experiments/ladder.py)")
     models: list[LLMSpec] = Field(min_length=1, description="the models run: a list, or a mapping from model "
                                                              "string to its profile (providers/profiles.py)")
     profiles: dict[str, ModelProfile] = Field(default_factory=dict, description="filled from a models: mapping")
@@ -90,6 +96,12 @@ class ExperimentConfig(BaseModel):
     def _profiles_fit(cls, value: dict[str, ModelProfile]) -> dict[str, ModelProfile]:
         return check_profiles(value)
 
+    @model_validator(mode="after")
+    def _one_scenario(self) -> ExperimentConfig:
+        if (self.scenario is None) == (self.ladder is None):
+            raise ValueError("name either `scenario:` (a scenario file) or `ladder:` (the memory ladder's rungs)")
+        return self
+
     @field_validator("configs")
     @classmethod
     def _names(cls, value: dict[str, ConfigOverride]) -> dict[str, ConfigOverride]:
@@ -108,10 +120,14 @@ class Cell:
     model: str
     config: str
     seed: int
+    rung: str | None = None
+    """The memory ladder's rung and level (None outside a ladder experiment)."""
+    level: int | None = None
 
     @property
     def id(self) -> str:
-        return f"{slug(self.model)}__{self.config}__s{self.seed}"
+        where = f"{self.rung.lower()}-l{self.level}__" if self.rung is not None else ""
+        return f"{slug(self.model)}__{self.config}__{where}s{self.seed}"
 
 
 def slug(text: str) -> str:
@@ -126,12 +142,23 @@ class Experiment:
     out_dir: Path
 
     @property
-    def scenario_path(self) -> Path:
-        return (self.path.parent / self.config.scenario).resolve()
+    def scenario_path(self) -> Path | None:
+        """The scenario file; None for a ladder experiment (each cell generates its own)."""
+        return (self.path.parent / self.config.scenario).resolve() if self.config.scenario is not None else None
 
     def cells(self) -> list[Cell]:
-        return [Cell(model, name, seed) for model in self.config.models for name in self.config.configs
-                for seed in self.config.seeds]
+        c = self.config
+        points: list[tuple[str | None, int | None]] = list(c.ladder.points()) if c.ladder else [(None, None)]
+        return [Cell(model, name, seed, rung, level) for model in c.models for name in c.configs
+                for rung, level in points for seed in c.seeds]
+
+    def cell_scenario(self, cell: Cell, run_dir: Path) -> Path:
+        """The scenario file of ``cell``: the experiment's, or its generated rung."""
+        if self.config.ladder is None or cell.rung is None or cell.level is None:
+            assert self.scenario_path is not None
+            return self.scenario_path
+        return write_rung_scenario(self.config.ladder, self.path, cell.rung, cell.level, cell.seed,
+                                   self.config.configs[cell.config].oracle, run_dir)
 
     def cell_dir(self, cell: Cell) -> Path:
         return self.out_dir / CELLS_DIR / cell.id
@@ -142,7 +169,7 @@ def load_experiment(path: str | Path, out: str | Path | None = None) -> Experime
     path = Path(path)
     config = load_model(path, ExperimentConfig)
     experiment = Experiment(config, path, Path(out or config.out or Path("runs") / "experiments" / config.name))
-    if not experiment.scenario_path.exists():
+    if experiment.scenario_path is not None and not experiment.scenario_path.exists():
         raise ConfigError(f"scenario {config.scenario!r} not found (paths are relative to the experiment file)",
                           path=str(path), field="scenario")
     return experiment
@@ -170,15 +197,21 @@ def apply_override(agents: list[AgentConfig], override: ConfigOverride, where: s
 def check_experiment(experiment: Experiment) -> None:
     """Everything a cell would reject, checked before any cell starts: every configuration's
     overrides applied to the scenario's agents, their components and the scenario itself."""
+    import tempfile
+
     from mnemarket.agents import check_components, load_components
     from mnemarket.run.scenario import load_scenario
 
-    resolved = load_scenario(experiment.scenario_path)
-    components = load_components(resolved.components_path)
-    for name, override in experiment.config.configs.items():
-        where = f"configs.{name}"
-        for agent in apply_override(resolved.agents, override, where, path=str(experiment.path)):
-            check_components(agent, components, path=f"{experiment.path}: {where}")
+    with tempfile.TemporaryDirectory() as scratch:
+        for cell in experiment.cells()[:1] if experiment.config.ladder is None else experiment.cells():
+            if cell.seed != experiment.config.seeds[0] or cell.model != experiment.config.models[0]:
+                continue
+            resolved = load_scenario(experiment.cell_scenario(cell, Path(scratch) / cell.id))
+            components = load_components(resolved.components_path)
+            for name, override in experiment.config.configs.items():
+                where = f"configs.{name}"
+                for agent in apply_override(resolved.agents, override, where, path=str(experiment.path)):
+                    check_components(agent, components, path=f"{experiment.path}: {where}")
 
 
 def prepare_cell(experiment: Experiment, cell: Cell) -> Path:
@@ -190,7 +223,7 @@ def prepare_cell(experiment: Experiment, cell: Cell) -> Path:
     run_dir = experiment.cell_dir(cell)
     if (run_dir / CONFIG_FILE).exists():
         return run_dir
-    resolved = load_scenario(experiment.scenario_path)
+    resolved = load_scenario(experiment.cell_scenario(cell, run_dir))
     agents = apply_override(resolved.agents, experiment.config.configs[cell.config], f"configs.{cell.config}",
                             path=str(experiment.path))
     components = load_components(resolved.components_path)
@@ -234,7 +267,8 @@ def run_experiment(path: str | Path, out: str | Path | None = None, *, max_worke
         experiment.config.max_workers = max_workers
     experiment.out_dir.mkdir(parents=True, exist_ok=True)
     (experiment.out_dir / "experiment.yaml").write_text(
-        yaml.safe_dump(experiment.config.model_dump(mode="json") | {"scenario": str(experiment.scenario_path)},
+        yaml.safe_dump(experiment.config.model_dump(mode="json", exclude_none=True)
+                       | ({"scenario": str(experiment.scenario_path)} if experiment.scenario_path else {}),
                        sort_keys=False))
     cells = experiment.cells()
     dirs = {cell: prepare_cell(experiment, cell) for cell in cells}

@@ -61,7 +61,9 @@ class RunConfig(BaseModel):
     def seed(self) -> int:
         return self.options.seed if self.options.seed is not None else self.resolved.scenario.seed
 
-    def model_for(self, agent_model: str) -> str:
+    def model_for(self, agent_model: str, agent_id: str | None = None) -> str:
+        if agent_id in self.resolved.scenario.scripted_agents:
+            return "scripted"
         return self.options.model or self.resolved.scenario.model or agent_model
 
     def profile_for(self, model: str) -> ModelProfile | None:

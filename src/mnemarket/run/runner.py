@@ -223,7 +223,7 @@ class Runner:
         fits: list[StepFit] = []  # whether each agent's steps fit its budget (agents/prompt_fit.py)
         for agent_config in resolved.agents:
             check_components(agent_config, components)
-            model = self.config.model_for(agent_config.model)
+            model = self.config.model_for(agent_config.model, agent_config.id)
             if model == "scripted" and not self.config.options.replay_from and agent_config.id not in plan:
                 self.warnings.append(f"agent {agent_config.id!r} has no scripted_plan in scenario "
                                      f"{resolved.scenario.name!r}: under the scripted model it does nothing "
