@@ -200,6 +200,7 @@ def check_experiment(experiment: Experiment) -> None:
     import tempfile
 
     from mnemarket.agents import check_components, load_components
+    from mnemarket.run.feasibility import check_optimum
     from mnemarket.run.scenario import load_scenario
 
     with tempfile.TemporaryDirectory() as scratch:
@@ -210,8 +211,11 @@ def check_experiment(experiment: Experiment) -> None:
             components = load_components(resolved.components_path)
             for name, override in experiment.config.configs.items():
                 where = f"configs.{name}"
-                for agent in apply_override(resolved.agents, override, where, path=str(experiment.path)):
+                agents = apply_override(resolved.agents, override, where, path=str(experiment.path))
+                for agent in agents:
                     check_components(agent, components, path=f"{experiment.path}: {where}")
+                # a benchmark's score means something only if its optimum is playable under the menus
+                check_optimum(resolved.model_copy(update={"agents": agents}), f"{experiment.path}: {where}")
 
 
 def prepare_cell(experiment: Experiment, cell: Cell) -> Path:

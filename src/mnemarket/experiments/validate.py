@@ -58,7 +58,7 @@ def file_kind(path: Path, bases: set[Path] | None = None) -> Kind:
         return "base"
     if path.parent.name == "components":
         return "component"
-    if "scenario" in data and "models" in data:
+    if ("scenario" in data or "ladder" in data) and "models" in data:
         return "experiment"
     if "agents" in data and "name" in data:
         return "scenario"
@@ -85,6 +85,7 @@ def validate_file(path: Path, bases: set[Path] | None = None, warnings: list[str
     from mnemarket.agents.menu import check_menus
     from mnemarket.experiments.experiment import check_experiment, load_experiment
     from mnemarket.genesis import load_genesis_config
+    from mnemarket.run.feasibility import check_optimum
     from mnemarket.run.scenario import load_scenario
 
     if bases is None:
@@ -102,6 +103,7 @@ def validate_file(path: Path, bases: set[Path] | None = None, warnings: list[str
         for agent in resolved.agents:
             check_components(agent, components, str(path))
             check_menus(_steps(agent), services, where=f"{path}: agent {agent.id}: ")
+        check_optimum(resolved, str(path))
         if warnings is not None:
             warnings.extend(f"{path}: {w}" for w in _budget_warnings(resolved.agents, components, services))
     elif kind == "genesis":
@@ -133,6 +135,8 @@ def _experiment_budget_warnings(path: Path, experiment: Any) -> list[str]:
     from mnemarket.experiments.experiment import apply_override
     from mnemarket.run.scenario import load_scenario
 
+    if experiment.scenario_path is None:  # the ladder: its generated rungs fit (tests/unit/sim/test_ladder.py)
+        return []
     resolved = load_scenario(experiment.scenario_path)
     components = load_components(resolved.components_path)
     services = _services(resolved.scenario.services)
