@@ -343,6 +343,7 @@ def separation_warnings(differences: list[dict[str, Any]]) -> list[str]:
 def write_comparison(experiment: Experiment, dirs: dict[Cell, Path], outcomes: dict[Cell, dict[str, Any]]) -> Path:
     """Measure every finished cell and write comparison.json/.md/.html in the experiment directory."""
     from mnemarket.reports.comparison_report import write_reports
+    from mnemarket.reports.ladder_results import item_rows, summarise, write_ladder_csv
     from mnemarket.reports.metrics import aggregate_groups, cell_metrics, load_run
 
     embedder = None
@@ -352,12 +353,17 @@ def write_comparison(experiment: Experiment, dirs: dict[Cell, Path], outcomes: d
         # The duplicate rate and the per-lesson evidence embed the same lessons, and seeds repeat them.
         embedder = MemoEmbedder(make_embedder(experiment.config.metrics_embedder), capacity=8192)
     rows = []
+    items: list[dict[str, Any]] = []  # the memory ladder's per-item outcomes (sim/ladder_results.py)
     for cell, run_dir in dirs.items():
         row: dict[str, Any] = {"id": cell.id, "model": cell.model, "config": cell.config, "seed": cell.seed,
                                "run_dir": str(run_dir)}
+        if cell.rung is not None:
+            row |= {"rung": cell.rung, "level": cell.level}
         if cell_done(run_dir):
             info = read_json_object(run_dir / CELL_FILE) or {}  # damaged: only its timing is lost
             run = load_run(run_dir)
+            if cell.rung is not None:
+                items += item_rows(run, cell.model, cell.config, cell.seed, experiment.config.configs[cell.config].oracle)
             row |= {"status": "finished", "seconds": info.get("seconds"),
                     "metrics": cell_metrics(run, embedder=embedder)}
             if info.get("warnings"):  # e.g. a step over budget: its figures come from blind turns
@@ -375,25 +381,38 @@ def write_comparison(experiment: Experiment, dirs: dict[Cell, Path], outcomes: d
         rate_lessons(make_judge(c.judge, experiment.out_dir), finished)
         judged = {"model": c.judge} | agreement(finished)
     baseline = baseline_group(c)
-    differences = paired_differences(rows, baseline)
+    # On the ladder a group is a config on one rung and level: seeds pair within it, never across rungs.
+    compared = [r | {"config": f"{r['config']}@{r['rung']}-L{r['level']}"} if "rung" in r else r for r in rows]
+    differences = paired_differences(compared, baseline if c.ladder is None else _first_rung(baseline, compared))
     document = {
         "experiment": c.name,
         "description": c.description,
         "experiment_file": str(experiment.path),
-        "scenario": str(experiment.scenario_path),
+        "scenario": str(experiment.scenario_path) if experiment.scenario_path else "memory ladder (one generated "
+                    "scenario.yaml per cell)",
         "matrix": {"models": c.models, "configs": {k: v.model_dump() for k, v in c.configs.items()},
                    "seeds": c.seeds, "sessions": c.sessions, "turns": c.turns},
         "metrics_embedder": c.metrics_embedder,
         "generated": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "machine": {"platform": platform.platform(), "machine": platform.machine(), "cores": os.cpu_count()},
         "cells": rows,
-        "groups": aggregate_groups(rows),
+        "groups": aggregate_groups(compared),
         "baseline": {"model": baseline[0], "config": baseline[1]},
         "differences": differences,
         "warnings": separation_warnings(differences),
         "judge": judged,
     }
+    if c.ladder is not None:
+        document |= summarise(items, rows)
+        write_ladder_csv(experiment.out_dir / "ladder.csv", items)
     return write_reports(experiment.out_dir, document)
+
+
+def _first_rung(baseline: tuple[str, str], rows: list[dict[str, Any]]) -> tuple[str, str]:
+    """The baseline group on the ladder: the baseline config on the first rung played."""
+    model, config = baseline
+    return model, next((r["config"] for r in rows if r["model"] == model and r["config"].startswith(config + "@")),
+                       config)
 
 
 __all__ = ["CELL_FILE", "Cell", "ConfigOverride", "Experiment", "ExperimentConfig", "check_experiment",
