@@ -21,7 +21,9 @@ from typing import Any
 import numpy as np
 
 from mnemarket.reports.html_templates import Cell, Column, Link, Table, render
+from mnemarket.reports.ladder_views import ladder_views
 from mnemarket.reports.report_charts import PALETTE, LineChart, line_chart
+from mnemarket.reports.statistics import MIN_SEEDS
 
 METRICS: tuple[tuple[str, str], ...] = (
     ("score", "score (share of the upper bound earned)"),
@@ -456,7 +458,8 @@ def render_html(document: dict[str, Any], out_dir: Path | None = None) -> str:
         judge=judge_text(document["judge"]) if document.get("judge") else "",
         learning_curves=learning_curve_charts(document),
         cells=cell_table,
-        agents=_html_table(["cell", "agent", *AGENT_COLUMNS], agent_rows))
+        agents=_html_table(["cell", "agent", *AGENT_COLUMNS], agent_rows),
+        ladder=ladder_views(document), min_seeds=MIN_SEEDS)
 
 
 def run_warnings(document: dict[str, Any]) -> list[str]:
