@@ -10,9 +10,10 @@ won the item, and where it failed on the way there:
 
 Success per (model, config, rung) comes with a 95 % interval clustered by seed (items of one
 seed share an episode, so they are not independent): the cluster-robust standard error of the
-mean with a t quantile on (seeds - 1) degrees of freedom; below `MIN_SEEDS` seeds no interval
-("n/a"). The memory effect pairs the config named `memory` with `no_memory` by seed, level and
-instance: Delta = mean paired difference, with the same clustered interval.
+mean with a t quantile on (seeds - 1) degrees of freedom, or, when every value is the same, the
+Wilson score interval with n = seeds; below `MIN_SEEDS` seeds no interval ("n/a"). The memory
+effect pairs the config named `memory` with `no_memory` by seed, level and instance: Delta = mean
+paired difference, with the same clustered interval.
 """
 
 from __future__ import annotations
@@ -138,7 +139,8 @@ def clustered_mean(values: Sequence[float], clusters: Sequence[Any], *, bounds: 
     The cluster-robust (sandwich) standard error of a mean, sqrt(G/(G-1) * sum_g r_g^2) / N with
     r_g the sum of a cluster's residuals, and a t quantile on G - 1 degrees of freedom; the
     interval is clipped to ``bounds``. With equal clusters it is the t interval of the cluster
-    means. None below `MIN_SEEDS` clusters.
+    means. A sample with no spread gets the Wilson score interval with n = clusters instead (a
+deterministic cell is not certain). None below `MIN_SEEDS` clusters.
     """
     data = np.asarray(values, dtype=float)
     if not len(data):
@@ -154,9 +156,24 @@ def clustered_mean(values: Sequence[float], clusters: Sequence[Any], *, bounds: 
     residual_sums = np.bincount(index, weights=data - mean, minlength=len(groups))
     g = len(groups)
     se = float(np.sqrt(g / (g - 1) * np.sum(residual_sums ** 2)) / len(data))
-    half = float(t.ppf(0.5 + CONFIDENCE / 2, g - 1)) * se
     low, high = bounds
+    if se == 0:  # no spread at all: a [1, 1] interval would claim certainty 5 seeds cannot give
+        return round(mean, 4), _wilson(mean, g, bounds)
+    half = float(t.ppf(0.5 + CONFIDENCE / 2, g - 1)) * se
     return round(mean, 4), [round(max(low, mean - half), 4), round(min(high, mean + half), 4)]
+
+
+def _wilson(mean: float, n: int, bounds: tuple[float, float]) -> list[float]:
+    """The Wilson score interval of ``mean`` (rescaled from ``bounds`` to [0, 1]) with n = the
+    number of seeds: what a sample says when every item of a seed may move together."""
+    from scipy.stats import norm
+
+    low, high = bounds
+    p = (mean - low) / (high - low)
+    z = float(norm.ppf(0.5 + CONFIDENCE / 2))
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z / (1 + z * z / n) * float(np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)))
+    return [round(low + (high - low) * max(0.0, centre - half), 4), round(low + (high - low) * min(1.0, centre + half), 4)]
 
 
 def ladder_success(items: Sequence[dict[str, Any]]) -> dict[str, dict[str, dict[str, Any]]]:

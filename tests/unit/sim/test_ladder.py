@@ -116,7 +116,14 @@ def test_memory_effect_pairs_by_seed_and_instance():
              for c, v in (("memory", 1), ("no_memory", 0)) for s in range(1, 6) for i in (1, 2)]
     items.append({"model": "m", "config": "memory", "rung": "R1", "seed": 9, "level": 0, "instance": 1, "success": 1})
     effect = memory_effect(items)["m"]["R1"]
-    assert effect["delta"] == 1.0 and effect["n_pairs"] == 10 and effect["ci"] == [1.0, 1.0]
+    assert effect["delta"] == 1.0 and effect["n_pairs"] == 10
+    assert effect["ci"][1] == 1.0 and 0 < effect["ci"][0] < 1  # no spread: Wilson with n = 5 seeds, not [1, 1]
+
+
+def test_a_deterministic_success_gets_the_wilson_interval_of_its_seeds():
+    mean, ci = clustered_mean([1.0] * 15, [1, 2, 3, 4, 5] * 3)
+    assert mean == 1.0 and ci == pytest.approx([0.5655, 1.0], abs=1e-3)
+    assert clustered_mean([0.0] * 15, [1, 2, 3, 4, 5] * 3)[1] == pytest.approx([0.0, 0.4345], abs=1e-3)
 
 
 def _run_with_lesson(text: str, paid: str | None) -> RunData:
