@@ -264,6 +264,38 @@ def leaderboard(items: Sequence[dict[str, Any]], ladder: dict[str, dict[str, dic
     return sorted(rows, key=lambda r: -(r["ladder_score"] or 0))
 
 
+LESSON_METRICS = ("lessons_stored", "generic_rate", "specificity_mean", "duplicate_rate", "uptake_rate",
+                  "relevance_cosine")
+"""Lesson metrics reported beside the random policy's value on the same rung (issue 36 point 5)."""
+RANDOM_MODEL = "random"
+
+
+def lessons_beside_random(cells: Sequence[dict[str, Any]]) -> dict[str, dict[str, dict[str, Any]]]:
+    """rung -> "<model>/<config>" -> metric -> {value, random, net}: each lesson metric's mean over
+    seeds beside the random policy's under the same config on the same rung, and the difference
+    (random play writes lessons too, and can look specific or relevant by chance)."""
+    sums: dict[tuple[str, str], dict[str, list[float]]] = {}
+    for cell in cells:
+        figures = (cell.get("metrics") or {}).get("cell") or {}
+        if cell.get("status") != "finished" or "rung" not in cell:
+            continue
+        bucket = sums.setdefault((cell["rung"], f"{cell['model']}/{cell['config']}"), {})
+        for key in LESSON_METRICS:
+            value = figures.get(key)
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                bucket.setdefault(key, []).append(float(value))
+    means = {k: {m: round(float(np.mean(v)), 4) for m, v in metrics.items()} for k, metrics in sums.items()}
+    out: dict[str, dict[str, dict[str, Any]]] = {}
+    for (rung, group), metrics in sorted(means.items()):
+        config = group.rpartition("/")[2]
+        floor = means.get((rung, f"{RANDOM_MODEL}/{config}"), {})
+        out.setdefault(rung, {})[group] = {
+            key: {"value": metrics.get(key), "random": floor.get(key),
+                  "net": round(metrics[key] - floor[key], 4) if key in metrics and key in floor else None}
+            for key in LESSON_METRICS}
+    return out
+
+
 def summarise(items: Sequence[dict[str, Any]], cells: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """comparison.json's "ladder", "memory_effect" and "ladder_details" (benefit, funnel, leaderboard)."""
     ladder = ladder_success(items)
@@ -271,8 +303,10 @@ def summarise(items: Sequence[dict[str, Any]], cells: Sequence[dict[str, Any]]) 
     return {"ladder": ladder, "memory_effect": effect,
             "ladder_details": {"normalised_benefit": normalised_benefit(ladder), "funnel": funnel(items),
                                "leaderboard": leaderboard(items, ladder, effect, cells),
+                               "lessons_beside_random": lessons_beside_random(cells),
                                "min_seeds_for_interval": MIN_SEEDS}}
 
 
-__all__ = ["ITEM_COLUMNS", "clustered_mean", "funnel", "item_rows", "ladder_success", "memory_effect",
+__all__ = ["ITEM_COLUMNS", "LESSON_METRICS", "clustered_mean", "funnel", "item_rows", "ladder_success",
+    "lessons_beside_random", "memory_effect",
     "normalised_benefit", "summarise", "write_ladder_csv"]

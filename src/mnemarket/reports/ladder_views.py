@@ -97,6 +97,7 @@ class FunnelBar:
 @dataclass(frozen=True)
 class LadderViews:
     leaderboard: Table
+    lessons: Table
     plot: LadderPlot
     funnel: list[FunnelBar]
     funnel_height: int
@@ -183,12 +184,27 @@ def forest_plot(document: dict[str, Any]) -> ForestPlot | None:
                       Axis([(_f(x(v)), f"{v:+.1f}") for v in (-1, -0.5, 0, 0.5, 1)]), rows)
 
 
+def lessons_table(document: dict[str, Any]) -> Table:
+    """Each group's lesson metrics per rung, as value / random's value under the same config."""
+    from mnemarket.sim.ladder_results import LESSON_METRICS
+
+    rows = []
+    for rung, groups in document["ladder_details"].get("lessons_beside_random", {}).items():
+        for group, metrics in groups.items():
+            rows.append([rung, group, *[
+                "–" if metrics[k]["value"] is None else f"{metrics[k]['value']:.3g} / "
+                + ("–" if metrics[k]["random"] is None else f"{metrics[k]['random']:.3g}") for k in LESSON_METRICS]])
+    return Table([Column("rung"), Column("group"), *[Column(f"{k} (value / random)", "num") for k in LESSON_METRICS]],
+                 rows, empty="no lesson metrics")
+
+
 def ladder_views(document: dict[str, Any]) -> LadderViews | None:
     """The four views, or None outside a ladder experiment."""
     if "ladder" not in document:
         return None
     bars, height = funnel_bars(document)
-    return LadderViews(leaderboard_table(document), ladder_plot(document), bars, height, forest_plot(document))
+    return LadderViews(leaderboard_table(document), lessons_table(document), ladder_plot(document), bars, height,
+                       forest_plot(document))
 
 
 __all__ = ["LadderViews", "ladder_views"]

@@ -146,3 +146,15 @@ def test_the_answer_bearing_lesson_is_never_generic():
     assert not lesson_is_generic(_run_with_lesson(text, "north pass"), lesson)
     assert lesson_quality(_run_with_lesson(text, "north pass"), "dee")["generic"] == 0
     assert lesson_is_generic(_run_with_lesson(text, "the river road"), lesson)  # a value it does not carry
+
+
+def test_lesson_metrics_sit_beside_random_on_the_same_rung_and_config():
+    from mnemarket.sim.ladder_results import lessons_beside_random
+
+    def cell(model, config, rung, specificity):
+        return {"model": model, "config": config, "rung": rung, "status": "finished",
+                "metrics": {"cell": {"specificity_mean": specificity, "lessons_stored": 2}}}
+    cells = [cell("local", "memory", "R3", 2.0), cell("random", "memory", "R3", 3.5),
+             cell("random", "memory", "R1", 0.5), cell("random", "no_memory", "R3", 9.0)]
+    beside = lessons_beside_random(cells)["R3"]["local/memory"]["specificity_mean"]
+    assert beside == {"value": 2.0, "random": 3.5, "net": -1.5}
