@@ -158,3 +158,15 @@ def test_lesson_metrics_sit_beside_random_on_the_same_rung_and_config():
              cell("random", "memory", "R1", 0.5), cell("random", "no_memory", "R3", 9.0)]
     beside = lessons_beside_random(cells)["R3"]["local/memory"]["specificity_mean"]
     assert beside == {"value": 2.0, "random": 3.5, "net": -1.5}
+
+
+@pytest.mark.parametrize("rung", ["R3", "R6"])
+def test_oracle_configs_store_the_gold_or_put_it_in_the_question(rung):
+    plain, write, prompt = (generate_rung(rung, None, 4, oracle) for oracle in (None, "write", "prompt"))
+    items = [b for b in plain["bounties"] if b["labels"].get("item")]
+    gold = {b["labels"]["gold"] for b in items}
+    stored = {m["text"] for m in write["memories"]} - {m["text"] for m in plain["memories"]}
+    assert stored and all(any(g.rstrip(".") in text for text in stored) for g in gold)
+    asked = [b["description"] for b in prompt["bounties"] if b["labels"].get("item")]
+    assert all(any(g.rstrip(".") in d for g in gold) for d in asked)
+    assert not any(any(g.rstrip(".") in b["description"] for g in gold) for b in items)
