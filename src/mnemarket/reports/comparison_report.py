@@ -293,6 +293,7 @@ def render_markdown(document: dict[str, Any]) -> str:
              f"- metrics embedder: {document['metrics_embedder'] or 'none (exact/lexical only)'}",
              f"- generated {document['generated']} on {document['machine']['platform']} "
              f"({document['machine']['cores']} cores)", "",
+             *_ladder_markdown(document),
              "## Groups (mean ± sample std [95% bootstrap interval] over seeds)", ""]
     if groups:
         headers = ["metric", *[group_label(g) for g in groups]]
@@ -323,6 +324,20 @@ def render_markdown(document: dict[str, Any]) -> str:
     parts.append(_md_table(["cell", "status", "seconds", *columns], cell_rows))
     parts += ["", "Definitions: plans/metrics.md. Per-agent figures: comparison.json or comparison.html.", ""]
     return "\n".join(parts)
+
+
+def _ladder_markdown(document: dict[str, Any]) -> list[str]:
+    """The memory ladder's leaderboard and Delta per rung (plans/ladder.md); nothing elsewhere."""
+    views = ladder_views(document)
+    if views is None:
+        return []
+    board = views.leaderboard
+    effect = [[model, rung, fmt(f["delta"]), f"[{f['ci'][0]}, {f['ci'][1]}]" if f["ci"] else "n/a", f["n_pairs"]]
+              for model, rungs in document["memory_effect"].items() for rung, f in rungs.items()]
+    return ["## Memory ladder: leaderboard (success [95% interval clustered by seed]; per item: ladder.csv)", "",
+            _md_table([c.label for c in board.columns], board.rows), "",
+            "## Memory effect: Delta = memory - no_memory (paired by seed, level and instance)", "",
+            _md_table(["model", "rung", "Delta", "95% interval", "pairs"], effect), ""]
 
 
 # -- html ----------------------------------------------------------------------------------------------------

@@ -245,7 +245,7 @@ def funnel(items: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 def leaderboard(items: Sequence[dict[str, Any]], ladder: dict[str, dict[str, dict[str, Any]]],
                 effect: dict[str, dict[str, dict[str, Any]]], cells: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """One row per model x config: per-rung success, ladder score (mean over rungs), Delta over the
-    memory rungs, tokens per turn and cost."""
+    rungs played, tokens per turn and cost."""
     rows = []
     for group, rungs in ladder.items():
         model, _, config = group.rpartition("/")

@@ -123,7 +123,7 @@ def leaderboard_table(document: dict[str, Any]) -> Table:
                      *[_interval(row["rungs"][r]) if r in row["rungs"] else "–" for r in rungs],
                      "–" if row["delta_mean"] is None else f"{row['delta_mean']:+.2f}",
                      "–" if row["tokens_per_turn"] is None else str(row["tokens_per_turn"]), f"{row['cost_usd']:.4f}"])
-    headers = ["model", "config", "ladder score", *[f"{r} success [95% CI]" for r in rungs], "Delta (memory rungs)",
+    headers = ["model", "config", "ladder score", *[f"{r} success [95% CI]" for r in rungs], "Delta (mean over rungs)",
                "model tokens/turn", "cost USD"]
     return Table([Column(h, "" if i < 2 else "num") for i, h in enumerate(headers)], rows, empty="no finished items")
 
