@@ -100,6 +100,9 @@ class ExperimentConfig(BaseModel):
     def _one_scenario(self) -> ExperimentConfig:
         if (self.scenario is None) == (self.ladder is None):
             raise ValueError("name either `scenario:` (a scenario file) or `ladder:` (the memory ladder's rungs)")
+        oracles = [name for name, config in self.configs.items() if config.oracle is not None]
+        if oracles and self.ladder is None:
+            raise ValueError(f"configs {oracles} set `oracle:`, which only the memory ladder (`ladder:`) has")
         return self
 
     @field_validator("configs")
@@ -203,13 +206,19 @@ def check_experiment(experiment: Experiment) -> None:
     from mnemarket.run.feasibility import check_optimum
     from mnemarket.run.scenario import load_scenario
 
+    configs = experiment.config.configs
+    checked: set[tuple[Any, ...]] = set()
     with tempfile.TemporaryDirectory() as scratch:
-        for cell in experiment.cells()[:1] if experiment.config.ladder is None else experiment.cells():
-            if cell.seed != experiment.config.seeds[0] or cell.model != experiment.config.models[0]:
+        for cell in experiment.cells():  # each scenario once: one per rung, level and oracle on the ladder
+            scenario_key = (cell.rung, cell.level, configs[cell.config].oracle)
+            if scenario_key in checked:
                 continue
+            checked.add(scenario_key)
             resolved = load_scenario(experiment.cell_scenario(cell, Path(scratch) / cell.id))
             components = load_components(resolved.components_path)
-            for name, override in experiment.config.configs.items():
+            for name, override in configs.items():
+                if override.oracle != configs[cell.config].oracle:
+                    continue
                 where = f"configs.{name}"
                 agents = apply_override(resolved.agents, override, where, path=str(experiment.path))
                 for agent in agents:

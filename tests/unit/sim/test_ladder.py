@@ -170,3 +170,20 @@ def test_oracle_configs_store_the_gold_or_put_it_in_the_question(rung):
     asked = [b["description"] for b in prompt["bounties"] if b["labels"].get("item")]
     assert all(any(g.rstrip(".") in d for g in gold) for d in asked)
     assert not any(any(g.rstrip(".") in b["description"] for g in gold) for b in items)
+
+
+def test_an_experiment_names_a_scenario_or_the_ladder_and_oracles_only_on_the_ladder():
+    from pydantic import ValidationError
+
+    from mnemarket.sim.experiment import ExperimentConfig
+
+    with pytest.raises(ValidationError, match="either"):
+        ExperimentConfig(name="x", models=["scripted"])
+    with pytest.raises(ValidationError, match="either"):
+        ExperimentConfig(name="x", models=["scripted"], scenario="a.yaml", ladder={"rungs": ["R0"]})
+    with pytest.raises(ValidationError, match="only the memory ladder"):
+        ExperimentConfig(name="x", models=["scripted"], scenario="a.yaml", configs={"o": {"oracle": "write"}})
+    with pytest.raises(ValidationError, match="levels"):
+        ExperimentConfig(name="x", models=["scripted"], ladder={"rungs": ["R1"], "levels": {"R1": [7]}})
+    spec = ExperimentConfig(name="x", models=["scripted"], ladder={"rungs": ["R1", "R3"], "levels": {"R1": [0, 50]}})
+    assert spec.ladder.points() == [("R1", 0), ("R1", 50), ("R3", 1)]
