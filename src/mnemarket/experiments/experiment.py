@@ -152,8 +152,9 @@ class Experiment:
     def cells(self) -> list[Cell]:
         c = self.config
         points: list[tuple[str | None, int | None]] = list(c.ladder.points()) if c.ladder else [(None, None)]
-        return [Cell(model, name, seed, rung, level) for model in c.models for name in c.configs
-                for rung, level in points for seed in c.seeds]
+        # A rung's configs next to each other: a run stopped part-way has whole memory/no_memory pairs.
+        return [Cell(model, name, seed, rung, level) for model in c.models for rung, level in points
+                for name in c.configs for seed in c.seeds]
 
     def cell_scenario(self, cell: Cell, run_dir: Path) -> Path:
         """The scenario file of ``cell``: the experiment's, or its generated rung."""
