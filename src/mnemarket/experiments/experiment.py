@@ -363,7 +363,7 @@ def write_comparison(experiment: Experiment, dirs: dict[Cell, Path], outcomes: d
         # The duplicate rate and the per-lesson evidence embed the same lessons, and seeds repeat them.
         embedder = MemoEmbedder(make_embedder(experiment.config.metrics_embedder), capacity=8192)
     rows = []
-    items: list[dict[str, Any]] = []  # the memory ladder's per-item outcomes (sim/ladder_results.py)
+    items: list[dict[str, Any]] = []  # the memory ladder's per-item outcomes (reports/ladder_results.py)
     for cell, run_dir in dirs.items():
         row: dict[str, Any] = {"id": cell.id, "model": cell.model, "config": cell.config, "seed": cell.seed,
                                "run_dir": str(run_dir)}

@@ -186,7 +186,7 @@ def forest_plot(document: dict[str, Any]) -> ForestPlot | None:
 
 def lessons_table(document: dict[str, Any]) -> Table:
     """Each group's lesson metrics per rung, as value / random's value under the same config."""
-    from mnemarket.sim.ladder_results import LESSON_METRICS
+    from mnemarket.reports.ladder_results import LESSON_METRICS
 
     rows = []
     for rung, groups in document["ladder_details"].get("lessons_beside_random", {}).items():

@@ -17,12 +17,12 @@ import pytest
 import yaml
 from scipy.stats import t
 
+from mnemarket.experiments.experiment import run_experiment
+from mnemarket.reports.ladder_results import ITEM_COLUMNS, clustered_mean, memory_effect
+from mnemarket.reports.metrics import Lesson, RunData, lesson_is_generic, lesson_quality
+from mnemarket.run.feasibility import optimum_problems
+from mnemarket.run.scenario import load_scenario
 from mnemarket.scenarios.ladder import LEVELS, NEEDS_MEMORY, RUNGS, generate_rung
-from mnemarket.sim.experiment import run_experiment
-from mnemarket.sim.feasibility import optimum_problems
-from mnemarket.sim.ladder_results import ITEM_COLUMNS, clustered_mean, memory_effect
-from mnemarket.sim.metrics import Lesson, RunData, lesson_is_generic, lesson_quality
-from mnemarket.sim.scenario import load_scenario
 
 ROOT = Path(__file__).resolve().parents[3]
 POINTS = [(rung, level) for rung in RUNGS for level in LEVELS[rung]]
@@ -149,7 +149,7 @@ def test_the_answer_bearing_lesson_is_never_generic():
 
 
 def test_lesson_metrics_sit_beside_random_on_the_same_rung_and_config():
-    from mnemarket.sim.ladder_results import lessons_beside_random
+    from mnemarket.reports.ladder_results import lessons_beside_random
 
     def cell(model, config, rung, specificity):
         return {"model": model, "config": config, "rung": rung, "status": "finished",
@@ -175,7 +175,7 @@ def test_oracle_configs_store_the_gold_or_put_it_in_the_question(rung):
 def test_an_experiment_names_a_scenario_or_the_ladder_and_oracles_only_on_the_ladder():
     from pydantic import ValidationError
 
-    from mnemarket.sim.experiment import ExperimentConfig
+    from mnemarket.experiments.experiment import ExperimentConfig
 
     with pytest.raises(ValidationError, match="either"):
         ExperimentConfig(name="x", models=["scripted"])
