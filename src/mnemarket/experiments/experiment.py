@@ -28,10 +28,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from mnemarket.agents.config import AgentConfig, LLMSpec
 from mnemarket.errors import ConfigError, did_you_mean
 from mnemarket.experiments.cell import CELL_FILE, cell_done, run_cell
+from mnemarket.experiments.ladder import LadderSpec, write_rung_scenario
 from mnemarket.jsonl import read_json_object
 from mnemarket.providers.profiles import ModelProfile
 from mnemarket.providers.registry import check_profiles
-from mnemarket.experiments.ladder import LadderSpec, write_rung_scenario
 from mnemarket.reports.report import EXPERIMENT_CELLS
 from mnemarket.reports.statistics import MIN_SEEDS, paired_differences
 from mnemarket.yaml_config import deep_merge, format_validation_error, load_model
