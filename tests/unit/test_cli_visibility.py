@@ -97,7 +97,7 @@ def test_an_interview_answers_with_the_top_memory_and_changes_nothing(demo_run):
     result = CliRunner().invoke(app, ["interview", str(demo_run), "--agent", "alpha", "--model", "scripted",
                                       "What is the vault code?"])
     assert result.exit_code == 0, result.output
-    assert "7421" in result.output.split("\n")[0]
+    assert "7421" in result.output.split("memory ")[0]
     assert (demo_run / "world.db").read_bytes() == before
     logged = [json.loads(line) for line in (demo_run / "interviews.jsonl").read_text().splitlines()]
     assert logged[-1]["agent"] == "alpha" and logged[-1]["memories"][0]["text"] in logged[-1]["answer"]
@@ -136,8 +136,8 @@ def test_report_rebuilds_for_a_run_and_inspect_names_the_run(demo_run):
     result = CliRunner().invoke(app, ["report", str(demo_run)])
     assert result.exit_code == 0, result.output
     assert "model scripted" in (demo_run / "report.html").read_text()
-    shown = CliRunner().invoke(app, ["inspect", str(demo_run)])
-    assert "scenario demo" in shown.output and "model scripted" in shown.output and "status finished" in shown.output
+    shown = " ".join(CliRunner().invoke(app, ["inspect", str(demo_run)]).output.split())  # as wrapped at 80 columns
+    assert "scenario demo" in shown and "model scripted" in shown and "status finished" in shown
     agent = CliRunner().invoke(app, ["inspect", str(demo_run), "--agent", "alpha"])
     assert agent.exit_code == 0 and "{'" not in agent.output and "balance:" in agent.output
 

@@ -417,7 +417,7 @@ def interview(run_dir: Path, question: str = typer.Argument(None, help="the ques
         done = interviewer.ask(agent, question)
     console.print(f"{done.agent} at {done.at} ({done.model}): {done.answer}", markup=False, highlight=False)
     if done.error:
-        console.print(f"model problem: {done.error}", markup=False, highlight=False, soft_wrap=True, style="yellow")
+        console.print(f"model problem: {done.error}", markup=False, highlight=False, style="yellow")
     for memory in done.memories:
         console.print(f"  memory {memory['id']} score {memory['score']}: {memory['text']}", markup=False,
                       highlight=False)
