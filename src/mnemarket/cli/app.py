@@ -535,7 +535,7 @@ def compare(experiment: Path = typer.Argument(..., help="experiment YAML, e.g. c
     """Run a models x memory-configs x seeds matrix (resumable) and write comparison.json/.md/.html."""
     from mnemarket.experiments.compare_progress import CellWatcher, results_table
     from mnemarket.experiments.experiment import load_experiment, run_experiment
-    from mnemarket.experiments.experiment_checks import plan_warnings
+    from mnemarket.experiments.experiment_checks import check_credentials, plan_warnings
     from mnemarket.experiments.model_check import check_model, needs_check
 
     if not experiment.exists():
@@ -545,7 +545,8 @@ def compare(experiment: Path = typer.Argument(..., help="experiment YAML, e.g. c
         warnings = plan_warnings(loaded)
     for warning in warnings:
         console.print(f"warning: {warning}", style="yellow", markup=False, highlight=False)
-    if not report_only:  # one call per remote model before any cell spends on it
+    if not report_only:  # keys first (no call, one error naming every model), then one call per remote model
+        check_credentials(list(loaded.config.models))
         matrix = loaded.config
         for model in (m for m in matrix.models if needs_check(m)):
             checked = check_model(model, matrix.profiles.get(model))

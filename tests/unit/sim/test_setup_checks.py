@@ -37,8 +37,8 @@ def test_a_scripted_plan_method_typo_names_the_field_and_the_fix(tmp_path):
 
 
 def test_an_unpriced_gemini_model_is_refused_before_a_run(tmp_path):
-    out = _validate(_scenario(tmp_path, lambda data: data.update(model="gemini:gemini-3.6-flash")))
-    assert "model: no price for model 'gemini-3.6-flash'" in out
+    out = _validate(_scenario(tmp_path, lambda data: data.update(model="gemini:gemini-3.7-flash")))
+    assert "model: no price for model 'gemini-3.7-flash'" in out
 
 
 def test_a_missing_agent_file_names_the_scenario_and_field(tmp_path):
