@@ -10,7 +10,9 @@ written). What is substituted, and why:
   (GOOGLE_GEMINI_BASE_URL, which google-genai reads), and the llama.cpp server line is replaced by a
   local fake OpenAI-compatible server on an ephemeral port, which the next line is pointed at;
 - the compare line's experiment keeps only its scripted model in the copy (its local cells would
-  take ~6 minutes each on 2 cores).
+  take ~6 minutes each on 2 cores);
+- `mnemarket eval locomo` (issue 37's block) is not run here: it reads ../shared/datasets/, which a
+  fresh clone does not hold, and its second line runs the local model over 26 conversations.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from tests.unit.providers.fake_servers import (
 
 ROOT = Path(__file__).resolve().parents[2]
 NOOP = json.dumps({"action_type": "noop", "reasoning": "waiting"})
+NOT_RUN = ("mnemarket eval locomo",)
 _OPTIONAL = re.compile(r"\s*\[([^\]]*)\]")
 
 
@@ -96,8 +99,8 @@ def test_every_readme_command_works_in_order_after_the_demo(checkout):
     with gemini, openai:
         env["GOOGLE_GEMINI_BASE_URL"] = gemini.url
         for command in commands:
-            if command == "make test":
-                continue  # this suite
+            if command == "make test" or command.startswith(NOT_RUN):
+                continue  # this suite; the LoCoMo evaluation (see the module doc)
             if command == "make demo":
                 argv_list = [[*mnemarket, "demo", "--model", "scripted"]]
             elif "-m llama_cpp.server" in command:
@@ -107,7 +110,7 @@ def test_every_readme_command_works_in_order_after_the_demo(checkout):
                 argv_list = []
                 for variant in variants(command):
                     argv = shlex.split(variant)
-                    if argv[0] == ".venv/bin/mnemarket":
+                    if argv[0] in (".venv/bin/mnemarket", "mnemarket"):
                         argv = [*mnemarket, *argv[1:]]
                     elif argv[0] == ".venv/bin/python":
                         argv = [sys.executable, *argv[1:]]
