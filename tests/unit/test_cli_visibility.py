@@ -54,13 +54,14 @@ def test_a_run_failing_before_its_first_turn_leaves_nothing_and_reruns_after_the
     data["agents"] = [*good_agents, str(broken)]
     scenario.write_text(yaml.safe_dump(data))
     out = tmp_path / "r"
-    failed = CliRunner().invoke(app, ["run", str(scenario), "--model", "scripted", "--out", str(out)])
+    allow = ["--allow-dir", str(ROOT / "agents")]  # zed.yaml extends the checkout's base from outside it
+    failed = CliRunner().invoke(app, ["run", str(scenario), "--model", "scripted", "--out", str(out), *allow])
     assert failed.exit_code != 0 and "no_such_component" in failed.output, failed.output
     assert "was removed" in failed.output and not out.exists()
     data["agents"] = good_agents
     scenario.write_text(yaml.safe_dump(data))
     fixed = CliRunner().invoke(app, ["run", str(scenario), "--model", "scripted", "--out", str(out), "--sessions", "1",
-                                     "--turns", "1"])
+                                     "--turns", "1", *allow])
     assert fixed.exit_code == 0, fixed.output
 
 

@@ -79,6 +79,7 @@ def checkout(tmp_path):
     """A fresh copy of what the README's commands read (config/, agents/), as a clone has it."""
     for folder in ("config", "agents"):
         shutil.copytree(ROOT / folder, tmp_path / folder)
+    (tmp_path / ".git").mkdir()  # a clone is a git checkout: its files may name each other across folders
     experiment = tmp_path / "config" / "experiments" / "local_vs_scripted.yaml"
     data = yaml.safe_load(experiment.read_text())
     data["models"] = [m for m in data["models"] if m != "local"]

@@ -23,7 +23,7 @@ def _scenario(tmp_path, change) -> Path:
 
 
 def _validate(path: Path) -> str:
-    result = CliRunner().invoke(app, ["validate", str(path)])
+    result = CliRunner().invoke(app, ["validate", str(path), "--allow-dir", str(ROOT / "agents")])
     assert result.exit_code == 1, result.output
     return " ".join(result.output.split())
 
