@@ -34,6 +34,7 @@ from mnemarket.providers.profiles import ModelProfile
 from mnemarket.providers.registry import check_profiles
 from mnemarket.reports.report import EXPERIMENT_CELLS
 from mnemarket.reports.statistics import MIN_SEEDS, paired_differences
+from mnemarket.run.output_dirs import MARKER, adopt_output_dir, owner_of, write_atomic
 from mnemarket.yaml_config import deep_merge, format_validation_error, load_model
 
 CELLS_DIR = EXPERIMENT_CELLS
@@ -253,6 +254,15 @@ def prepare_cell(experiment: Experiment, cell: Cell) -> Path:
     return run_dir
 
 
+def _claim_out_dir(out_dir: Path) -> None:
+    """The experiment directory: made and marked by `compare`, or refused (files there would be
+    overwritten). A directory an older `compare` made (experiment.yaml beside cells/) is marked now."""
+    if (owner_of(out_dir) is None and not out_dir.is_symlink() and (out_dir / "experiment.yaml").is_file()
+            and (out_dir / CELLS_DIR).is_dir()):
+        write_atomic(out_dir / MARKER, "compare\n")
+    adopt_output_dir(out_dir, "compare")
+
+
 def workers_for(experiment: Experiment, pending: int) -> int:
     cores = os.cpu_count() or 1
     wanted = experiment.config.max_workers or cores
@@ -277,10 +287,14 @@ def run_experiment(path: str | Path, out: str | Path | None = None, *, max_worke
     experiment = load_experiment(path, out)
     check_experiment(experiment)  # a configuration error is reported before any cell starts
     baseline_group(experiment.config)
+    if not only_report:  # one error for a missing key, not one per cell (sim/experiment_checks.py)
+        from mnemarket.experiments.experiment_checks import check_credentials
+
+        check_credentials(list(experiment.config.models))
     if max_workers is not None:
         experiment.config.max_workers = max_workers
-    experiment.out_dir.mkdir(parents=True, exist_ok=True)
-    (experiment.out_dir / "experiment.yaml").write_text(
+    _claim_out_dir(experiment.out_dir)
+    write_atomic(experiment.out_dir / "experiment.yaml",
         yaml.safe_dump(experiment.config.model_dump(mode="json", exclude_none=True)
                        | ({"scenario": str(experiment.scenario_path)} if experiment.scenario_path else {}),
                        sort_keys=False))

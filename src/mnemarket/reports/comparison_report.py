@@ -24,6 +24,7 @@ from mnemarket.reports.html_templates import Cell, Column, Link, Table, render
 from mnemarket.reports.ladder_views import ladder_views
 from mnemarket.reports.report_charts import PALETTE, LineChart, line_chart
 from mnemarket.reports.statistics import MIN_SEEDS
+from mnemarket.run.output_dirs import atomic_writer, write_atomic
 
 METRICS: tuple[tuple[str, str], ...] = (
     ("score", "score (share of the upper bound earned)"),
@@ -144,11 +145,12 @@ def write_reports(out_dir: Path, document: dict[str, Any]) -> Path:
     """Write the three files; returns the json path."""
     out_dir = Path(out_dir)
     path = out_dir / "comparison.json"
-    path.write_text(json.dumps(document, indent=2))
-    (out_dir / "comparison.md").write_text(render_markdown(document))
-    (out_dir / "comparison.html").write_text(render_html(document, out_dir))
+    # Each file is written beside its name and renamed over it: a symlink there is replaced, not followed.
+    write_atomic(path, json.dumps(document, indent=2))
+    write_atomic(out_dir / "comparison.md", render_markdown(document))
+    write_atomic(out_dir / "comparison.html", render_html(document, out_dir))
     write_csv(out_dir / "comparison.csv", document)
-    with (out_dir / "lessons.csv").open("w", newline="") as handle:
+    with atomic_writer(out_dir / "lessons.csv", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=LESSON_COLUMNS)
         writer.writeheader()
         writer.writerows(lesson_rows(document))
@@ -211,7 +213,7 @@ def judge_text(judge: dict[str, Any]) -> str:
 
 
 def write_csv(path: Path, document: dict[str, Any]) -> None:
-    with path.open("w", newline="") as handle:
+    with atomic_writer(path, newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=CSV_COLUMNS)
         writer.writeheader()
         writer.writerows(tidy_rows(document))

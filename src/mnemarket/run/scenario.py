@@ -150,6 +150,9 @@ def load_scenario(path: str | Path) -> ResolvedScenario:
     agents = []
     for index, entry in enumerate(scenario.agents):
         if isinstance(entry, str):
+            if not (path.parent / entry).is_file():  # name the file and field that referenced it
+                raise ConfigError(f"agent file {entry!r} not found (looked for {path.parent / entry}; paths are "
+                                  "relative to the scenario file)", path=str(path), field=f"agents.{index}")
             agents.append(load_agent_config(path.parent / entry))
         else:
             try:
