@@ -2,7 +2,8 @@
 
 Runs sim_bench's growth world (N agents x T turns, the scripted growth policy) with the outputs
 held back, then times, with tracemalloc on, the runner's `write_outputs` (events.jsonl,
-summary.json, report.html) and the metrics' `load_run`. `*_peak_mb` is the peak of traced Python
+summary.json, report.html with its trace pages) and the metrics' `load_run`; it reports the size
+of report.html and of the trace pages (every turn's prompts, sim/trace.py). `*_peak_mb` is the peak of traced Python
 memory (numpy included) during the call above what was held before it: what the call itself
 needs. Written for issue 18 ("Outputs at bounded memory" in plans/long-runs.md): a call that holds
 the whole run grows with T, one that streams stays nearly flat. `metrics_s` is the wall time of
@@ -69,9 +70,16 @@ def bench(agents: int, turns_per_agent: int, session_turns: int) -> dict[str, An
         lessons = len(cell_metrics(run)["lessons"])
         metrics_s = round(time.perf_counter() - started, 2)
         log_mb = sum(p.stat().st_size for p in run_dir.glob("contexts*")) / 2**20
+        # The report and its trace pages (every turn's prompts, sim/trace.py): what a reader opens.
+        report_mb = (run_dir / "report.html").stat().st_size / 2**20
+        pages = list((run_dir / "trace").glob("*.html"))
+        trace_mb = sum(p.stat().st_size for p in pages) / 2**20
+        largest_page_mb = max((p.stat().st_size for p in pages), default=0) / 2**20
     return {"agents": agents, "turns_per_agent": turns_per_agent, "state": status.state, "events": events,
             "context_log_mb": round(log_mb, 1), "write_outputs_s": write_s, "write_outputs_peak_mb": write_peak,
-            "load_run_s": load_s, "load_run_peak_mb": load_peak, "metrics_s": metrics_s, "lessons": lessons}
+            "load_run_s": load_s, "load_run_peak_mb": load_peak, "metrics_s": metrics_s, "lessons": lessons,
+            "report_mb": round(report_mb, 2), "trace_pages": len(pages), "trace_mb": round(trace_mb, 1),
+            "largest_trace_page_mb": round(largest_page_mb, 2)}
 
 
 def main() -> None:

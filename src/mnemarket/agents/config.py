@@ -47,11 +47,13 @@ DEFAULT_RAG_QUERY = ("State: {step}. Balance: {balance}. Goal: {current_goal}. L
 DEFAULT_PREFIXES = ["LESSON:", "STRATEGY:", "INSIGHT:"]
 QUERY_VARIABLES: tuple[str, ...] = (
     "agent_id", "name", "balance", "step", "_current_state", "session", "turn", "current_goal", "store_id",
-    "working_memory_id", "last_action", "last_outcome", "artifacts", "action_history",
+    "working_memory_id", "last_action", "last_outcome", "artifacts", "action_history", "open_bounties",
 )
 """The placeholders a `rag.query_template` may use (the turn's variables, `Agent.variables`).
 ``last_action`` is the history line (arguments, FIX hint, turn); ``last_outcome`` only which
-artifact and method were used and what came back, the situation a retrieval should match."""
+artifact and method were used and what came back, the situation a retrieval should match.
+``open_bounties`` is the questions of the bounties the agent may claim now: a query that names the
+task at hand finds the record that answers it (the memory ladder's agents use it)."""
 
 
 class _Strict(BaseModel):
@@ -206,6 +208,10 @@ class AgentConfig(_Strict):
     workflow: WorkflowConfig = WorkflowConfig()
     rag: RagConfig = RagConfig()
     working_memory: WorkingMemoryConfig = WorkingMemoryConfig()
+    history: Literal["carry", "session"] = Field(
+        "carry", description="short-term memory across session boundaries: `carry` keeps the recent history, "
+                             "last action and working memory; `session` clears them as each session starts "
+                             "(after migration), so only long-term memory carries anything to the next session")
     memory: MemoryConfig = MemoryConfig()
     preseeded_lessons: list[str] = Field(default_factory=list)
     lesson_step: LessonStepConfig = LessonStepConfig()

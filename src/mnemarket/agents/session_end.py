@@ -6,9 +6,9 @@ from dataclasses import dataclass, field
 
 from mnemarket.agents.config import AgentConfig
 from mnemarket.agents.memories import AgentMemories
-from mnemarket.agents.working_memory import prefixed_entries
+from mnemarket.agents.working_memory import WorkingMemory, prefixed_entries
 from mnemarket.genesis import MEMORY_ID, MigrationRecord
-from mnemarket.kernel import InvokeArtifact, World
+from mnemarket.kernel import InvokeArtifact, World, WriteArtifact
 from mnemarket.memory import apply_retention, find_duplicate, reinforce
 from mnemarket.providers import LLM
 
@@ -42,6 +42,8 @@ class SessionCloser:
         report = SessionReport(agent_id=self.id, session=session, migrated=[], skipped_duplicates=[], failed=[])
         if self.config.working_memory.enabled:
             self._migrate(session, report)
+            if self.config.history == "session":
+                self._clear_working_memory(session)
         memory = self.config.memory
         reflector = self.memories.reflector if memory.reflection.enabled else None
         if reflector is not None and reflector.due():
@@ -52,6 +54,15 @@ class SessionCloser:
             report.archived = apply_retention(self.memories.episodic, memory.retention, now=self.world.tick,
                                               actor=self.id)
         return report
+
+    def _clear_working_memory(self, session: int) -> None:
+        """Empty the working memory after migration (history: session); a resumed session end
+        finds it empty and writes nothing."""
+        empty = WorkingMemory().to_yaml()
+        artifact = self.world.get(self.config.working_memory_id)
+        if artifact is not None and artifact.content != empty:
+            self.world.execute(self.id, WriteArtifact(artifact_id=self.config.working_memory_id, content=empty),
+                               meta={"history_cleared": session})  # not a turn, not a migration
 
     def _migrate(self, session: int, report: SessionReport) -> None:
         entries = prefixed_entries(self.memories.working_memory_text(), self.config.memory.migration_prefixes)

@@ -32,7 +32,7 @@ from mnemarket.agents.trail import Trail
 from mnemarket.agents.turn import Draft, TurnPlan
 from mnemarket.agents.working_memory import WorkingMemory, parse_working_memory
 from mnemarket.agents.world_view import world_view
-from mnemarket.genesis import Genesis
+from mnemarket.genesis import Genesis, turn_record
 from mnemarket.genesis.event_text import describe_event
 from mnemarket.kernel import Event, World
 from mnemarket.memory import MemoryHit, get_preset
@@ -70,11 +70,18 @@ class TurnBuilder:
         return self.config.id
 
     # -- the workflow ------------------------------------------------------------------------------
-    def current_step(self) -> str:
+    def session_history(self, session: int) -> list[Event]:
+        """The trail's newest events, less what came before ``session`` when short-term history
+        is per session (`AgentConfig.history`)."""
+        events = self.trail.events()
+        return events if self.config.history == "carry" else _since_session(events, session)
+
+    def current_step(self, session: int | None = None) -> str:
+        """The step of the next turn (the first one at a session start when history is per session)."""
         steps = self.config.workflow.step_names()
         self.trail.refresh()
         last = self.trail.last_turn_record
-        if last is None:
+        if last is None or (self.config.history == "session" and session is not None and last.session < session):
             return steps[0]
         previous = last.step
         if last.force_step_change:
@@ -151,7 +158,9 @@ class TurnBuilder:
                 "last_action": describe_event(last) if last else "(none yet)",
                 "last_outcome": describe_event(last, "outcome") if last else "(none yet)",
                 "artifacts": self.listed_artifacts(),
-                "action_history": joined(parts)}
+                "action_history": joined(parts),
+                "open_bounties": "; ".join(b.description for b in self.genesis.bounty.open_for(self.world, self.id)
+                                           if not b.claimants or self.id in b.claimants) or "(none)"}
 
     def rag_query(self, variables: dict[str, Any]) -> str:
         try:
@@ -174,9 +183,11 @@ class TurnBuilder:
     def draft(self, session: int, turn: int) -> Draft:
         """This turn's prompt up to its memories: `Draft.memory_query` says whether any are
         retrieved (a runner embeds every agent's query in one batch), `complete` finishes it."""
-        history = self.trail.events()
-        step = self.current_step()
-        loop = self.loop_breaker.state(self.trail.loop_turns())
+        history = self.session_history(session)
+        step = self.current_step(session)
+        loop_turns = self.trail.loop_turns()
+        loop = self.loop_breaker.state(loop_turns if self.config.history == "carry"
+                                       else _since_session(loop_turns, session))
         parts = history_parts(history[-HISTORY_TURNS:])  # rendered once: variables and the two sections
         variables = self.variables(history, step, session, turn, parts=parts)
         query = self.rag_query(variables)
@@ -263,6 +274,20 @@ class TurnBuilder:
         """The ids this agent can name now and what ``step``'s menu allows (`world_view.world_view`)."""
         menu = self.menu(step) if step is not None else StepMenu()
         return world_view(self.world, self.genesis, self.id, self.config.store_id, menu, avoid, self._menu_order(step))
+
+
+def _since_session(events: list[Event], session: int) -> list[Event]:
+    """The events of ``session``: from its first turn on (a migration of the session before is not)."""
+    kept: list[Event] = []
+    for event in events:
+        record = turn_record(event)
+        if record is not None and record.session >= session:
+            kept.append(event)
+        elif record is None and kept:
+            kept.append(event)
+        elif record is not None:
+            kept.clear()
+    return kept
 
 
 def _repeated(last: Event | None, loop: LoopState) -> tuple[str, str, str] | None:

@@ -5,6 +5,9 @@ from __future__ import annotations
 import faulthandler
 import functools
 import json
+import os
+import shutil
+import signal
 import sys
 from collections import deque
 from collections.abc import Callable
@@ -14,17 +17,23 @@ from typing import Any, NoReturn
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table
 from rich.text import Text
 
 from mnemarket.errors import MnemarketError, ProviderError, StoreError, UserError
-from mnemarket.jsonl import read_json_object
 from mnemarket.yaml_config import allow_dirs
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, rich_markup_mode=None,
                   help="Agent world simulations in an artifact economy where memory is tradable.")
-memory_app = typer.Typer(no_args_is_help=True, help="Look into a run's memory stores.")
+memory_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None, help="Look into a run's memory stores.")
 app.add_typer(memory_app, name="memory")
 models_app = typer.Typer(no_args_is_help=True, help="Check a model before spending on it.")
 app.add_typer(models_app, name="models")
@@ -93,27 +102,51 @@ def _stop_if_provider_failed(status) -> None:
         _fail(status.message)
 
 
-def _run_with_progress(runner, title: str):
-    from mnemarket.run.records import RunStatus  # noqa: F401  (typing only)
+def _on_interrupt(run_dir: Path, progress: Progress) -> Callable[..., None]:
+    """The Ctrl-C handler of a run: one line with the resume command, the status "interrupted" in
+    summary.json, and an immediate exit (130). It does not wait for a model call in flight (the
+    local model's decode would hold the exit for a minute): every action commits atomically with
+    its event, so stopping here loses at most the turn in progress, which `resume` plays again,
+    exactly as after kill -9 (plans/reliability.md)."""
+    def handler(signum: int, frame: Any) -> None:
+        from mnemarket.run.run_info import mark_interrupted
 
+        progress.stop()
+        line = f"interrupted; continue with: mnemarket resume {run_dir}"
+        try:
+            mark_interrupted(run_dir, line)
+        except OSError:
+            pass  # the line below still says how to continue
+        console.show_cursor(True)
+        sys.stdout.flush()
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+        os._exit(130)
+    return handler
+
+
+def _run_with_progress(runner, title: str):
     total = runner.config.sessions * runner.config.turns
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=console, transient=False) as progress:
+                  TextColumn("eta"), TimeRemainingColumn(), console=console, transient=False) as progress:
         title = escape(title)  # a file or directory name; the column reads it as markup
         task = progress.add_task(title, total=total)
-        done = [0]
 
         def report(kind: str, session: int, turn: int) -> None:
             if kind == "turn":
-                done[0] = (session - 1) * runner.config.turns + turn
-                progress.update(task, completed=done[0], description=f"{title}: session {session} turn {turn}")
-        runner.setup()
-        for warning in runner.warnings:
-            console.print(f"[yellow]warning: {escape(warning)}[/yellow]")
-        last = runner.world.state.get(("run", "last_turn"))
-        if last:
-            progress.update(task, completed=(last["session"] - 1) * runner.config.turns + last["turn"])
-        return runner.run(report)
+                progress.update(task, completed=(session - 1) * runner.config.turns + turn,
+                                description=f"{title}: session {session} turn {turn}")
+        previous = signal.signal(signal.SIGINT, _on_interrupt(runner.run_dir, progress))
+        try:
+            runner.setup()
+            for warning in runner.warnings:
+                console.print(f"[yellow]warning: {escape(warning)}[/yellow]")
+            last = runner.world.state.get(("run", "last_turn"))
+            if last:
+                progress.update(task, completed=(last["session"] - 1) * runner.config.turns + last["turn"])
+            return runner.run(report)
+        finally:
+            signal.signal(signal.SIGINT, previous)
 
 
 SUMMARY_COLUMNS = {"balance": "balance", "turns": "turns", "invalid": "invalid_actions", "failed": "failed_actions",
@@ -146,6 +179,11 @@ def _print_summary(run_dir: Path, summary: dict | None = None) -> None:
     console.print(f"trades: {trades}", markup=False, highlight=False)
     console.print(f"scrip: total {summary['total_scrip']} = initial {summary['initial_total_scrip']} + minted "
                   f"{summary['minted']} - burned {summary['burned']} ({'conserved' if summary['supply_ok'] else 'BROKEN'})")
+    for over in summary.get("budget_overruns") or []:
+        dropped = f"; dropped {', '.join(over['dropped_sections'])}" if over["dropped_sections"] else ""
+        console.print(f"over budget: {over['agent']} step {over['step']}: {over['over_budget']} of {over['turns']} "
+                      f"turns, up to {over['max_tokens']} of {over['budget']} tokens{dropped}",
+                      markup=False, highlight=False, style="yellow")
     console.print(f"report: {run_dir / 'report.html'}", markup=False, highlight=False)
     if summary.get("message"):
         console.print(f"[yellow]{escape(summary['message'])}[/yellow]")
@@ -167,7 +205,8 @@ def run(scenario: Path = typer.Argument(..., help="scenario YAML, e.g. config/de
         model: str = typer.Option(None, help="provider for every agent: local, gemini:MODEL, scripted, replay:PATH, "
                                              "openai:http://HOST:PORT/v1:MODEL"),
         sessions: int = typer.Option(None, min=1), turns: int = typer.Option(None, min=1, help="turns per session"),
-        out: Path = typer.Option(None, help="run directory (default runs/<scenario>)"),
+        out: Path = typer.Option(None, help="run directory (default: a new runs/<scenario>-<model>-<UTC time>)"),
+        force: bool = typer.Option(False, "--force", help="replace --out when it holds a run mnemarket made"),
         db: str = typer.Option(None, help="database URL instead of RUN_DIR/world.db (postgresql://...)"),
         seed: int = typer.Option(None), record: bool = typer.Option(False, help="record model calls for replay"),
         spend_cap: float = typer.Option(None, help="stop cleanly when model spend reaches this many USD"),
@@ -179,24 +218,42 @@ def run(scenario: Path = typer.Argument(..., help="scenario YAML, e.g. config/de
     from mnemarket.experiments.pipeline import create_runner
     from mnemarket.providers import check_llm_spec
     from mnemarket.run.models_file import load_models_file
+    from mnemarket.run.output_dirs import new_run_dir, prepare_run_dir
     from mnemarket.run.records import RunOptions
 
     if not scenario.exists():
         _fail(f"scenario {str(scenario)!r} not found; try config/demo.yaml")
-    out = out or Path("runs") / scenario.stem
     if model is not None:
         check_llm_spec(model)
     profiles = load_models_file(models_file) if models_file is not None else {}
-    with allow_dirs(allow_dir or ()):
-        runner = create_runner(scenario, out, RunOptions(model=model, sessions=sessions, turns=turns, db=db, seed=seed,
-                                                         record=record, spend_cap_usd=spend_cap, token_cap=token_cap,
-                                                         profiles=profiles))
+    out = prepare_run_dir(out, force=force) if out is not None else new_run_dir(Path("runs"), scenario.stem, model)
     try:
-        status = _run_with_progress(runner, scenario.stem)
-    finally:
-        runner.close()
+        with allow_dirs(allow_dir or ()):
+            runner = create_runner(scenario, out, RunOptions(model=model, sessions=sessions, turns=turns, db=db,
+                                                             seed=seed, record=record, spend_cap_usd=spend_cap,
+                                                             token_cap=token_cap, profiles=profiles))
+        try:
+            status = _run_with_progress(runner, f"{scenario.stem} -> {out}")
+        finally:
+            runner.close()
+    except MnemarketError:
+        _discard_unstarted(out)
+        raise
     _stop_if_provider_failed(status)
     _print_summary(out)
+
+
+def _discard_unstarted(out: Path) -> None:
+    """A run that failed before its first turn leaves nothing behind: fixing the file and running
+    the same command again then starts afresh instead of being told to resume the stale config."""
+    from mnemarket.run.context_log import CONTEXTS
+    from mnemarket.run.run_info import writer_active
+
+    # Not while another process writes there (two `run --out` of one new directory at once).
+    if out.is_dir() and not (out / CONTEXTS).exists() and not writer_active(out):
+        shutil.rmtree(out, ignore_errors=True)
+        typer.echo(f"note: the run failed before its first turn; {out} was removed (fix the cause and run the same "
+                   "command again)", err=True)
 
 
 @_command()
@@ -223,25 +280,41 @@ def _view(run_dir: Path):
 
 @_command()
 def inspect(run_dir: Path, agent: str = typer.Option(None, help="one agent's figures and recent actions"),
+            at: str = typer.Option(None, "--at", help="SESSION:TURN: the world as it was after that turn"),
             as_json: bool = typer.Option(False, "--json", help="print the summary as JSON")) -> None:
-    """Show what a run holds (read-only)."""
+    """Show what a run holds (read-only), now or after a turn (--at)."""
+    from mnemarket.run.run_info import header_line, run_header, saved_summary
+
+    if at is not None:
+        from mnemarket.reports.world_at import parse_turn, world_at_turn
+
+        document = world_at_turn(run_dir, parse_turn(at))
+        if agent is not None:
+            document = _agent_part(document, agent)
+        if as_json:
+            sys.stdout.write(json.dumps(document, indent=2, default=str) + "\n")
+        else:
+            _print_mapping(document)
+        return
     with _view(run_dir) as view:
         summary = view.summary()
+        header = run_header(run_dir, view.config, view.world)
         if agent is not None and agent not in summary["agents"]:
             _fail(f"no agent {agent!r} in this run; agents: {', '.join(summary['agents'])}")
         if as_json:
             saved = run_dir / "summary.json"  # the runner's record of what each model applied
             models = json.loads(saved.read_text()).get("models", {}) if saved.exists() else {}
-            data = summary | {"models": models} if agent is None else {"agent": agent, **summary["agents"][agent]}
+            data = summary | {"models": models, "run": header} if agent is None else {"agent": agent, **summary["agents"][agent]}
             sys.stdout.write(json.dumps(data, indent=2) + "\n")
             return
+        console.print(header_line(header), markup=False, highlight=False)
         if agent is None:
-            saved = run_dir / "summary.json"
             # The runner's summary.json also says how the run ended; figures are recomputed.
-            extra = read_json_object(saved) or {}  # a damaged one only loses how the run ended
-            _print_summary(run_dir, {**extra, **summary})
+            _print_summary(run_dir, {**saved_summary(run_dir), **summary, "status": header["status"]})
             return
-        console.print(summary["agents"][agent])
+        console.print(f"agent {agent} (model {header['models'].get(agent, '?')})", markup=False, highlight=False)
+        _print_mapping(summary["agents"][agent])
+        console.rule("last 15 actions")
         for event in deque(view.world.iter_events(principal=agent), maxlen=15):  # its last 15, read a page at a time
             status = "[green]OK[/green]" if event.success else "[red]FAILED[/red]"
             console.print(f"t{event.tick} {escape(event.action_type)} {escape(str(event.action.get('method') or ''))} "
@@ -267,6 +340,88 @@ def models_check(model: str = typer.Argument(..., help="a model string, e.g. gem
         _fail(result.line, 3)
     if not as_json:
         typer.echo(result.line)
+
+
+def _agent_part(document: dict[str, Any], agent: str) -> dict[str, Any]:
+    """One agent's share of a world-at-turn document."""
+    if agent not in document.get("agents", {}):
+        _fail(f"no agent {agent!r} in this run; agents: {', '.join(document.get('agents', {}))}")
+    return {"at": document["at"], "agent": agent, **document["agents"][agent]}
+
+
+def _print_mapping(data: dict[str, Any], indent: str = "") -> None:
+    """A nested mapping as indented `key: value` lines (not a Python dict on one line)."""
+    for key, value in data.items():
+        if isinstance(value, dict) and value:
+            console.print(f"{indent}{key}:", markup=False, highlight=False)
+            _print_mapping(value, indent + "  ")
+        elif isinstance(value, list) and value and isinstance(value[0], dict):
+            console.print(f"{indent}{key}: ({len(value)})", markup=False, highlight=False)
+            for item in value:
+                console.print(f"{indent}  - " + ", ".join(f"{k} {v}" for k, v in item.items()), markup=False,
+                              highlight=False)
+        else:
+            shown = ", ".join(map(str, value)) if isinstance(value, list) else value
+            console.print(f"{indent}{key}: {shown}", markup=False, highlight=False)
+
+
+@_command()
+def report(run_dir: Path) -> None:
+    """Rebuild RUN_DIR/report.html and its trace pages, also for a running or interrupted run."""
+    from mnemarket.reports.report import write_report
+    from mnemarket.run.run_info import run_status, saved_summary
+
+    with _view(run_dir) as view:
+        summary = {**saved_summary(run_dir), **view.summary(), "scenario": view.config.resolved.scenario.name,
+                   "status": run_status(run_dir)}
+        path = write_report(run_dir, view.world, None, summary)
+    console.print(f"report: {path} (status {summary['status']}; memory contents are shown in the report the run "
+                  "itself writes at its end)", markup=False, highlight=False)
+
+
+@_command()
+def interview(run_dir: Path, question: str = typer.Argument(None, help="the question, in quotes"),
+              agent: str = typer.Option(None, "--agent", help="the agent to ask (default with --questions: every agent)"),
+              at: str = typer.Option(None, "--at", help="SESSION:TURN: the agent's memory as it was after that turn"),
+              model: str = typer.Option(None, help="model that answers (default: the agent's model in the run; "
+                                                    "scripted answers with the top retrieved memory)"),
+              questions: Path = typer.Option(None, "--questions", help="a file of questions, one a line: asks every "
+                                                                       "agent each and writes a CSV"),
+              out: Path = typer.Option(None, help="the questionnaire's CSV (default RUN/interviews-<UTC time>.csv)")) -> None:
+    """Ask an agent a question with its persona and memory as they were at a point of the run (read-only)."""
+    import time
+
+    from mnemarket.providers import check_llm_spec
+    from mnemarket.reports.interview import Interviewer, questionnaire, read_questions
+    from mnemarket.reports.world_at import parse_turn
+
+    if (question is None) == (questions is None):
+        _fail('give one question in quotes, or --questions FILE (not both)')
+    if questions is None and agent is None:
+        _fail("give --agent ID: the agent to ask")
+    if model is not None:
+        check_llm_spec(model)
+    point = parse_turn(at) if at is not None else None
+    with Interviewer(run_dir, point, model) as interviewer:
+        if questions is not None:
+            asked = read_questions(questions)
+            if agent is not None:
+                interviewer.agents = {agent: interviewer.agents[agent]} if agent in interviewer.agents else {}
+                if not interviewer.agents:
+                    _fail(f"no agent {agent!r} in this run")
+            path = out or run_dir / f"interviews-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}.csv"
+            rows = questionnaire(interviewer, asked, path)
+            console.print(f"{rows} answers ({len(interviewer.agents)} agents x {len(asked)} questions): {path}",
+                          markup=False, highlight=False)
+            return
+        done = interviewer.ask(agent, question)
+    console.print(f"{done.agent} at {done.at} ({done.model}): {done.answer}", markup=False, highlight=False)
+    if done.error:
+        console.print(f"model problem: {done.error}", markup=False, highlight=False, style="yellow")
+    for memory in done.memories:
+        console.print(f"  memory {memory['id']} score {memory['score']}: {memory['text']}", markup=False,
+                      highlight=False)
+    console.print(f"recorded in {run_dir / 'interviews.jsonl'}", markup=False, highlight=False)
 
 
 @memory_app.command("search")
@@ -301,9 +456,14 @@ def memory_show(run_dir: Path, agent: str = typer.Option(..., "--agent")) -> Non
         wm = view.world.get(found.working_memory_id)
         console.rule(f"{agent}: working memory")
         console.print(wm.content if wm else "(none)", markup=False, highlight=False)
-        for title, store_id in (("long-term", found.store_id), ("episodic", found.episodic_store_id)):
+        from mnemarket.reports.inspect import memory_stores
+
+        own = (found.store_id, found.episodic_store_id)
+        others = [("owned (bought or made)", a.id) for a in memory_stores(view.world) if a.owner == agent
+                  and a.id not in own]
+        for title, store_id in (("long-term", found.store_id), ("episodic", found.episodic_store_id), *others):
             records = view.store(store_id).records()
-            console.rule(f"{agent}: {title} ({len(records)} entries)")
+            console.rule(f"{agent}: {title} {store_id} ({len(records)} entries)")
             for record in records:
                 archived = " archived" if record.archived else ""
                 console.print(Text.assemble((f"{record.id} {record.kind} imp={record.importance:.2f} "
@@ -359,7 +519,7 @@ def demo(out: Path = typer.Option(Path("runs/demo"), help="run directory (an ear
               "run it from a checkout of the repository")
     prepare_output_dir(out, "demo")
     console.print(f"running {scenario} with model {model!r} (offline); run directory {out}")
-    run(scenario, model=model, sessions=sessions, turns=turns, out=out, db=None, seed=None, record=True,
+    run(scenario, model=model, sessions=sessions, turns=turns, out=out, force=False, db=None, seed=None, record=True,
         spend_cap=None, token_cap=None, models_file=None, allow_dir=[])
 
 
@@ -373,33 +533,46 @@ def compare(experiment: Path = typer.Argument(..., help="experiment YAML, e.g. c
                                                    "start a local Ray"),
             allow_dir: list[Path] = _allow_dir_option()) -> None:
     """Run a models x memory-configs x seeds matrix (resumable) and write comparison.json/.md/.html."""
+    from mnemarket.experiments.compare_progress import CellWatcher, results_table
     from mnemarket.experiments.experiment import load_experiment, run_experiment
+    from mnemarket.experiments.experiment_checks import check_credentials, plan_warnings
     from mnemarket.experiments.model_check import check_model, needs_check
 
     if not experiment.exists():
         _fail(f"experiment {str(experiment)!r} not found; try config/experiments/local_vs_scripted.yaml")
-    if not report_only:  # one call per remote model before any cell spends on it
-        matrix = load_experiment(experiment).config
+    with allow_dirs(allow_dir or ()):
+        loaded = load_experiment(experiment, out)
+        warnings = plan_warnings(loaded)
+    for warning in warnings:
+        console.print(f"warning: {warning}", style="yellow", markup=False, highlight=False)
+    if not report_only:  # keys first (no call, one error naming every model), then one call per remote model
+        check_credentials(list(loaded.config.models))
+        matrix = loaded.config
         for model in (m for m in matrix.models if needs_check(m)):
             checked = check_model(model, matrix.profiles.get(model))
             if not checked.ok:
                 _fail(checked.line, 3)
             console.print(escape(checked.line))
-
     warned: set[str] = set()  # a configuration's warning repeats in each of its cells: say it once
+    watcher = CellWatcher(loaded)
+    finished = [0]
 
     def report(kind: str, cell, outcome: dict) -> None:
+        finished[0] += 1
+        watcher.done(cell)
         colour = "green" if outcome.get("state") == "finished" else "red"
-        console.print(f"[{colour}]{escape(str(outcome.get('state')))}[/{colour}] {escape(cell.id)} "
-                      f"{outcome.get('seconds', '')}s {escape(str(outcome.get('message', '')))}")
+        console.print(f"cell {finished[0]}/{watcher.pending_count} [{colour}]{escape(str(outcome.get('state')))}"
+                      f"[/{colour}] {escape(cell.id)} {outcome.get('seconds', '')}s "
+                      f"{escape(str(outcome.get('message', '')))}")
         for warning in outcome.get("warnings") or []:
             if warning not in warned:
                 warned.add(warning)
                 console.print(f"[yellow]warning ({escape(cell.id)}): {escape(warning)}[/yellow]")
-    with allow_dirs(allow_dir or ()):  # the cells' configurations are written here, before any cell runs
+    with allow_dirs(allow_dir or ()), watcher.showing(console, enabled=not report_only):  # cells' configs are written here
         path = run_experiment(experiment, out, max_workers=workers, only_report=report_only, progress=report,
                               executor=executor, address=address)
     document = json.loads(path.read_text())
+    console.print(results_table(document))
     failed = [c for c in document["cells"] if c["status"] != "finished"]
     console.print(f"{len(document['cells']) - len(failed)}/{len(document['cells'])} cells finished; "
                   f"reports: {path}, {path.with_suffix('.md')}, {path.with_suffix('.html')}")

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from mnemarket.experiments.pipeline import open_runner
+from mnemarket.run.output_dirs import write_atomic
 
 CELL_FILE = "cell.json"
 
@@ -36,7 +37,7 @@ def run_cell(run_dir: str) -> dict[str, Any]:
               "seconds": round(time.time() - started, 1), "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
               "warnings": runner.warnings}
     if status.state == "finished":
-        (path / CELL_FILE).write_text(json.dumps(record, indent=2))
+        write_atomic(path / CELL_FILE, json.dumps(record, indent=2))
     return record
 
 

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -28,11 +28,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from mnemarket.agents.config import AgentConfig, LLMSpec
 from mnemarket.errors import ConfigError, did_you_mean
 from mnemarket.experiments.cell import CELL_FILE, cell_done, run_cell
+from mnemarket.experiments.ladder import LadderSpec, write_rung_scenario
 from mnemarket.jsonl import read_json_object
 from mnemarket.providers.profiles import ModelProfile
 from mnemarket.providers.registry import check_profiles
 from mnemarket.reports.report import EXPERIMENT_CELLS
 from mnemarket.reports.statistics import MIN_SEEDS, paired_differences
+from mnemarket.run.output_dirs import MARKER, adopt_output_dir, owner_of, write_atomic
 from mnemarket.yaml_config import deep_merge, format_validation_error, load_model
 
 CELLS_DIR = EXPERIMENT_CELLS
@@ -47,6 +49,9 @@ class ConfigOverride(BaseModel):
     agents: dict[str, Any] = Field(default_factory=dict, description="merged into every agent")
     per_agent: dict[str, dict[str, Any]] = Field(default_factory=dict, description="agent id -> fields")
     description: str = ""
+    oracle: Literal["write", "prompt"] | None = Field(
+        None, description="memory ladder only: the harness stores each gold fact or lesson for the agent (write) "
+                          "or puts it in the question (prompt), to tell formation, retrieval and use apart")
 
 
 class ExperimentConfig(BaseModel):
@@ -56,7 +61,9 @@ class ExperimentConfig(BaseModel):
 
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
     description: str = ""
-    scenario: str
+    scenario: str | None = Field(None, description="the scenario file (or `ladder:`)")
+    ladder: LadderSpec | None = Field(None, description="the memory ladder's rungs in place of `scenario:` "
+                                                        "(experiments/ladder.py)")
     models: list[LLMSpec] = Field(min_length=1, description="the models run: a list, or a mapping from model "
                                                              "string to its profile (providers/profiles.py)")
     profiles: dict[str, ModelProfile] = Field(default_factory=dict, description="filled from a models: mapping")
@@ -90,6 +97,15 @@ class ExperimentConfig(BaseModel):
     def _profiles_fit(cls, value: dict[str, ModelProfile]) -> dict[str, ModelProfile]:
         return check_profiles(value)
 
+    @model_validator(mode="after")
+    def _one_scenario(self) -> ExperimentConfig:
+        if (self.scenario is None) == (self.ladder is None):
+            raise ValueError("name either `scenario:` (a scenario file) or `ladder:` (the memory ladder's rungs)")
+        oracles = [name for name, config in self.configs.items() if config.oracle is not None]
+        if oracles and self.ladder is None:
+            raise ValueError(f"configs {oracles} set `oracle:`, which only the memory ladder (`ladder:`) has")
+        return self
+
     @field_validator("configs")
     @classmethod
     def _names(cls, value: dict[str, ConfigOverride]) -> dict[str, ConfigOverride]:
@@ -108,10 +124,14 @@ class Cell:
     model: str
     config: str
     seed: int
+    rung: str | None = None
+    """The memory ladder's rung and level (None outside a ladder experiment)."""
+    level: int | None = None
 
     @property
     def id(self) -> str:
-        return f"{slug(self.model)}__{self.config}__s{self.seed}"
+        where = f"{self.rung.lower()}-l{self.level}__" if self.rung is not None else ""
+        return f"{slug(self.model)}__{self.config}__{where}s{self.seed}"
 
 
 def slug(text: str) -> str:
@@ -126,12 +146,24 @@ class Experiment:
     out_dir: Path
 
     @property
-    def scenario_path(self) -> Path:
-        return (self.path.parent / self.config.scenario).resolve()
+    def scenario_path(self) -> Path | None:
+        """The scenario file; None for a ladder experiment (each cell generates its own)."""
+        return (self.path.parent / self.config.scenario).resolve() if self.config.scenario is not None else None
 
     def cells(self) -> list[Cell]:
-        return [Cell(model, name, seed) for model in self.config.models for name in self.config.configs
-                for seed in self.config.seeds]
+        c = self.config
+        points: list[tuple[str | None, int | None]] = list(c.ladder.points()) if c.ladder else [(None, None)]
+        # A rung's configs next to each other: a run stopped part-way has whole memory/no_memory pairs.
+        return [Cell(model, name, seed, rung, level) for model in c.models for rung, level in points
+                for name in c.configs for seed in c.seeds]
+
+    def cell_scenario(self, cell: Cell, run_dir: Path) -> Path:
+        """The scenario file of ``cell``: the experiment's, or its generated rung."""
+        if self.config.ladder is None or cell.rung is None or cell.level is None:
+            assert self.scenario_path is not None
+            return self.scenario_path
+        return write_rung_scenario(self.config.ladder, self.path, cell.rung, cell.level, cell.seed,
+                                   self.config.configs[cell.config].oracle, run_dir)
 
     def cell_dir(self, cell: Cell) -> Path:
         return self.out_dir / CELLS_DIR / cell.id
@@ -142,7 +174,7 @@ def load_experiment(path: str | Path, out: str | Path | None = None) -> Experime
     path = Path(path)
     config = load_model(path, ExperimentConfig)
     experiment = Experiment(config, path, Path(out or config.out or Path("runs") / "experiments" / config.name))
-    if not experiment.scenario_path.exists():
+    if experiment.scenario_path is not None and not experiment.scenario_path.exists():
         raise ConfigError(f"scenario {config.scenario!r} not found (paths are relative to the experiment file)",
                           path=str(path), field="scenario")
     return experiment
@@ -170,15 +202,31 @@ def apply_override(agents: list[AgentConfig], override: ConfigOverride, where: s
 def check_experiment(experiment: Experiment) -> None:
     """Everything a cell would reject, checked before any cell starts: every configuration's
     overrides applied to the scenario's agents, their components and the scenario itself."""
+    import tempfile
+
     from mnemarket.agents import check_components, load_components
+    from mnemarket.run.feasibility import check_optimum
     from mnemarket.run.scenario import load_scenario
 
-    resolved = load_scenario(experiment.scenario_path)
-    components = load_components(resolved.components_path)
-    for name, override in experiment.config.configs.items():
-        where = f"configs.{name}"
-        for agent in apply_override(resolved.agents, override, where, path=str(experiment.path)):
-            check_components(agent, components, path=f"{experiment.path}: {where}")
+    configs = experiment.config.configs
+    checked: set[tuple[Any, ...]] = set()
+    with tempfile.TemporaryDirectory() as scratch:
+        for cell in experiment.cells():  # each scenario once: one per rung, level and oracle on the ladder
+            scenario_key = (cell.rung, cell.level, configs[cell.config].oracle)
+            if scenario_key in checked:
+                continue
+            checked.add(scenario_key)
+            resolved = load_scenario(experiment.cell_scenario(cell, Path(scratch) / cell.id))
+            components = load_components(resolved.components_path)
+            for name, override in configs.items():
+                if override.oracle != configs[cell.config].oracle:
+                    continue
+                where = f"configs.{name}"
+                agents = apply_override(resolved.agents, override, where, path=str(experiment.path))
+                for agent in agents:
+                    check_components(agent, components, path=f"{experiment.path}: {where}")
+                # a benchmark's score means something only if its optimum is playable under the menus
+                check_optimum(resolved.model_copy(update={"agents": agents}), f"{experiment.path}: {where}")
 
 
 def prepare_cell(experiment: Experiment, cell: Cell) -> Path:
@@ -190,7 +238,7 @@ def prepare_cell(experiment: Experiment, cell: Cell) -> Path:
     run_dir = experiment.cell_dir(cell)
     if (run_dir / CONFIG_FILE).exists():
         return run_dir
-    resolved = load_scenario(experiment.scenario_path)
+    resolved = load_scenario(experiment.cell_scenario(cell, run_dir))
     agents = apply_override(resolved.agents, experiment.config.configs[cell.config], f"configs.{cell.config}",
                             path=str(experiment.path))
     components = load_components(resolved.components_path)
@@ -204,6 +252,15 @@ def prepare_cell(experiment: Experiment, cell: Cell) -> Path:
     run_dir.mkdir(parents=True, exist_ok=True)
     write_run_config(run_dir, RunConfig(resolved=resolved, options=options))
     return run_dir
+
+
+def _claim_out_dir(out_dir: Path) -> None:
+    """The experiment directory: made and marked by `compare`, or refused (files there would be
+    overwritten). A directory an older `compare` made (experiment.yaml beside cells/) is marked now."""
+    if (owner_of(out_dir) is None and not out_dir.is_symlink() and (out_dir / "experiment.yaml").is_file()
+            and (out_dir / CELLS_DIR).is_dir()):
+        write_atomic(out_dir / MARKER, "compare\n")
+    adopt_output_dir(out_dir, "compare")
 
 
 def workers_for(experiment: Experiment, pending: int) -> int:
@@ -230,11 +287,16 @@ def run_experiment(path: str | Path, out: str | Path | None = None, *, max_worke
     experiment = load_experiment(path, out)
     check_experiment(experiment)  # a configuration error is reported before any cell starts
     baseline_group(experiment.config)
+    if not only_report:  # one error for a missing key, not one per cell (sim/experiment_checks.py)
+        from mnemarket.experiments.experiment_checks import check_credentials
+
+        check_credentials(list(experiment.config.models))
     if max_workers is not None:
         experiment.config.max_workers = max_workers
-    experiment.out_dir.mkdir(parents=True, exist_ok=True)
-    (experiment.out_dir / "experiment.yaml").write_text(
-        yaml.safe_dump(experiment.config.model_dump(mode="json") | {"scenario": str(experiment.scenario_path)},
+    _claim_out_dir(experiment.out_dir)
+    write_atomic(experiment.out_dir / "experiment.yaml",
+        yaml.safe_dump(experiment.config.model_dump(mode="json", exclude_none=True)
+                       | ({"scenario": str(experiment.scenario_path)} if experiment.scenario_path else {}),
                        sort_keys=False))
     cells = experiment.cells()
     dirs = {cell: prepare_cell(experiment, cell) for cell in cells}
@@ -305,6 +367,7 @@ def separation_warnings(differences: list[dict[str, Any]]) -> list[str]:
 def write_comparison(experiment: Experiment, dirs: dict[Cell, Path], outcomes: dict[Cell, dict[str, Any]]) -> Path:
     """Measure every finished cell and write comparison.json/.md/.html in the experiment directory."""
     from mnemarket.reports.comparison_report import write_reports
+    from mnemarket.reports.ladder_results import item_rows, summarise, write_ladder_csv
     from mnemarket.reports.metrics import aggregate_groups, cell_metrics, load_run
 
     embedder = None
@@ -314,12 +377,17 @@ def write_comparison(experiment: Experiment, dirs: dict[Cell, Path], outcomes: d
         # The duplicate rate and the per-lesson evidence embed the same lessons, and seeds repeat them.
         embedder = MemoEmbedder(make_embedder(experiment.config.metrics_embedder), capacity=8192)
     rows = []
+    items: list[dict[str, Any]] = []  # the memory ladder's per-item outcomes (reports/ladder_results.py)
     for cell, run_dir in dirs.items():
         row: dict[str, Any] = {"id": cell.id, "model": cell.model, "config": cell.config, "seed": cell.seed,
                                "run_dir": str(run_dir)}
+        if cell.rung is not None:
+            row |= {"rung": cell.rung, "level": cell.level}
         if cell_done(run_dir):
             info = read_json_object(run_dir / CELL_FILE) or {}  # damaged: only its timing is lost
             run = load_run(run_dir)
+            if cell.rung is not None:
+                items += item_rows(run, cell.model, cell.config, cell.seed, experiment.config.configs[cell.config].oracle)
             row |= {"status": "finished", "seconds": info.get("seconds"),
                     "metrics": cell_metrics(run, embedder=embedder)}
             if info.get("warnings"):  # e.g. a step over budget: its figures come from blind turns
@@ -337,25 +405,38 @@ def write_comparison(experiment: Experiment, dirs: dict[Cell, Path], outcomes: d
         rate_lessons(make_judge(c.judge, experiment.out_dir), finished)
         judged = {"model": c.judge} | agreement(finished)
     baseline = baseline_group(c)
-    differences = paired_differences(rows, baseline)
+    # On the ladder a group is a config on one rung and level: seeds pair within it, never across rungs.
+    compared = [r | {"config": f"{r['config']}@{r['rung']}-L{r['level']}"} if "rung" in r else r for r in rows]
+    differences = paired_differences(compared, baseline if c.ladder is None else _first_rung(baseline, compared))
     document = {
         "experiment": c.name,
         "description": c.description,
         "experiment_file": str(experiment.path),
-        "scenario": str(experiment.scenario_path),
+        "scenario": str(experiment.scenario_path) if experiment.scenario_path else "memory ladder (one generated "
+                    "scenario.yaml per cell)",
         "matrix": {"models": c.models, "configs": {k: v.model_dump() for k, v in c.configs.items()},
                    "seeds": c.seeds, "sessions": c.sessions, "turns": c.turns},
         "metrics_embedder": c.metrics_embedder,
         "generated": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "machine": {"platform": platform.platform(), "machine": platform.machine(), "cores": os.cpu_count()},
         "cells": rows,
-        "groups": aggregate_groups(rows),
+        "groups": aggregate_groups(compared),
         "baseline": {"model": baseline[0], "config": baseline[1]},
         "differences": differences,
         "warnings": separation_warnings(differences),
         "judge": judged,
     }
+    if c.ladder is not None:
+        document |= summarise(items, rows)
+        write_ladder_csv(experiment.out_dir / "ladder.csv", items)
     return write_reports(experiment.out_dir, document)
+
+
+def _first_rung(baseline: tuple[str, str], rows: list[dict[str, Any]]) -> tuple[str, str]:
+    """The baseline group on the ladder: the baseline config on the first rung played."""
+    model, config = baseline
+    return model, next((r["config"] for r in rows if r["model"] == model and r["config"].startswith(config + "@")),
+                       config)
 
 
 __all__ = ["CELL_FILE", "Cell", "ConfigOverride", "Experiment", "ExperimentConfig", "check_experiment",

@@ -58,7 +58,7 @@ def file_kind(path: Path, bases: set[Path] | None = None) -> Kind:
         return "base"
     if path.parent.name == "components":
         return "component"
-    if "scenario" in data and "models" in data:
+    if ("scenario" in data or "ladder" in data) and "models" in data:
         return "experiment"
     if "agents" in data and "name" in data:
         return "scenario"
@@ -84,7 +84,9 @@ def validate_file(path: Path, bases: set[Path] | None = None, warnings: list[str
     from mnemarket.agents.config import load_component_file
     from mnemarket.agents.menu import check_menus
     from mnemarket.experiments.experiment import check_experiment, load_experiment
+    from mnemarket.experiments.setup_checks import check_model, check_plan_methods
     from mnemarket.genesis import load_genesis_config
+    from mnemarket.run.feasibility import check_optimum
     from mnemarket.run.scenario import load_scenario
 
     if bases is None:
@@ -93,15 +95,23 @@ def validate_file(path: Path, bases: set[Path] | None = None, warnings: list[str
     if kind == "experiment":
         experiment = load_experiment(path)
         check_experiment(experiment)
+        for index, model in enumerate(experiment.config.models):
+            check_model(model, str(path), f"models.{index}")
+        check_model(experiment.config.judge, str(path), "judge")
         if warnings is not None:
             warnings.extend(_experiment_budget_warnings(path, experiment))
     elif kind == "scenario":
         resolved = load_scenario(path)
         components = load_components(resolved.components_path)
         services = _services(resolved.scenario.services)
-        for agent in resolved.agents:
-            check_components(agent, components, str(path))
+        check_model(resolved.scenario.model, str(path), "model")
+        for index, agent in enumerate(resolved.agents):
+            check_components(agent, components, f"{path}: agents.{index} ({agent.id})")
             check_menus(_steps(agent), services, where=f"{path}: agent {agent.id}: ")
+            if not resolved.scenario.model:
+                check_model(agent.model, str(path), f"agents.{index} ({agent.id}).model")
+        check_plan_methods(resolved.scenario.scripted_plan, services, str(path))
+        check_optimum(resolved, str(path))
         if warnings is not None:
             warnings.extend(f"{path}: {w}" for w in _budget_warnings(resolved.agents, components, services))
     elif kind == "genesis":
@@ -110,12 +120,20 @@ def validate_file(path: Path, bases: set[Path] | None = None, warnings: list[str
         load_component_file(path)
     elif kind == "agent":
         agent = load_agent_config(path)
-        folder = components_dir_for(path)
+        folder = components_dir_for(path) or _shipped_components()
         if folder is not None:
             check_components(agent, load_components(folder), str(path))
+        check_model(agent.model, str(path), "model")
         # Without its scenario, only menu entries naming action types and genesis services are checkable.
         check_menus(_steps(agent), _services([]), where=f"{path}: ", only_known=True)
     return kind
+
+
+def _shipped_components() -> Path | None:
+    """config/components beside the installed source (an agent file outside any checkout is
+    checked against what a scenario of this checkout would use)."""
+    folder = Path(__file__).resolve().parents[3] / "config" / "components"
+    return folder if folder.is_dir() else None
 
 
 def _budget_warnings(agents: list[Any], components: dict[str, Any], services: dict[str, Any]) -> list[str]:
@@ -133,6 +151,8 @@ def _experiment_budget_warnings(path: Path, experiment: Any) -> list[str]:
     from mnemarket.experiments.experiment import apply_override
     from mnemarket.run.scenario import load_scenario
 
+    if experiment.scenario_path is None:  # the ladder: its generated rungs fit (tests/unit/sim/test_ladder.py)
+        return []
     resolved = load_scenario(experiment.scenario_path)
     components = load_components(resolved.components_path)
     services = _services(resolved.scenario.services)

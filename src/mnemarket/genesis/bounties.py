@@ -9,6 +9,7 @@ import re
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from mnemarket.genesis.answers import answer_matches, names_candidate
 from mnemarket.genesis.config import Bounty, BountyCosts
 from mnemarket.kernel import (
     ActionFailure,
@@ -35,27 +36,6 @@ class ClaimArgs(BaseModel):
     answer: str | None = Field(None, max_length=500, description="for answer bounties")
 
 
-MAX_EXTRA_WORDS = 3
-"""Words an answer may carry beyond the expected one ("the code is 7421"), none of them numbers."""
-
-
-def _words(text: str) -> list[str]:
-    return re.findall(r"[a-z0-9]+", text.lower())
-
-
-def answer_matches(expected: str, claim: str) -> bool:
-    """The expected answer's words, in order, with at most a few other words and no other numbers,
-    so a claim that lists every candidate does not win."""
-    want, got = _words(expected), _words(claim)
-    if not want:
-        return False
-    for start in range(len(got) - len(want) + 1):
-        if got[start:start + len(want)] == want:
-            extra = got[:start] + got[start + len(want):]
-            return len(extra) <= MAX_EXTRA_WORDS and not any(w.isdigit() for w in extra)
-    return False
-
-
 class GenesisBounty(Invokable):
     """A bounty board. Each bounty pays at most `max_claims` times, once per claimant."""
 
@@ -68,8 +48,8 @@ class GenesisBounty(Invokable):
         and close by session, so a fact that pays in session 2 must be remembered from session 1."""
         self.add(MethodSpec("list", NoArgs, self._list, "open bounties with rewards", cost=costs.list))
         self.add(MethodSpec("claim", ClaimArgs, self._claim,
-                            "claim a bounty with an artifact you created or an answer (a wrong answer costs "
-                            f"{costs.wrong_answer} scrip; {costs.wrong_answers} wrong answers per bounty)",
+                            "claim a bounty with an artifact you created or an answer (a wrong claim costs "
+                            f"{costs.wrong_answer} scrip; {costs.wrong_answers} wrong claims per bounty)",
                             cost=costs.claim))
 
     def on_register(self, world: WorldView) -> None:
@@ -135,16 +115,24 @@ class GenesisBounty(Invokable):
         if len(claims) >= bounty.max_claims:
             raise ActionFailure(ErrorCode.INVALID_ARGUMENTS, f"{bounty.id!r} has no claims left",
                                 "pick another bounty from genesis_bounty.list")
-        if bounty.kind == "artifact":
-            self._verify_artifact(ctx, bounty, args)
-        else:
-            self._verify_answer(ctx, bounty, args)
+        self._check_tries(ctx, bounty)
+        problem = self._verify_artifact(ctx, bounty, args) if bounty.kind == "artifact" else self._verify_answer(
+            bounty, args)
+        if problem is not None:
+            self._wrong_claim(ctx, bounty, problem)
         ctx.put_state(bounty.id, [*claims, ctx.caller])
         ctx.tx.mint(ctx.caller, bounty.reward, rule=MINT_RULE, reason=f"bounty {bounty.id}")
         return MethodOutcome(f"bounty {bounty.id!r} verified: {bounty.reward} scrip minted to you",
                              {"bounty_id": bounty.id, "reward": bounty.reward})
 
-    def _verify_artifact(self, ctx: InvokeContext, bounty: Bounty, args: ClaimArgs) -> None:
+    def _check_tries(self, ctx: InvokeContext, bounty: Bounty) -> None:
+        wrong = int(ctx.state(_wrong_key(bounty, ctx.caller)) or 0)
+        if wrong >= self.costs.wrong_answers:
+            raise ActionFailure(ErrorCode.INVALID_ARGUMENTS, f"you made {wrong} wrong claims for {bounty.id!r}; "
+                                "no tries left", "pick another bounty from genesis_bounty.list")
+
+    def _verify_artifact(self, ctx: InvokeContext, bounty: Bounty, args: ClaimArgs) -> tuple[str, str] | None:
+        """None when the artifact satisfies the bounty, else (what is wrong, how to fix it)."""
         if not args.artifact_id:
             raise ActionFailure(ErrorCode.INVALID_ARGUMENTS, f"{bounty.id!r} needs an artifact_id",
                                 "write an artifact that satisfies the bounty, then claim with its id")
@@ -155,36 +143,45 @@ class GenesisBounty(Invokable):
                                 "claim with an artifact you created yourself")
         content = artifact.content.lower()
         missing = [s for s in bounty.must_contain if s.lower() not in content]
-        if missing or (bounty.pattern and not re.search(bounty.pattern, artifact.content)):
-            what = f"it lacks {missing}" if missing else f"it does not match {bounty.pattern!r}"
-            raise ActionFailure(ErrorCode.METHOD_FAILED, f"{artifact.id!r} does not satisfy {bounty.id!r}: {what}",
-                                f"edit the artifact so it satisfies: {bounty.description}")
+        others = names_candidate(artifact.content, bounty.must_contain, bounty.candidates)
+        if missing or others or (bounty.pattern and not re.search(bounty.pattern, artifact.content)):
+            what = (f"it lacks {missing}" if missing else f"it also names {others}" if others
+                    else f"it does not match {bounty.pattern!r}")
+            return (f"{artifact.id!r} does not satisfy {bounty.id!r}: {what}",
+                    f"edit the artifact so it satisfies: {bounty.description}")
+        return None
 
-    def _verify_answer(self, ctx: InvokeContext, bounty: Bounty, args: ClaimArgs) -> None:
-        """Wrong answers are counted and cost `wrong_answer` scrip, and a claimant gets `wrong_answers`
-        of them per bounty: guessing through the candidates one claim at a time neither is free
-        nor ends in a win."""
-        key = f"wrong:{bounty.id}:{ctx.caller}"
-        wrong, allowed = int(ctx.state(key) or 0), self.costs.wrong_answers
-        if wrong >= allowed:
-            raise ActionFailure(ErrorCode.INVALID_ARGUMENTS, f"you gave {wrong} wrong answers for {bounty.id!r}; "
-                                "no tries left", "pick another bounty from genesis_bounty.list")
+    def _verify_answer(self, bounty: Bounty, args: ClaimArgs) -> tuple[str, str] | None:
+        """None when the answer is right (genesis/answers.py), else (what is wrong, how to fix it)."""
         if not args.answer:
             raise ActionFailure(ErrorCode.INVALID_ARGUMENTS, f"{bounty.id!r} needs an answer",
                                 f"claim with answer=...; the question: {bounty.description}")
-        if answer_matches(bounty.answer or "", args.answer):
-            return
-        fee, caller = self.costs.wrong_answer, ctx.caller
+        if answer_matches(bounty.answer or "", args.answer, question=bounty.description,
+                          candidates=bounty.candidates):
+            return None
+        return (f"wrong answer for {bounty.id!r}",
+                "find the fact first (someone's memory may hold it), then claim again with that value alone")
+
+    def _wrong_claim(self, ctx: InvokeContext, bounty: Bounty, problem: tuple[str, str]) -> None:
+        """Fail the claim, keeping its cost: the try is counted (at any balance) and `wrong_answer`
+        scrip (at most what the claimant has) goes to genesis_bounty, so guessing through the
+        candidates one claim at a time neither is free nor ends in a win."""
+        key, fee, caller = _wrong_key(bounty, ctx.caller), self.costs.wrong_answer, ctx.caller
+        wrong = int(ctx.state(key) or 0)
 
         def keep(tx: Transaction) -> None:  # committed with the failed claim
             tx.put_state(BOUNTY_ID, key, wrong + 1)
             tx.move(caller, BOUNTY_ID, min(fee, tx.balance(caller)), kind="charge",
-                    reason=f"wrong answer for {bounty.id}")
+                    reason=f"wrong claim for {bounty.id}")
 
-        left = allowed - wrong - 1
-        raise ActionFailure(ErrorCode.METHOD_FAILED,
-                            f"wrong answer for {bounty.id!r} (cost {fee} scrip; {left} tries left)",
-                            "find the fact first (someone's memory may hold it), then claim again", keep=keep)
+        left = self.costs.wrong_answers - wrong - 1
+        message, hint = problem
+        raise ActionFailure(ErrorCode.METHOD_FAILED, f"{message} (cost {fee} scrip; {left} tries left)", hint,
+                            keep=keep)
+
+
+def _wrong_key(bounty: Bounty, caller: str) -> str:
+    return f"wrong:{bounty.id}:{caller}"
 
 
 __all__ = ["GenesisBounty", "answer_matches"]

@@ -77,8 +77,10 @@ class Bounty(_Strict):
     kinds:
         artifact: the claimant names an artifact it created whose content contains every string
             in `must_contain` (case-insensitive) and matches `pattern` if given.
-        answer: the claimant gives an answer that contains `answer` (case-insensitive), e.g. a
-            fact that sits in some agent's memory.
+        answer: the claimant gives the answer `answer` (genesis/answers.py: normalised exact
+            tokens; a list of candidates or another value is wrong), e.g. a fact that sits in
+            some agent's memory.
+    A wrong claim of either kind costs `wrong_answer` scrip and uses one of `wrong_answers` tries.
     """
 
     id: str = Field(pattern=r"^[A-Za-z0-9_.:-]{1,64}$")
@@ -94,6 +96,12 @@ class Bounty(_Strict):
     claimants: list[str] = Field(default_factory=list,
                                  description="principal ids who may claim it (empty: anyone); the others can "
                                              "only earn from it by selling what they know to a claimant")
+    candidates: list[str] = Field(default_factory=list,
+                                  description="other values the task could have (a stale code, the other routes): "
+                                              "an answer or artifact naming one of them is wrong")
+    labels: dict[str, str | int] = Field(default_factory=dict,
+                                         description="carried into every output that names the bounty (the memory "
+                                                     "ladder's rung, level and instance)")
 
     @model_validator(mode="after")
     def _checker_present(self) -> Bounty:

@@ -21,7 +21,10 @@ from typing import Any
 import numpy as np
 
 from mnemarket.reports.html_templates import Cell, Column, Link, Table, render
+from mnemarket.reports.ladder_views import ladder_views
 from mnemarket.reports.report_charts import PALETTE, LineChart, line_chart
+from mnemarket.reports.statistics import MIN_SEEDS
+from mnemarket.run.output_dirs import atomic_writer, write_atomic
 
 METRICS: tuple[tuple[str, str], ...] = (
     ("score", "score (share of the upper bound earned)"),
@@ -142,11 +145,12 @@ def write_reports(out_dir: Path, document: dict[str, Any]) -> Path:
     """Write the three files; returns the json path."""
     out_dir = Path(out_dir)
     path = out_dir / "comparison.json"
-    path.write_text(json.dumps(document, indent=2))
-    (out_dir / "comparison.md").write_text(render_markdown(document))
-    (out_dir / "comparison.html").write_text(render_html(document, out_dir))
+    # Each file is written beside its name and renamed over it: a symlink there is replaced, not followed.
+    write_atomic(path, json.dumps(document, indent=2))
+    write_atomic(out_dir / "comparison.md", render_markdown(document))
+    write_atomic(out_dir / "comparison.html", render_html(document, out_dir))
     write_csv(out_dir / "comparison.csv", document)
-    with (out_dir / "lessons.csv").open("w", newline="") as handle:
+    with atomic_writer(out_dir / "lessons.csv", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=LESSON_COLUMNS)
         writer.writeheader()
         writer.writerows(lesson_rows(document))
@@ -209,7 +213,7 @@ def judge_text(judge: dict[str, Any]) -> str:
 
 
 def write_csv(path: Path, document: dict[str, Any]) -> None:
-    with path.open("w", newline="") as handle:
+    with atomic_writer(path, newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=CSV_COLUMNS)
         writer.writeheader()
         writer.writerows(tidy_rows(document))
@@ -291,6 +295,7 @@ def render_markdown(document: dict[str, Any]) -> str:
              f"- metrics embedder: {document['metrics_embedder'] or 'none (exact/lexical only)'}",
              f"- generated {document['generated']} on {document['machine']['platform']} "
              f"({document['machine']['cores']} cores)", "",
+             *_ladder_markdown(document),
              "## Groups (mean ± sample std [95% bootstrap interval] over seeds)", ""]
     if groups:
         headers = ["metric", *[group_label(g) for g in groups]]
@@ -321,6 +326,20 @@ def render_markdown(document: dict[str, Any]) -> str:
     parts.append(_md_table(["cell", "status", "seconds", *columns], cell_rows))
     parts += ["", "Definitions: plans/metrics.md. Per-agent figures: comparison.json or comparison.html.", ""]
     return "\n".join(parts)
+
+
+def _ladder_markdown(document: dict[str, Any]) -> list[str]:
+    """The memory ladder's leaderboard and Delta per rung (plans/ladder.md); nothing elsewhere."""
+    views = ladder_views(document)
+    if views is None:
+        return []
+    board = views.leaderboard
+    effect = [[model, rung, fmt(f["delta"]), f"[{f['ci'][0]}, {f['ci'][1]}]" if f["ci"] else "n/a", f["n_pairs"]]
+              for model, rungs in document["memory_effect"].items() for rung, f in rungs.items()]
+    return ["## Memory ladder: leaderboard (success [95% interval clustered by seed]; per item: ladder.csv)", "",
+            _md_table([c.label for c in board.columns], board.rows), "",
+            "## Memory effect: Delta = memory - no_memory (paired by seed, level and instance)", "",
+            _md_table(["model", "rung", "Delta", "95% interval", "pairs"], effect), ""]
 
 
 # -- html ----------------------------------------------------------------------------------------------------
@@ -456,7 +475,8 @@ def render_html(document: dict[str, Any], out_dir: Path | None = None) -> str:
         judge=judge_text(document["judge"]) if document.get("judge") else "",
         learning_curves=learning_curve_charts(document),
         cells=cell_table,
-        agents=_html_table(["cell", "agent", *AGENT_COLUMNS], agent_rows))
+        agents=_html_table(["cell", "agent", *AGENT_COLUMNS], agent_rows),
+        ladder=ladder_views(document), min_seeds=MIN_SEEDS)
 
 
 def run_warnings(document: dict[str, Any]) -> list[str]:

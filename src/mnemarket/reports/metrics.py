@@ -23,6 +23,7 @@ import numpy as np
 
 from mnemarket.errors import ConfigError
 from mnemarket.genesis import LONGTERM_STORE_TEMPLATE, TurnRecord, is_lesson, is_migration, turn_record
+from mnemarket.genesis.answers import answer_tokens
 from mnemarket.genesis.event_text import action_signature as signature
 from mnemarket.genesis.event_text import describe_event
 from mnemarket.genesis.run_record import succeeded
@@ -232,6 +233,33 @@ def is_generic(text: str) -> bool:
     return not (OUTCOME_WORDS.search(text) or CONDITION_WORDS.search(text) or NUMBER.search(text))
 
 
+def paid_answers(run: RunData, agent: str) -> list[tuple[int, list[str]]]:
+    """(event id, answer tokens) of the agent's paid answer-bounty claims, in event order."""
+    def build() -> list[tuple[int, list[str]]]:
+        found = []
+        for event in run.events_of(agent):
+            action = event.get("action") or {}
+            answer = (action.get("args") or {}).get("answer") if isinstance(action.get("args"), dict) else None
+            if (action.get("artifact_id") == "genesis_bounty" and action.get("method") == "claim"
+                    and isinstance(answer, str) and event.get("result", {}).get("success")):
+                found.append((int(event["id"]), answer_tokens(answer)))
+        return found
+    return run.derived(("paid_answers", agent), build)
+
+
+def lesson_is_generic(run: RunData, lesson: Lesson) -> bool:
+    """`is_generic`, except that a lesson carrying a value its agent later used in a paid claim
+    ("the safe route ... is the north pass") is never generic: it is the memory that paid."""
+    if not is_generic(lesson.text):
+        return False
+    words = answer_tokens(lesson.text)
+    for event_id, answer in paid_answers(run, lesson.agent):
+        if event_id > lesson.event_id and answer and any(
+                words[i:i + len(answer)] == answer for i in range(len(words) - len(answer) + 1)):
+            return False
+    return True
+
+
 def duplicate_sources(texts: Sequence[str], embedder: Any = None,
                       threshold: float = DUPLICATE_COSINE) -> list[int | None]:
     """For each text, the index of the first earlier text it repeats (equal normalised text, or
@@ -271,8 +299,8 @@ def lesson_quality(run: RunData, agent: str, embedder: Any = None,
         "lessons_migrated": sum(1 for lesson in mine if lesson.migrated),
         "duplicates": sum(duplicates),
         "duplicate_rate": _rate(sum(duplicates), n),
-        "generic": sum(is_generic(t) for t in texts),
-        "generic_rate": _rate(sum(is_generic(t) for t in texts), n),
+        "generic": sum(lesson_is_generic(run, lesson) for lesson in mine),
+        "generic_rate": _rate(sum(lesson_is_generic(run, lesson) for lesson in mine), n),
         "specificity_mean": round(float(np.mean([specificity(t, vocab) for t in texts])), 3) if n else None,
     }
 
@@ -451,8 +479,9 @@ def lesson_evidence(run: RunData, embedder: Any = None, vocab: Vocabulary | None
         rows.append({
             "lesson_id": lesson.id, "agent": lesson.agent, "model": model or models.get(lesson.agent, ""),
             "session": meta.get("session"), "migrated": lesson.migrated, "store_id": lesson.store_id,
-            "text": lesson.text, "duplicate_of": duplicate_of[index], "generic": is_generic(lesson.text),
-            "generic_reason": "names no outcome, condition or number" if is_generic(lesson.text) else "",
+            "text": lesson.text, "duplicate_of": duplicate_of[index], "generic": lesson_is_generic(run, lesson),
+            "generic_reason": "names no outcome, condition or number, and carries no value a paid claim used"
+            if lesson_is_generic(run, lesson) else "",
             "specific_items": sorted(specific_items(lesson.text, vocab)),
             "retrievals": retrievals, "failures_named": named, "failure_recurred": recurred,
             "failure_recurred_after_stored": recurred_after_stored,
@@ -703,6 +732,7 @@ def _weighted(pairs: Sequence[tuple[float, int]]) -> float | None:
 
 __all__ = [
     "DUPLICATE_COSINE", "Lesson", "RunData", "agent_metrics", "aggregate_groups", "application", "cell_metrics",
-    "costs", "duplicate_flags", "duplicate_sources", "economy", "is_generic", "lesson_quality", "lessons", "load_run", "mentions",
+    "costs", "duplicate_flags", "duplicate_sources", "economy", "is_generic", "lesson_is_generic", "lesson_quality",
+    "lessons", "load_run", "mentions", "paid_answers",
     "retrieval_relevance", "signature", "specific_items", "specificity", "uptake", "vocabulary",
 ]

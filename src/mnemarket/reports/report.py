@@ -25,15 +25,18 @@ from mnemarket.genesis.bounties import BOUNTY_ID
 from mnemarket.genesis.event_text import clip, describe_event
 from mnemarket.kernel import Event, LedgerEntry, World
 from mnemarket.memory import MemoryRecord, MemoryStore
-from mnemarket.reports.html_templates import Action, Cell, Column, Outcome, Table, render
+from mnemarket.reports.html_templates import Action, Cell, Column, Table, render
 from mnemarket.reports.report_charts import Series, colours, cumulative_counts, line_chart, sample_steps, tick_grid
+from mnemarket.reports.trace import TRACE_DIR, outcome, page_name, turn_view, write_trace_pages
 from mnemarket.run.context_log import newest_contexts
+from mnemarket.run.output_dirs import write_atomic
+from mnemarket.run.run_info import header_line, run_header
 from mnemarket.run.summary import memory_stores
 
 EXPERIMENT_CELLS = "cells"
 """The folder experiment cells run in (experiments/experiment.py CELLS_DIR): their reports link back."""
-DRILLDOWN_LIMIT = 60
-"""Turns the per-turn view unfolds (the newest); contexts.jsonl holds every one."""
+DRILLDOWN_LIMIT = 200
+"""Turns report.html unfolds inline (the newest); the trace pages (reports/trace.py) hold every one."""
 TIMELINE_LIMIT = 500
 """The timeline shows the newest events up to this many."""
 LESSON_LIMIT = 500
@@ -59,19 +62,23 @@ def write_report(run_dir: Path, world: World, genesis: Genesis | None, summary: 
     """
     path = Path(run_dir) / "report.html"
     in_experiment = Path(run_dir).resolve().parent.name == EXPERIMENT_CELLS  # a cell: link back to its comparison
-    shown, logged = newest_contexts(run_dir, DRILLDOWN_LIMIT)  # the page shows only these: the rest stays on disk
-    path.write_text(render_report(world, genesis, summary, shown, back_link=in_experiment, turns_logged=logged),
-                    encoding="utf-8")
+    shown, logged = newest_contexts(run_dir, DRILLDOWN_LIMIT)  # the page shows only these: the trace pages hold all
+    run_line = _run_line(run_dir, world, summary.get("status"))
+    pages = write_trace_pages(run_dir, world, str(summary.get("scenario") or "run"), run_line)
+    write_atomic(path, render_report(world, genesis, summary, shown, back_link=in_experiment, turns_logged=logged,
+                                     run_line=run_line, trace_pages=pages))
     return path
 
 
 def render_report(world: World, genesis: Genesis | None, summary: dict[str, Any],
                   contexts: Sequence[dict[str, Any]] = (), *, back_link: bool = False,
-                  turns_logged: int | None = None) -> str:
+                  turns_logged: int | None = None, run_line: str = "",
+                  trace_pages: Sequence[dict[str, Any]] = ()) -> str:
     """The report page as one HTML string (see `write_report`); ``contexts`` are the logged turn
     contexts (contexts.jsonl) the per-turn view shows, the newest of ``turns_logged`` (default: all
     of them are given); ``back_link`` adds a link to the experiment's comparison.html two folders up
-    (the run is one of its cells)."""
+    (the run is one of its cells); ``run_line`` names what made the run (model, seed, ...) and
+    ``trace_pages`` indexes the trace viewer's pages (sim/trace.py)."""
     shown_turns = {(r.get("agent"), r.get("session"), r.get("turn")) for r in contexts}
     events = _EventDigest.read(world.iter_events(), shown_turns)
     agents = _agents(world, summary)
@@ -84,7 +91,7 @@ def render_report(world: World, genesis: Genesis | None, summary: dict[str, Any]
         f"status: {status}" if status else "", str(summary.get("message") or ""),
         f"tick {world.tick}", f"{events.count} events", f"{len(agents)} agents"]))
     return render(
-        "report.html.j2", back_link=back_link, sections=_SECTIONS, subtitle=subtitle,
+        "report.html.j2", back_link=back_link, sections=_SECTIONS, subtitle=subtitle, run_line=run_line,
         title=str(summary.get("scenario") or summary.get("name") or "mnemarket run"),
         overview=_overview(summary, world),
         balances=line_chart(_balance_series(world.ledger(), agents, grid), title="Scrip balance per agent",
@@ -101,7 +108,8 @@ def render_report(world: World, genesis: Genesis | None, summary: dict[str, Any]
                  _lesson_group("Migrated from working memory at session end", events.migrated, "migrations",
                                lambda e: f"end of session {e.meta.get('session', '?')}", "no migrations")],
         timeline=_timeline(events),
-        turns=_drilldown(contexts, events.applied, len(contexts) if turns_logged is None else turns_logged),
+        turns=_drilldown(contexts, events.applied, len(contexts) if turns_logged is None else turns_logged,
+                         trace_pages),
         memory=memory.view(),
         figures=_figures_table(summary.get("agents", {})))
 
@@ -230,33 +238,30 @@ def _trades(trades: Sequence[dict[str, Any]]) -> dict[str, Any]:
                             numeric=("tick", "price"), empty="no trades")}
 
 
-def _drilldown(contexts: Sequence[dict[str, Any]], applied: dict[tuple[Any, ...], Event], logged: int) -> dict[str, Any]:
-    """The newest turns, each folded: its prompt sections with token counts, the retrieved memories
-    with their scores, the model's raw reply, and the action the kernel applied with its result.
-    ``contexts`` are the newest records of the ``logged`` in contexts.jsonl; ``applied`` maps (agent,
-    session, turn) to the turn's applied event."""
-    shown, omitted = _newest(list(contexts), DRILLDOWN_LIMIT, "turns", logged, "contexts.jsonl")
-    items = []
-    for record in reversed(shown):
-        event = applied.get((record.get("agent"), record.get("session"), record.get("turn")))
-        what = describe_event(event, "action") if event is not None else "not applied yet"
-        reply = record.get("reply")
-        error = record.get("reply_error")
-        items.append({
-            "summary": f"s{record.get('session')} t{record.get('turn')} {record.get('agent')} · step "
-                       f"{record.get('step')} · {record.get('tokens')} tokens · {clip(what, 120)}",
-            "budget": str(record.get("budget")),
-            "sections": _table(["section", "tokens", "status"],
-                               [[str(s.get(k)) for k in ("name", "tokens", "status")] for s in record.get("sections", [])],
-                               numeric=("tokens",)),
-            "query": clip(record.get("rag_query") or "", 200),
-            "hits": _table(["score", "text"], [[str(h.get("score")), str(h.get("text"))]
-                                               for h in record.get("rag_hits", [])],
-                           numeric=("score",), empty="no memories retrieved"),
-            "reply": str(reply if reply is not None else "(not logged)"),
-            "error": clip(error, 300) if error else "",
-            "applied": what, "outcome": _outcome(event) if event is not None else None})
-    return {"omitted": omitted, "shown": items}
+def _drilldown(contexts: Sequence[dict[str, Any]], applied: dict[tuple[Any, ...], Event], logged: int,
+              pages: Sequence[dict[str, Any]] = ()) -> dict[str, Any]:
+    """The newest turns, each folded as the trace viewer shows it (sim/trace.py: the exact system
+    and user prompt, token counts against the budget with dropped sections, the retrieval query and
+    memories with scores, the reply, the applied action with its result data), and the index of
+    the trace pages holding every turn. ``contexts`` are the newest records of the ``logged`` in
+    contexts.jsonl; ``applied`` maps (agent, session, turn) to the turn's applied event."""
+    shown, omitted = _newest(list(contexts), DRILLDOWN_LIMIT, "turns", logged, "trace/")
+    items = [turn_view(record, applied.get((record.get("agent"), record.get("session"), record.get("turn"))))
+             for record in reversed(shown)]
+    index = [{**page, "failed_href": f"{TRACE_DIR}/{page_name(page['agent'])}"} for page in pages]
+    return {"omitted": omitted, "shown": items, "pages": index}
+
+
+def _run_line(run_dir: Path, world: World, status: str | None) -> str:
+    """What made the run, in one line (sim/run_info.py); empty for a directory without a run config."""
+    from mnemarket.errors import ConfigError
+    from mnemarket.run.records import read_run_config
+
+    try:
+        config = read_run_config(Path(run_dir))
+    except ConfigError:
+        return ""
+    return header_line(run_header(run_dir, config, world, status))
 
 
 def _bounties(genesis: Genesis | None, claims: Sequence[Event]) -> dict[str, Any]:
@@ -295,14 +300,6 @@ def _is_memory_add(event: Event) -> bool:
             and event.action.get("method") == "add")
 
 
-def _outcome(event: Event) -> Outcome:
-    if event.success:
-        return Outcome(ok=True)
-    result = event.result
-    return Outcome(ok=False, code=str(result.get("error_code") or "?"), message=clip(result.get("message") or "", 300),
-                   hint=clip(result["hint"], 300) if result.get("hint") else "")
-
-
 def _lesson_group(title: str, adds: _Newest, what: str, when: Callable[[Event], str], empty: str) -> dict[str, Any]:
     """One lesson table: the newest memory adds first, with how many there are and how many are left out."""
     shown, omitted = _newest(list(adds.items), adds.limit, what, adds.count)
@@ -310,7 +307,7 @@ def _lesson_group(title: str, adds: _Newest, what: str, when: Callable[[Event], 
     for event in reversed(shown):
         args = _call_args(event)
         rows.append([str(event.tick), event.principal, when(event), str(args.get("store_id", "")),
-                     str(args.get("kind", "lesson")), str(args.get("text", "")), _outcome(event)])
+                     str(args.get("kind", "lesson")), str(args.get("text", "")), outcome(event)])
     return {"title": title, "count": adds.count, "succeeded": adds.succeeded, "omitted": omitted,
             "table": _table(["tick", "agent", "when", "store", "kind", "text", "result"], rows, numeric=("tick",),
                             empty=empty)}
@@ -338,7 +335,7 @@ def _timeline(events: _EventDigest) -> dict[str, Any]:
                         loop_trigger=str(record.loop_trigger) if record is not None and looped else "",
                         loop_forced=record is not None and looped and record.loop > 1)
         charged = event.result.get("scrip_charged") or 0
-        rows.append([str(event.id), str(event.tick), _turn_label(event), event.principal, action, _outcome(event),
+        rows.append([str(event.id), str(event.tick), _turn_label(event), event.principal, action, outcome(event),
                      str(charged) if charged else ""])
     return {"count": events.count, "failed": events.count - events.timeline.succeeded, "omitted": omitted,
             "table": _table(["#", "tick", "turn", "agent", "action", "result", "scrip"], rows,

@@ -6,7 +6,6 @@ them from here; their on-disk forms are unchanged, so older run directories stil
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +19,7 @@ from mnemarket.errors import ConfigError
 from mnemarket.providers import LLMResult
 from mnemarket.providers.llm import Usage
 from mnemarket.providers.profiles import ModelProfile
+from mnemarket.run.output_dirs import write_atomic
 from mnemarket.run.scenario import ResolvedScenario
 
 CONFIG_FILE = "config.json"
@@ -61,7 +61,9 @@ class RunConfig(BaseModel):
     def seed(self) -> int:
         return self.options.seed if self.options.seed is not None else self.resolved.scenario.seed
 
-    def model_for(self, agent_model: str) -> str:
+    def model_for(self, agent_model: str, agent_id: str | None = None) -> str:
+        if agent_id in self.resolved.scenario.scripted_agents:
+            return "scripted"
         return self.options.model or self.resolved.scenario.model or agent_model
 
     def profile_for(self, model: str) -> ModelProfile | None:
@@ -123,10 +125,8 @@ def read_run_config(run_dir: Path) -> RunConfig:
 def write_run_config(run_dir: Path, config: RunConfig) -> None:
     """Write config.json whole or not at all (a kill mid-write must not leave a damaged file)."""
     path = run_dir / CONFIG_FILE
-    temporary = path.with_name(f".{CONFIG_FILE}.tmp")
     try:
-        temporary.write_text(config.model_dump_json(indent=2))
-        os.replace(temporary, path)
+        write_atomic(path, config.model_dump_json(indent=2))  # a symlink at the name is replaced, not followed
     except OSError as exc:
         raise ConfigError(f"cannot write {path}: {exc.strerror}; the run directory must be writable "
                           "(inspect and memory commands read a run without writing)") from None

@@ -8,6 +8,7 @@ A killed holder releases it at once (flock), so kill -9 and resume still works.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import json
 import os
@@ -35,8 +36,13 @@ class RunLock:
             return
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            handle = self.path.open("a+")
+            # O_NOFOLLOW: a symlink planted at the lock's name is refused, never written through.
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+            handle = os.fdopen(fd, "r+")
         except OSError as exc:  # a read-only run directory: say so before anything is written
+            if exc.errno == errno.ELOOP:
+                raise ConfigError(f"{self.path} is a symlink; a run's lock file must be a plain file: remove the "
+                                  "link, then run the command again") from None
             raise ConfigError(f"cannot write in {self.path.parent} ({exc.strerror}); a writer needs the run directory "
                               "writable: fix its permissions or copy it somewhere writable (inspect and memory "
                               "commands read it as it is)") from None

@@ -39,6 +39,7 @@ from mnemarket.providers import (
 from mnemarket.providers.applied import models_record
 from mnemarket.run.context_log import ContextLog
 from mnemarket.run.heap import HeapTrimmer, release_free_heap
+from mnemarket.run.output_dirs import atomic_writer, write_atomic
 from mnemarket.run.records import (
     CONFIG_FILE,
     PendingDecision,
@@ -48,6 +49,7 @@ from mnemarket.run.records import (
     read_run_config,
     write_run_config,
 )
+from mnemarket.run.run_info import budget_overruns
 from mnemarket.run.run_lock import RunLock
 from mnemarket.run.scenario import (
     MOVED_SERVICE_MODULES,
@@ -222,8 +224,8 @@ class Runner:
         plan = resolved.scenario.scripted_plan
         fits: list[StepFit] = []  # whether each agent's steps fit its budget (agents/prompt_fit.py)
         for agent_config in resolved.agents:
-            check_components(agent_config, components)
-            model = self.config.model_for(agent_config.model)
+            check_components(agent_config, components, f"scenario {resolved.scenario.name!r}, agent {agent_config.id!r}")
+            model = self.config.model_for(agent_config.model, agent_config.id)
             if model == "scripted" and not self.config.options.replay_from and agent_config.id not in plan:
                 self.warnings.append(f"agent {agent_config.id!r} has no scripted_plan in scenario "
                                      f"{resolved.scenario.name!r}: under the scripted model it does nothing "
@@ -449,15 +451,16 @@ class Runner:
         world = self.live_world
         crashpoints.set_phase("report")
         crashpoints.reached("events.jsonl")
-        with (self.run_dir / "events.jsonl").open("w") as out:
+        with atomic_writer(self.run_dir / "events.jsonl") as out:  # never through a planted symlink
             for event in world.iter_events():  # a page at a time: a long run's events are never held whole
                 out.write(event.model_dump_json() + "\n")
         crashpoints.reached("summary.json")
         scenario = self.config.resolved.scenario
         summary = summarize(world, self.genesis) | {"scenario": scenario.name, "status": status.state,
                                                     "message": status.message,
-                                                    "models": models_record(self._models, self._spent())}
-        (self.run_dir / "summary.json").write_text(json.dumps(summary, indent=2))
+                                                    "models": models_record(self._models, self._spent()),
+                                                    "budget_overruns": budget_overruns(self.run_dir)}
+        write_atomic(self.run_dir / "summary.json", json.dumps(summary, indent=2))
         if self.report is not None:
             crashpoints.reached("report.html")
             self.report(self.run_dir, world, self.genesis, summary)

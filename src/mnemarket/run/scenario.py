@@ -106,6 +106,9 @@ class ScenarioConfig(_Strict):
     memories: list[SeedMemory] = Field(default_factory=list)
     scripted_plan: dict[str, list[list[dict[str, Any]]]] = Field(
         default_factory=dict, description="agent -> sessions -> turns of decisions, for the scripted baseline")
+    scripted_agents: list[str] = Field(default_factory=list,
+                                       description="agents always played by the scripted plan, whatever the run's "
+                                                   "model (the memory ladder's counterparts)")
     llm_spend_cap_usd: float | None = Field(None, ge=0)
     services: list[ServiceSpec] = Field(default_factory=list)
     upper_bound: int | None = Field(None, gt=0, description="bounty reward a perfect-memory policy earns in this "
@@ -147,6 +150,9 @@ def load_scenario(path: str | Path) -> ResolvedScenario:
     agents = []
     for index, entry in enumerate(scenario.agents):
         if isinstance(entry, str):
+            if not (path.parent / entry).is_file():  # name the file and field that referenced it
+                raise ConfigError(f"agent file {entry!r} not found (looked for {path.parent / entry}; paths are "
+                                  "relative to the scenario file)", path=str(path), field=f"agents.{index}")
             agents.append(load_agent_config(path.parent / entry))
         else:
             try:
@@ -166,6 +172,9 @@ def load_scenario(path: str | Path) -> ResolvedScenario:
         if name not in ids:
             raise ConfigError(f"scripted_plan names unknown agent {name!r}; agents: {ids}", path=str(path),
                               field="scripted_plan")
+    for name in scenario.scripted_agents:
+        if name not in scenario.scripted_plan:
+            raise ConfigError(f"scripted agent {name!r} has no scripted_plan", path=str(path), field="scripted_agents")
     for seed in scenario.memories:
         if seed.agent not in ids:
             raise ConfigError(f"memory seed for unknown agent {seed.agent!r}; agents: {ids}", path=str(path),

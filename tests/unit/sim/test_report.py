@@ -281,9 +281,9 @@ def test_bounties_section_says_who_was_paid_and_who_may_claim(tmp_path):
     # Per turn: the prompt's sections with tokens, the memories with scores, the reply, the result.
     page = (tmp_path / "run" / "report.html").read_text()
     turns = doc.text["turns"]
-    assert page.count("<details><summary>s") == 30  # every turn of the 2 x 5 x 3 demo
-    assert "s2 t5 " in turns and "Prompt sections (budget" in turns and "genesis" in turns
-    claim = next(chunk for chunk in page.split("<details>") if "s1 t5 beta" in chunk)
+    assert page.count('<details id="') == 30  # every turn of the 2 x 5 x 3 demo
+    assert "s2 t5 " in turns and "System prompt" in turns and "User prompt" in turns and "genesis" in turns
+    claim = next(chunk for chunk in page.split("<details id=") if "s1 t5 beta" in chunk)
     assert "&#34;method&#34;: &#34;claim&#34;" in claim and "7421" in claim  # the raw reply, escaped
     assert ">OK<" in claim and "Retrieved memories" in claim
     # Charts mark where session 2 began.
@@ -302,9 +302,11 @@ def test_turn_view_shows_the_newest_turns_and_counts_every_logged_one(tmp_path):
         for n in range(1, logged + 1))
     page = write_report(tmp_path, world, genesis, summarize(world, genesis)).read_text()
     turns = parse(page).text["turns"]
-    assert page.count("<details><summary>s") == DRILLDOWN_LIMIT
+    assert page.count('<details id="') == DRILLDOWN_LIMIT
     assert (f"showing the newest {DRILLDOWN_LIMIT} of {logged} turns; "
-            "7 older ones are omitted here (contexts.jsonl has all)") in turns
+            "7 older ones are omitted here (trace/ has all)") in turns
+    trace = (tmp_path / "trace" / "alice-s1.html").read_text()  # the trace page holds every turn
+    assert trace.count('<details id="') == logged and "reply number 1<" in trace
     assert f"reply number {logged}" in turns and "s1 t7 alice" not in page and "s1 t8 alice" in page
     assert page.index(f"s1 t{logged} alice") < page.index("s1 t8 alice")  # newest first
 

@@ -1,0 +1,127 @@
+"""What `compare` shows while it runs and when it ends: each running cell's turns with an ETA,
+and the results table.
+
+Cells run in other processes (or on Ray), so progress is read from their run directories: a
+watcher thread counts each cell's logged agent turns (contexts.jsonl, one line an agent turn)
+against sessions x turns x agents every couple of seconds. Reading only appends' sizes, it never
+touches a cell's database or lock.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeRemainingColumn
+from rich.table import Table
+
+from mnemarket.errors import ConfigError
+from mnemarket.reports.comparison_report import METRICS, _group_cells, _without_score, group_label, metric_label
+from mnemarket.run.context_log import CONTEXTS
+
+if TYPE_CHECKING:
+    from mnemarket.experiments.experiment import Cell, Experiment
+
+POLL_SECONDS = 2.0
+
+
+def _lines(path: Path) -> int:
+    try:
+        with path.open("rb") as handle:
+            return sum(chunk.count(b"\n") for chunk in iter(lambda: handle.read(1 << 20), b""))
+    except OSError:
+        return 0
+
+
+class CellWatcher:
+    """Shows a bar with an ETA for each cell that is running (see the module doc)."""
+
+    def __init__(self, experiment: Experiment):
+        from mnemarket.experiments.experiment import cell_done
+
+        self.experiment = experiment
+        self.cells = experiment.cells()
+        self._pending = [c for c in self.cells if not cell_done(experiment.cell_dir(c))]
+        self._finished: set[str] = set()
+        self._totals: dict[str, int] = {}
+        self._tasks: dict[str, TaskID] = {}
+        self._stop = threading.Event()
+
+    @property
+    def pending_count(self) -> int:
+        """Cells this call runs (finished ones are not run again)."""
+        return len(self._pending)
+
+    def done(self, cell: Cell) -> None:
+        self._finished.add(cell.id)
+
+    def _total(self, run_dir: Path) -> int | None:
+        key = str(run_dir)
+        if key not in self._totals:
+            from mnemarket.run.records import read_run_config
+
+            try:
+                config = read_run_config(run_dir)
+            except ConfigError:
+                return None  # not prepared yet
+            self._totals[key] = config.sessions * config.turns * max(1, len(config.resolved.agents))
+        return self._totals[key]
+
+    def _poll(self, progress: Progress) -> None:
+        for index, cell in enumerate(self._pending, 1):
+            run_dir = self.experiment.cell_dir(cell)
+            task = self._tasks.get(cell.id)
+            if cell.id in self._finished:
+                if task is not None:
+                    progress.remove_task(task)
+                    del self._tasks[cell.id]
+                continue
+            done = _lines(run_dir / CONTEXTS)
+            total = self._total(run_dir) if done else None
+            if not done or total is None:
+                continue
+            if task is None:
+                task = self._tasks[cell.id] = progress.add_task(f"cell {index}/{len(self._pending)} {cell.id}",
+                                                                total=total)
+            progress.update(task, completed=min(done, total))
+
+    @contextlib.contextmanager
+    def showing(self, console: Console, *, enabled: bool = True) -> Iterator[None]:
+        """Show the bars while the block runs (a thread polls the cells' directories)."""
+        if not enabled or not self._pending:
+            yield
+            return
+        progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                            TextColumn("agent turns, eta"), TimeRemainingColumn(), console=console, transient=True)
+
+        def loop() -> None:
+            while not self._stop.wait(POLL_SECONDS):
+                self._poll(progress)
+        thread = threading.Thread(target=loop, daemon=True, name="compare-progress")
+        with progress:
+            thread.start()
+            try:
+                yield
+            finally:
+                self._stop.set()
+                thread.join(timeout=POLL_SECONDS * 2)
+
+
+def results_table(document: dict[str, Any]) -> Table:
+    """The comparison's groups as a terminal table (metric rows, one column per model/config)."""
+    groups = document.get("groups") or []
+    table = Table(title=f"{document.get('experiment')}: mean ± std over seeds")
+    table.add_column("metric")
+    for group in groups:
+        table.add_column(group_label(group), justify="right")
+    table.add_row("seeds finished", *[str(g["seeds"]) for g in groups])
+    for key, label in _without_score(document, METRICS):
+        table.add_row(metric_label(key, label).split(":")[0], *[str(_group_cells(g, key)) for g in groups])
+    return table
+
+
+__all__ = ["CellWatcher", "results_table"]

@@ -1,0 +1,60 @@
+"""What `compare` checks before any cell starts, without calling a model.
+
+Credentials: each distinct model of the matrix is checked once (a Gemini model needs a key in the
+environment), so a missing key is one error, not one per cell. Feasibility: a scripted plan that
+acts in a turn or session the experiment never plays (its claim would never happen, so the
+baseline silently wins nothing) is a warning naming the agent, session and turn.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mnemarket.errors import ProviderError
+from mnemarket.providers import check_llm_spec
+
+
+def check_credentials(models: list[str]) -> None:
+    """Raise one ProviderError naming every model whose credentials are missing (no model call)."""
+    from mnemarket.providers.gemini_client import gemini_api_key
+
+    missing = []
+    for model in dict.fromkeys(models):
+        check_llm_spec(model)
+        if model.startswith("gemini:") or model == "gemini":
+            try:
+                gemini_api_key()
+            except ProviderError as exc:
+                missing.append(f"{model}: {exc}")
+    if missing:
+        raise ProviderError(f"{len(missing)} model(s) of the experiment cannot start, so no cell was started: "
+                            + "; ".join(missing))
+
+
+def plan_warnings(experiment: Any) -> list[str]:
+    """A warning for each agent whose scripted plan acts after the experiment's last turn or session
+    (``experiment``: an `experiments.experiment.Experiment`, not imported here: that module calls
+    `check_credentials`, and imports must not circle)."""
+    from mnemarket.run.scenario import load_scenario
+
+    if "scripted" not in experiment.config.models:
+        return []
+    scenario = load_scenario(experiment.scenario_path).scenario
+    sessions = experiment.config.sessions or scenario.sessions
+    turns = experiment.config.turns or scenario.turns
+    warnings = []
+    for agent, plan in scenario.scripted_plan.items():
+        for session, steps in enumerate(plan, 1):
+            acting = [turn for turn, step in enumerate(steps, 1) if step and step.get("action_type", "noop") != "noop"]
+            if session > sessions and acting:
+                warnings.append(f"{experiment.path}: the scripted plan of {agent!r} acts in session {session}, but the "
+                                f"experiment plays {sessions} session(s): those actions never happen")
+            elif acting and acting[-1] > turns:
+                late = [t for t in acting if t > turns]
+                warnings.append(f"{experiment.path}: the scripted plan of {agent!r} acts on session {session} turn(s) "
+                                f"{', '.join(map(str, late))}, but the experiment plays {turns} turns a session: set "
+                                f"turns: {acting[-1]} (or more) or the scripted baseline loses those actions")
+    return warnings
+
+
+__all__ = ["check_credentials", "plan_warnings"]
