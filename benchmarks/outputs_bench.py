@@ -25,7 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from sim_bench import growth_policy, run_cli, write_scenario
+from sim_bench import ROOT, growth_policy, run_cli, write_scenario
 
 
 def _traced(call: Callable[[], Any]) -> tuple[float, float]:
@@ -47,13 +47,15 @@ def bench(agents: int, turns_per_agent: int, session_turns: int) -> dict[str, An
     from mnemarket.providers import ScriptedLLM
     from mnemarket.reports.metrics import cell_metrics, load_run
     from mnemarket.run.runner import RunOptions, RunStatus
+    from mnemarket.yaml_config import allow_dirs
 
     runner_module.make_llm = lambda spec, **options: ScriptedLLM(growth_policy, name="growth")
     with tempfile.TemporaryDirectory() as tmp:
         run_dir = Path(tmp) / "run"
         scenario = write_scenario(Path(tmp), agents, math.ceil(turns_per_agent / session_turns),
                                   min(session_turns, turns_per_agent))
-        runner = create_runner(scenario, run_dir, RunOptions())
+        with allow_dirs([ROOT / "agents"]):  # the agents extend the repository's base from a temporary folder
+            runner = create_runner(scenario, run_dir, RunOptions())
         runner.setup()
         write_outputs, held = runner.write_outputs, []
         runner.write_outputs = held.append  # type: ignore[method-assign]  # timed below instead

@@ -39,3 +39,16 @@ def test_bad_arguments_fail_with_a_usage_message():
     done = _bench("--agents", "many")
     assert done.returncode != 0
     assert "--agents" in done.stderr and "invalid int" in done.stderr
+
+
+def test_outputs_bench_runs_its_world_and_reports_the_trace_pages():
+    """outputs_bench builds on sim_bench's world (its agents extend the repository's base from a
+    temporary folder, which the prompt-path guard allows only when asked): it must run, not just import."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "outputs_bench.py"), "--agents", "2",
+                           "--turns-per-agent", "6", "--session-turns", "3", "--json"], check=False,
+                          capture_output=True, text=True, env=env, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    figures = json.loads(done.stdout.strip().splitlines()[-1])
+    assert (figures["agents"], figures["turns_per_agent"], figures["state"]) == (2, 6, "finished")
+    assert figures["report_mb"] > 0 and figures["trace_pages"] >= 2
