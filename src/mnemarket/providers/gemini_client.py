@@ -212,7 +212,10 @@ def call_with_retries(call: Callable[[], T], *, model: str, attempts: int = DEFA
             break
         if asked is not None and asked > MAX_DELAY_S:
             raise ModelCallFailed(f"{failure}; the server asks to wait {asked:g}s (over {MAX_DELAY_S:g}s)")
-        sleep(max(asked or 0.0, min(delay, MAX_DELAY_S) + random.uniform(0, initial_delay_s)))
+        wait = max(asked or 0.0, min(delay, MAX_DELAY_S) + random.uniform(0, initial_delay_s))
+        if current_trace().no_time_for(wait):
+            raise ModelCallFailed(f"{failure} (after {attempt} attempts; no retry past the call's deadline)")
+        sleep(wait)
         delay *= 2
     raise ModelCallFailed(f"{failure} (after {attempts} attempts)")
 

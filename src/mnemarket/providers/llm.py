@@ -149,10 +149,16 @@ class CallTrace:
     """Seconds spent waiting here for a request slot or the rate limit (not the model's time)."""
     reasoning: str | None = None
     """Reasoning text a reasoning model returned beside its reply."""
+    ends_at: float | None = None
+    """``time.perf_counter()`` past which the call sends no retry (the model's ``deadline_s``)."""
 
     def answered(self, usage: Usage) -> None:
         """Count one answered (billed) request."""
         self.requests.append(usage)
+
+    def no_time_for(self, wait_s: float) -> bool:
+        """Whether waiting ``wait_s`` and sending again would start past the call's deadline."""
+        return self.ends_at is not None and time.perf_counter() + wait_s >= self.ends_at
 
 
 _TRACE: contextvars.ContextVar[CallTrace | None] = contextvars.ContextVar("mnemarket_call_trace", default=None)
@@ -406,6 +412,8 @@ class CompletionLLM(LLM):
             seed=seed,
         )
         with tracing() as trace:
+            if self.deadline_s is not None:
+                trace.ends_at = started + self.deadline_s
             result = self._generate(request, started, trace)
         if result.model_version:
             self.last_model_version = result.model_version

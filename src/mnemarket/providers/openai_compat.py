@@ -134,7 +134,10 @@ class OpenAICompatClient:
             if attempt == self.attempts:
                 break
             asked = _RETRY_AFTER.fullmatch(retry_after.strip()) if retry_after else None
-            time.sleep(min(float(asked.group()) if asked else delay, MAX_RETRY_WAIT_S))
+            wait = min(float(asked.group()) if asked else delay, MAX_RETRY_WAIT_S)
+            if current_trace().no_time_for(wait):
+                raise ModelCallFailed(f"{failure} (after {attempt} attempts; no retry past the call's deadline)")
+            time.sleep(wait)
             delay *= 2
         raise ModelCallFailed(f"{failure} (after {self.attempts} attempts)")
 

@@ -49,8 +49,8 @@ class ModelProfile(BaseModel):
     sampling: Literal["honoured", "fixed"] | None = Field(
         None, description="fixed: send no temperature or seed (the model ignores them); default by model")
     timeout_s: float | None = Field(None, gt=0, description="per request")
-    deadline_s: float | None = Field(None, gt=0, description="per call, all rounds: no repair round after it, "
-                                                             "and no request may wait longer")
+    deadline_s: float | None = Field(None, gt=0, description="per call, all rounds: no repair round or retry "
+                                                             "starts after it, and no request may wait longer")
     attempts: int | None = Field(None, ge=1, description="per request, retries included")
     max_concurrency: int | None = Field(None, ge=1, description="requests in flight at once")
     requests_per_minute: float | None = Field(None, gt=0)

@@ -4,6 +4,7 @@ retired models)."""
 
 import asyncio
 import json
+import time
 from typing import Literal
 
 import numpy as np
@@ -15,7 +16,7 @@ from mnemarket.providers import AccountedEmbedder, Budget, CallLog, EmbeddingFai
 from mnemarket.providers.gemini_client import call_with_retries
 from mnemarket.providers.gemini_embedder import GeminiEmbedder
 from mnemarket.providers.gemini_llm import DEFAULT_GEMINI_MODEL, GeminiLLM
-from mnemarket.providers.llm import ModelCallFailed, Usage
+from mnemarket.providers.llm import ModelCallFailed, Usage, tracing
 
 from .fake_servers import (
     FakeResponse,
@@ -185,6 +186,23 @@ def test_retry_waits_at_least_the_servers_retry_delay(gemini_key):
     calls.clear()
     with pytest.raises(Exception, match="asks to wait 3600s"):
         call_with_retries(call, model="m", attempts=3, initial_delay_s=0.01, sleep=waits.append)
+
+
+def test_no_retry_waits_past_the_calls_deadline(gemini_key):
+    from google.genai import errors
+
+    body = gemini_error_body(429, "RESOURCE_EXHAUSTED", "quota")
+    body["error"]["details"] = [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "7s"}]
+    calls, waits = [], []
+
+    def call():
+        calls.append(1)
+        raise errors.ClientError(429, body)
+
+    with tracing() as trace, pytest.raises(ModelCallFailed, match="no retry past the call's deadline"):
+        trace.ends_at = time.perf_counter() + 5.0  # the 7 s the server asks for would end past it
+        call_with_retries(call, model="m", attempts=3, initial_delay_s=0.01, sleep=waits.append)
+    assert calls == [1] and waits == []
 
 
 def test_persistent_overload_is_a_provider_failure_value(gemini_key):

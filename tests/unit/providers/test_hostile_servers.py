@@ -121,6 +121,19 @@ def test_a_retry_after_that_is_not_ascii_digits_is_ignored():
     assert result.ok and len(server.received) == 3
 
 
+def test_retries_stop_at_the_calls_deadline():
+    # Unbounded, 4 attempts with a 1 s Retry-After each would take over 3 s; the deadline stops at 1.
+    with HostileServer(lambda r: json_reply({"error": "busy"}, 503, {"Retry-After": "1"}), max_requests=4) as server:
+        model = llm(server, attempts=4)
+        model.deadline_s = 0.5
+        result = ask(model)
+    assert not result.ok and result.failure == "provider"
+    assert "no retry past the call's deadline" in result.error and len(server.received) == 1
+    with HostileServer(lambda r: json_reply({"error": "busy"}, 503, {"Retry-After": "0"}), max_requests=4) as server:
+        result = ask(llm(server, attempts=3))  # no deadline: every attempt is made
+    assert not result.ok and "after 3 attempts" in result.error and len(server.received) == 3
+
+
 def test_a_json_body_nested_past_the_decoder_is_a_provider_failure():
     with HostileServer(lambda r: json_reply(b"[" * 200_000 + b"]" * 200_000), max_requests=2) as server:
         result = ask(llm(server))
