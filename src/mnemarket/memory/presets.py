@@ -33,6 +33,7 @@ from mnemarket.memory.dedup import DedupPolicy
 from mnemarket.memory.importance import (
     BatchLLMRaterConfig,
     HeuristicRaterConfig,
+    ImportanceRaterLike,
     LLMRaterConfig,
     RaterSpec,
     TableRaterConfig,
@@ -97,7 +98,7 @@ class MemoryPreset(BaseModel):
         """Keyword arguments of :meth:`MemoryStore.search` this preset implies."""
         return {"k": self.k, "weights": self.weights, "mode": self.mode, "chronological": self.chronological}
 
-    def make_rater(self, llm: LLM | None = None, *, table: Mapping[str, float] | None = None):
+    def make_rater(self, llm: LLM | None = None, *, table: Mapping[str, float] | None = None) -> ImportanceRaterLike:
         """The preset's importance rater (LLM kinds need ``llm``; the table kind rates by the
         world's events, so it needs ``table``: event type -> importance on the rater's scale).
 

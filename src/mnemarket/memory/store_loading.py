@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -23,7 +24,7 @@ DEFERRED_FIELDS: tuple[str, ...] = ("seq", "text", "source_ids", "questions_addr
 
 
 @contextlib.contextmanager
-def _gc_paused():
+def _gc_paused() -> Iterator[None]:
     """Pause the cyclic garbage collector while building many small objects (a bulk load): its
     collections would traverse every new row tuple and dict, a third of the load time."""
     enabled = gc.isenabled()
