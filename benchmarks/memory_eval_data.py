@@ -81,25 +81,32 @@ def generate(seed: int = 7, sessions: int = 10, turns: int = 150) -> EvalSet:
                     a, session, turn, "chat", about=b)
             else:
                 add(f"{a} walked past the {rng.choice(PLACES)} under {rng.choice(WEATHER)}.", a, session, turn, "walk")
+    data.questions.extend(_questions(homes, food_of, code_of, sales, fights))
+    return data
 
+
+def _questions(homes: dict[str, list[int]], food_of: dict[str, int], code_of: dict[str, int],
+               sales: dict[tuple[str, str], list[int]], fights: dict[str, list[int]]) -> list[dict]:
+    """The questions the generated facts answer (record indexes as answers)."""
+    questions: list[dict] = []
     for a in AGENTS:
         if homes[a]:
-            data.questions.append({"question": f"Where is {a} living these days?", "type": "current",
-                                   "answers": [homes[a][-1]], "filter": None})
+            questions.append({"question": f"Where is {a} living these days?", "type": "current",
+                             "answers": [homes[a][-1]], "filter": None})
         if a in food_of:
-            data.questions.append({"question": f"What is {a}'s favourite dish?", "type": "preference",
-                                   "answers": [food_of[a]], "filter": None})
+            questions.append({"question": f"What is {a}'s favourite dish?", "type": "preference",
+                             "answers": [food_of[a]], "filter": None})
         if a in code_of:
-            data.questions.append({"question": f"What number opens {a}'s strongbox?", "type": "code",
-                                   "answers": [code_of[a]], "filter": None})
+            questions.append({"question": f"What number opens {a}'s strongbox?", "type": "code",
+                             "answers": [code_of[a]], "filter": None})
         if fights[a]:
-            data.questions.append({"question": f"Who has {a} had disputes with?", "type": "conflicts",
-                                   "answers": list(fights[a]), "filter": None})
+            questions.append({"question": f"Who has {a} had disputes with?", "type": "conflicts",
+                             "answers": list(fights[a]), "filter": None})
     pairs = sorted(sales, key=lambda p: -len(sales[p]))[:15]
     for a, b in pairs:
-        data.questions.append({"question": f"What goods did {a} sell to {b}?", "type": "trades",
-                               "answers": list(sales[(a, b)]), "filter": None})
-    return data
+        questions.append({"question": f"What goods did {a} sell to {b}?", "type": "trades",
+                         "answers": list(sales[(a, b)]), "filter": None})
+    return questions
 
 
 if __name__ == "__main__":

@@ -281,9 +281,7 @@ def _since_session(events: list[Event], session: int) -> list[Event]:
     kept: list[Event] = []
     for event in events:
         record = turn_record(event)
-        if record is not None and record.session >= session:
-            kept.append(event)
-        elif record is None and kept:
+        if (record is not None and record.session >= session) or (record is None and kept):
             kept.append(event)
         elif record is not None:
             kept.clear()

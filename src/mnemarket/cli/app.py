@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import faulthandler
 import functools
 import json
@@ -113,10 +114,8 @@ def _on_interrupt(run_dir: Path, progress: Progress) -> Callable[..., None]:
 
         progress.stop()
         line = f"interrupted; continue with: mnemarket resume {run_dir}"
-        try:
+        with contextlib.suppress(OSError):  # the line below still says how to continue
             mark_interrupted(run_dir, line)
-        except OSError:
-            pass  # the line below still says how to continue
         console.show_cursor(True)
         sys.stdout.flush()
         sys.stderr.write(line + "\n")

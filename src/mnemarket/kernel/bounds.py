@@ -30,7 +30,7 @@ def json_problem(value: Any) -> str | None:
         nodes += 1
         if nodes > MAX_NODES:
             return f"the action holds more than {MAX_NODES} values"
-        if isinstance(item, dict) or isinstance(item, list):
+        if isinstance(item, (dict, list)):
             if depth >= MAX_DEPTH:
                 return f"{where} nests deeper than {MAX_DEPTH} levels"
             if isinstance(item, dict):
@@ -44,24 +44,29 @@ def json_problem(value: Any) -> str | None:
                     stack.append((child, depth + 1, f"{where}.{key[:20]}"))
             else:
                 stack.extend((child, depth + 1, f"{where}[{i}]") for i, child in enumerate(item))
-        elif isinstance(item, str):
-            problem = _text_problem(item, where)
+        else:
+            problem = _scalar_problem(item, where)
             if problem:
                 return problem
-            chars += len(item)
-        elif isinstance(item, bool) or item is None:
-            pass
-        elif isinstance(item, int):
-            if not INT_MIN <= item <= INT_MAX:
-                return f"{where} is {str(item)[:24]}..., outside the 64-bit integer range"
-        elif isinstance(item, float):
-            if not math.isfinite(item):
-                return f"{where} is {item}; JSON numbers must be finite"
-        else:
-            return f"{where} is a {type(item).__name__}; only JSON values are allowed"
+            if isinstance(item, str):
+                chars += len(item)
         if chars > MAX_TEXT_CHARS:
             return f"the action carries more than {MAX_TEXT_CHARS} characters of text"
     return None
+
+
+def _scalar_problem(item: Any, where: str) -> str | None:
+    """Why a leaf value is not plain JSON (bad text, an integer out of range, a non-finite
+    float, another type), or ``None``."""
+    if isinstance(item, str):
+        return _text_problem(item, where)
+    if isinstance(item, bool) or item is None:
+        return None
+    if isinstance(item, int):
+        return None if INT_MIN <= item <= INT_MAX else f"{where} is {str(item)[:24]}..., outside the 64-bit integer range"
+    if isinstance(item, float):
+        return None if math.isfinite(item) else f"{where} is {item}; JSON numbers must be finite"
+    return f"{where} is a {type(item).__name__}; only JSON values are allowed"
 
 
 def _text_problem(text: str, where: str) -> str | None:

@@ -109,9 +109,9 @@ def find_duplicate_match(store: MemoryStore, text: str, policy: DedupPolicy = DE
         cosine = float(hit.dense if hit.dense is not None else 0.0)
         if wanted is not None and text_hash(hit.text) == wanted:
             return DuplicateMatch(id=hit.id, similarity=cosine, exact=True)
-        if policy.near_threshold is not None and cosine >= policy.near_threshold - 1e-6:
-            if best is None or cosine > best.similarity:
-                best = DuplicateMatch(id=hit.id, similarity=cosine, exact=False)
+        near = policy.near_threshold is not None and cosine >= policy.near_threshold - 1e-6
+        if near and (best is None or cosine > best.similarity):
+            best = DuplicateMatch(id=hit.id, similarity=cosine, exact=False)
     return best
 
 

@@ -145,8 +145,7 @@ class StoreChanges:
         if foreign:
             fresh = self._embedder().vectors([r.text for r in foreign])
             by_id = {id(r): v for r, v in zip(foreign, fresh)}
-            vectors = np.stack(cast(list[np.ndarray], [by_id[id(r)] if id(r) in by_id else r.embedding
-                                                       for r in records])).astype(np.float32)
+            vectors = np.stack(cast(list[np.ndarray], [by_id.get(id(r), r.embedding) for r in records])).astype(np.float32)
         else:
             vectors = np.stack(cast(list[np.ndarray], [r.embedding for r in records])).astype(np.float32)
         return record_items(records, keep_ids), vectors, model

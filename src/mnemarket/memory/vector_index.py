@@ -7,6 +7,7 @@ imported on first use: small stores never load it.
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import Literal
 
@@ -58,10 +59,8 @@ def _import_onnxruntime_first() -> None:
     ``import onnxruntime`` segfaults the process (reproduced here: exit 139), while the other
     order works; the MiniLM embedder needs onnxruntime, so it must win the race.
     """
-    try:
+    with contextlib.suppress(ImportError):  # only the order matters
         import onnxruntime  # noqa: F401
-    except ImportError:  # pragma: no cover - only the order matters
-        pass
 
 
 class UsearchVectorIndex:

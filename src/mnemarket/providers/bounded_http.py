@@ -15,6 +15,7 @@ become 512 MB). :class:`BoundedTransport` wraps httpx's own transport for any ``
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import threading
 import time
@@ -69,10 +70,8 @@ class _Watchdog:
         with self._lock:
             sock = self._socket
         if sock is not None:
-            try:
+            with contextlib.suppress(OSError):  # already closed
                 sock.shutdown(socket.SHUT_RDWR)
-            except OSError:  # already closed
-                pass
 
     def check(self, request: httpx.Request, deadline_s: float) -> None:
         if self.fired or time.monotonic() > self.deadline:

@@ -31,10 +31,7 @@ def steps_by_turn(agent: AgentConfig, sessions: int, turns: int) -> Iterator[tup
         if agent.history == "session":
             step = None
         for turn in range(1, turns + 1):
-            if step is None:
-                step = names[0]
-            else:
-                step = workflow.transitions.get(step) or names[(names.index(step) + 1) % len(names)]
+            step = names[0] if step is None else workflow.transitions.get(step) or names[(names.index(step) + 1) % len(names)]
             yield session, turn, step
 
 

@@ -163,6 +163,20 @@ def load_scenario(path: str | Path) -> ResolvedScenario:
     ids = [a.id for a in agents]
     if len(ids) != len(set(ids)):
         raise ConfigError(f"agent ids must be unique, got {ids}", path=str(path), field="agents")
+    _check_references(scenario, agents, path)
+    genesis = load_genesis_config(path.parent / scenario.genesis) if scenario.genesis else GenesisConfig()
+    genesis = genesis.model_copy(update={"bounties": [*genesis.bounties, *scenario.bounties]})
+    resolved = ResolvedScenario(scenario=scenario, agents=agents, genesis=genesis, base_dir=str(path.parent.resolve()))
+    if not resolved.components_path.is_dir():
+        raise ConfigError(f"components_dir {scenario.components_dir!r} is not a directory next to the scenario",
+                          path=str(path), field="components_dir")
+    return resolved
+
+
+def _check_references(scenario: ScenarioConfig, agents: list[AgentConfig], path: Path) -> None:
+    """Each agent has its own long-term store, and the names the scenario gives (scripted plans and
+    agents, memory seeds, bounty claimants) are its agents."""
+    ids = [a.id for a in agents]
     stores = [a.store_id for a in agents]
     shared = sorted({s for s in stores if stores.count(s) > 1})
     if shared:
@@ -184,13 +198,6 @@ def load_scenario(path: str | Path) -> ResolvedScenario:
         if unknown:
             raise ConfigError(f"bounty {bounty.id!r} names unknown claimant {unknown[0]!r}; agents: {ids}"
                               + did_you_mean(unknown[0], ids), path=str(path), field=f"bounties.{index}.claimants")
-    genesis = load_genesis_config(path.parent / scenario.genesis) if scenario.genesis else GenesisConfig()
-    genesis = genesis.model_copy(update={"bounties": [*genesis.bounties, *scenario.bounties]})
-    resolved = ResolvedScenario(scenario=scenario, agents=agents, genesis=genesis, base_dir=str(path.parent.resolve()))
-    if not resolved.components_path.is_dir():
-        raise ConfigError(f"components_dir {scenario.components_dir!r} is not a directory next to the scenario",
-                          path=str(path), field="components_dir")
-    return resolved
 
 
 __all__ = ["MOVED_SERVICE_MODULES", "ResolvedScenario", "ScenarioConfig", "SeedArtifact", "SeedMemory",

@@ -96,7 +96,7 @@ def _completion_request(body: ChatRequest) -> CompletionRequest:
                              temperature=body.temperature, seed=body.seed)
 
 
-def create_app(pool: SlotPool, embedder: Callable[[], Embedder] | None = None) -> FastAPI:
+def create_app(pool: SlotPool, embedder: Callable[[], Embedder] | None = None) -> FastAPI:  # noqa: C901 (counts its simple nested routes)
     """The server's routes over ``pool``; ``embedder`` makes the embedding model on first use."""
     app = FastAPI(title="mnemarket serve", docs_url=None, redoc_url=None, openapi_url=None)
     started = int(time.time())

@@ -118,7 +118,7 @@ class SqlWorldStore:
                                 .values(balance=bindparam("bal")))
         stmt = upsert(_artifacts)
         self._upsert_artifact = stmt.on_conflict_do_update(
-            index_elements=["id"], set_={c: stmt.excluded[c] for c in _artifacts.c.keys() if c != "id"})
+            index_elements=["id"], set_={c: stmt.excluded[c] for c in _artifacts.c.keys() if c != "id"})  # noqa: SIM118 (iterating .c gives Column objects, not names)
         stmt = upsert(_state)
         self._upsert_state = stmt.on_conflict_do_update(
             index_elements=["namespace", "key"], set_={"value_json": stmt.excluded.value_json})

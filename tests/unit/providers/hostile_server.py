@@ -8,6 +8,7 @@ Bounded: it serves at most ``max_requests`` connections and lives at most ``life
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import threading
@@ -169,9 +170,7 @@ class HostileServer:
         self._stop.set()
         self._listener.close()
         for conn in self._connections:
-            try:
+            with contextlib.suppress(OSError):
                 conn.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
         for thread in self._threads:
             thread.join(timeout=5)

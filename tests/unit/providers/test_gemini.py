@@ -213,18 +213,22 @@ def test_persistent_overload_is_a_provider_failure_value(gemini_key):
 
 
 def test_rejected_request_raises_provider_error(gemini_key):
-    with serve(FakeResponse(400, gemini_error_body(400, "INVALID_ARGUMENT", "bad option"))) as server:
-        with pytest.raises(ProviderError, match="HTTP 400.*bad option"):
-            GeminiLLM(base_url=server.url, **FAST).generate(HI)
+    with (
+        serve(FakeResponse(400, gemini_error_body(400, "INVALID_ARGUMENT", "bad option"))) as server,
+        pytest.raises(ProviderError, match="HTTP 400.*bad option"),
+    ):
+        GeminiLLM(base_url=server.url, **FAST).generate(HI)
     assert len(server.requests) == 1  # a 400 will not change: not retried
 
 
 def test_retired_model_is_named_with_its_replacement(gemini_key):
     with pytest.raises(ConfigError, match="retired.*gemini-3.5-flash-lite"):
         GeminiLLM("gemini-2.0-flash")
-    with serve(gemini_generate_body("never")) as server:
-        with pytest.raises(ProviderError, match="404.*retired; use 'gemini-3.5-flash-lite'"):
-            GeminiLLM("gemini-2.0-flash", prices=OLD, base_url=server.url, **FAST).generate(HI)
+    with (
+        serve(gemini_generate_body("never")) as server,
+        pytest.raises(ProviderError, match="404.*retired; use 'gemini-3.5-flash-lite'"),
+    ):
+        GeminiLLM("gemini-2.0-flash", prices=OLD, base_url=server.url, **FAST).generate(HI)
 
 
 @pytest.mark.parametrize("cause", ["timeout", "refused"])
@@ -322,16 +326,22 @@ def test_streaming_is_retried_like_generate(gemini_key):
 
 
 def test_streaming_failures_are_named_and_rejections_not_retried(gemini_key):
-    with serve(FakeResponse(500, gemini_error_body(500, "INTERNAL", "boom"))) as server:
-        with pytest.raises(ModelCallFailed, match="500.*after 3 attempts"):
-            list(GeminiLLM(base_url=server.url, **FAST).stream_text(HI))
+    with (
+        serve(FakeResponse(500, gemini_error_body(500, "INTERNAL", "boom"))) as server,
+        pytest.raises(ModelCallFailed, match="500.*after 3 attempts"),
+    ):
+        list(GeminiLLM(base_url=server.url, **FAST).stream_text(HI))
     assert len(server.requests) == 3
-    with serve(FakeResponse(sse=[gemini_generate_body("x")], delay_s=2.0)) as server:
-        with pytest.raises(ModelCallFailed, match="Timeout.*after 2 attempts"):
-            list(GeminiLLM(base_url=server.url, attempts=2, initial_delay_s=0.01, timeout_s=0.3).stream_text(HI))
-    with serve(FakeResponse(400, gemini_error_body(400, "INVALID_ARGUMENT", "bad"))) as server:
-        with pytest.raises(ProviderError, match="HTTP 400"):
-            list(GeminiLLM(base_url=server.url, **FAST).stream_text(HI))
+    with (
+        serve(FakeResponse(sse=[gemini_generate_body("x")], delay_s=2.0)) as server,
+        pytest.raises(ModelCallFailed, match="Timeout.*after 2 attempts"),
+    ):
+        list(GeminiLLM(base_url=server.url, attempts=2, initial_delay_s=0.01, timeout_s=0.3).stream_text(HI))
+    with (
+        serve(FakeResponse(400, gemini_error_body(400, "INVALID_ARGUMENT", "bad"))) as server,
+        pytest.raises(ProviderError, match="HTTP 400"),
+    ):
+        list(GeminiLLM(base_url=server.url, **FAST).stream_text(HI))
     assert len(server.requests) == 1
 
 
@@ -352,10 +362,9 @@ def test_a_stream_broken_partway_yields_what_came_then_says_where_it_broke(gemin
         response = FakeResponse(raw=events[0] + events[1][:40], content_type="text/event-stream")
         expected, text, cause = "after 1 chunk(s)", ["Hel"], "UnknownApiResponseError"
     received = []
-    with FakeServer(gemini_api(lambda r: response)) as server:
-        with pytest.raises(ModelCallFailed) as raised:
-            for fragment in GeminiLLM(base_url=server.url, **FAST).stream_text(HI):
-                received.append(fragment)
+    with FakeServer(gemini_api(lambda r: response)) as server, pytest.raises(ModelCallFailed) as raised:
+        for fragment in GeminiLLM(base_url=server.url, **FAST).stream_text(HI):
+            received.append(fragment)
     assert received == text
     assert f"broke off {expected}" in str(raised.value) and cause in str(raised.value)
     assert len(server.requests) == 1
@@ -443,9 +452,11 @@ def test_embedding_spend_is_billed_and_capped(gemini_key):
 
 
 def test_embedder_start_up_check_catches_wrong_dimension(gemini_key):
-    with FakeServer(gemini_api(lambda r: FakeResponse(body={"embeddings": [{"values": [1.0, 0.0]}]}))) as server:
-        with pytest.raises(ProviderError, match="expected 8"):
-            GeminiEmbedder(dim=8, base_url=server.url, **FAST)
+    with (
+        FakeServer(gemini_api(lambda r: FakeResponse(body={"embeddings": [{"values": [1.0, 0.0]}]}))) as server,
+        pytest.raises(ProviderError, match="expected 8"),
+    ):
+        GeminiEmbedder(dim=8, base_url=server.url, **FAST)
 
 
 def test_a_reply_that_is_not_the_apis_json_is_a_provider_failure(gemini_key):

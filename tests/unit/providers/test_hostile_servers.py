@@ -221,9 +221,11 @@ def test_embeddings_of_another_dimension_later_are_a_failure_value():
 
 
 def test_a_broken_embedding_server_at_start_up_is_a_provider_error():
-    with HostileServer(lambda r: json_reply(embeddings([(0, [float("nan")])])), max_requests=2) as server:
-        with pytest.raises(ProviderError, match="start-up check"):
-            OpenAICompatEmbedder(f"{server.url}/v1", "e", **FAST)
+    with (
+        HostileServer(lambda r: json_reply(embeddings([(0, [float("nan")])])), max_requests=2) as server,
+        pytest.raises(ProviderError, match="start-up check"),
+    ):
+        OpenAICompatEmbedder(f"{server.url}/v1", "e", **FAST)
 
 
 # -- class 1: replies that crashed the run ------------------------------------------------------

@@ -50,15 +50,19 @@ def test_overloaded_server_is_a_failure_value_and_404_raises():
     with FakeServer(openai_api(lambda r: FakeResponse(503, {"error": "busy"}))) as server:
         result = OpenAICompatLLM(f"{server.url}/v1", "m", **FAST).generate([{"role": "user", "content": "x"}])
         assert not result.ok and "503" in result.error and "3 attempts" in result.error
-    with FakeServer(openai_api(lambda r: FakeResponse(404, {"error": "model 'm' not found"}))) as server:
-        with pytest.raises(ProviderError, match="404.*not found"):
-            OpenAICompatLLM(f"{server.url}/v1", "m", **FAST).generate([{"role": "user", "content": "x"}])
+    with (
+        FakeServer(openai_api(lambda r: FakeResponse(404, {"error": "model 'm' not found"}))) as server,
+        pytest.raises(ProviderError, match="404.*not found"),
+    ):
+        OpenAICompatLLM(f"{server.url}/v1", "m", **FAST).generate([{"role": "user", "content": "x"}])
 
 
 def test_a_base_url_without_the_api_root_is_rejected_naming_the_url():
-    with FakeServer(openai_api(lambda r: FakeResponse(body=openai_chat_body("ok")))) as server:
-        with pytest.raises(ProviderError, match=r"/chat/completions answered HTTP 404"):
-            OpenAICompatLLM(server.url, "m", **FAST).generate([{"role": "user", "content": "x"}])  # no /v1
+    with (
+        FakeServer(openai_api(lambda r: FakeResponse(body=openai_chat_body("ok")))) as server,
+        pytest.raises(ProviderError, match=r"/chat/completions answered HTTP 404"),
+    ):
+        OpenAICompatLLM(server.url, "m", **FAST).generate([{"role": "user", "content": "x"}])  # no /v1
     assert [r.path for r in server.requests] == ["/chat/completions"]  # a 404 is not retried
 
 

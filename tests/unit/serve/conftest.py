@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 import re
@@ -86,8 +87,6 @@ def children(pid: int) -> list[int]:
     """Direct child processes of ``pid`` (Linux)."""
     found = []
     for task in Path(f"/proc/{pid}/task").glob("*"):
-        try:
+        with contextlib.suppress(OSError):
             found += [int(c) for c in (task / "children").read_text().split()]
-        except OSError:
-            pass
     return found

@@ -25,7 +25,7 @@ def test_json_last_line_has_the_acceptance_figures_and_the_workload_never_fails(
     done = _bench("--agents", "2", "--turns-per-agent", "6", "--session-turns", "3", "--json")
     assert done.returncode == 0, done.stderr[-2000:]
     figures = json.loads(done.stdout.strip().splitlines()[-1])
-    assert REQUIRED <= figures.keys()
+    assert figures.keys() >= REQUIRED
     assert (figures["agents"], figures["turns_per_agent"], figures["state"]) == (2, 6, "finished")
     assert figures["failed_actions"] == 0
     # two sessions of two agents: each session end asks each agent for a lesson, and every reply fits

@@ -66,11 +66,10 @@ def test_failed_commit_changes_nothing_in_memory_or_database(engine_factory):
 def test_failed_batch_flush_reloads_last_committed_state(engine_factory):
     world = make_world(SqlWorldStore(engine=engine_factory()))
     world.execute("alice", Transfer(to="bob", amount=5))
-    with pytest.raises(StoreError):
-        with world.batch():
-            world.execute("alice", Transfer(to="bob", amount=5))
-            # the store refuses the flush, as a full disk or a lost connection would
-            world.persistence.commit = _failing_commit(world.persistence.commit)  # type: ignore[method-assign]
+    with pytest.raises(StoreError), world.batch():
+        world.execute("alice", Transfer(to="bob", amount=5))
+        # the store refuses the flush, as a full disk or a lost connection would
+        world.persistence.commit = _failing_commit(world.persistence.commit)  # type: ignore[method-assign]
     assert world.balances["alice"] == 95
 
 
