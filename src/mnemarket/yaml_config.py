@@ -38,7 +38,7 @@ MAX_DEPTH = 48
 """Nesting a file may use (the shipped ones use under 10 levels)."""
 YAML_SUFFIXES = (".yaml", ".yml")
 PROMPT_SUFFIXES = (".md", ".txt")
-# libyaml when PyYAML has it: ~7x faster, and its parser refuses nesting past 1,000 levels at once
+# libyaml when PyYAML has it: faster (plans/reliability.md, class 4), and its parser refuses nesting past 1,000 levels at once
 # (the pure-Python scanner reads a whole flow nest first: quadratic in its brackets).
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _ALLOWED_DIRS: ContextVar[tuple[Path, ...]] = ContextVar("allowed_dirs", default=())

@@ -257,9 +257,7 @@ def decision_for(text_chars: int, view: WorldView, holder: object = _ANYONE) -> 
 
     The class is ``holder``'s own (an agent: any object that takes weak references), made once,
     kept while the holder lives and handed its current view each turn: an agent decides once a
-    round, so its class carries one view at a time. (A class per view cost ~3 ms a turn to build,
-    and a long run's first sessions left ~10 MB of the allocator fragmented. A cache of 4,096
-    classes rebuilt every agent's class every turn in a world of more agents, ~1 ms each.)
+    round, so its class carries one view at a time (why: plans/long-runs.md "Many agents").
     """
     base = decision_schema(text_chars)
     own = _CARRIERS.setdefault(holder, {})

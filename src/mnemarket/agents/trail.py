@@ -9,8 +9,7 @@ the killed one would have.
 Only the events a reader uses are held: the newest few of any kind (the history section), the
 newest turns the loop breaker looks at and the newest outcomes a lesson step shows. Each reader
 looks back a fixed number of the agent's events (4 x what it shows, so lesson steps and
-migrations in between do not push turns out of sight), as it did when the trail held one window
-of 48 events: that window held ~3.7 KB an event, ~180 MB at 1,000 agents.
+migrations in between do not push turns out of sight); why: plans/long-runs.md "Many agents".
 """
 
 from __future__ import annotations

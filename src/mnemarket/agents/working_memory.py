@@ -49,7 +49,8 @@ class _NoAliasLoader(yaml.SafeLoader):
         if self.check_event(yaml.AliasEvent):
             raise yaml.composer.ComposerError(None, None, "aliases (*name) are not allowed here",
                                               self.peek_event().start_mark)
-        # Nesting is refused early: left to hit the recursion limit, 2,000 brackets took ~4 s a parse.
+        # Nesting is refused early: left to the recursion limit, a parse took seconds
+        # (benchmarks/README.md, "Figures behind the code").
         self._depth = getattr(self, "_depth", 0) + 1
         try:
             if self._depth > MAX_YAML_DEPTH:

@@ -13,8 +13,8 @@ from mnemarket.kernel.results import ActionFailure, ErrorCode
 from mnemarket.kernel.text_index import SearchTooBroad, WorkBudget, tokens
 
 #: Index entries one search may look at. Search is free, so its work is bounded per call instead of
-#: priced: a word every artifact of a 100,000-artifact world holds looks at about 100,000 entries
-#: (~0.4 s under load), so a call does at most a few such words' work.
+#: priced: a word every artifact of a 100,000-artifact world holds looks at about 100,000 entries,
+#: so a call does at most a few such words' work (plans/reliability.md, class 7).
 MAX_SEARCH_ENTRIES = 500_000
 
 

@@ -1,7 +1,7 @@
 """Which live artifacts' text holds a word: an inverted index of tokens, kept on commit.
 
-`genesis_store.search` read every artifact of the world on every call (1.1-1.6 s at 100,000 in
-kernel_bench), the one action left whose cost grew with everything the run had written.
+`genesis_store.search` read every artifact of the world on every call, the one action left whose
+cost grew with everything the run had written (plans/long-runs.md "Searching artifacts by text").
 This index answers a word from the postings of the tokens it names, so a search costs the size of
 its matches. It is built on the first search and kept from then on, so a run that never searches
 holds nothing for it.
@@ -165,7 +165,7 @@ class TextIndex:
     def __init__(self, live: Iterable[tuple[str, str, str]] = ()):
         self._serials: dict[str, int] = {}
         self._ids: list[str | None] = []  # by serial; None once deleted
-        # Grouped in one pass and sorted once (token by token, a world of 100,000 took 13 s).
+        # Grouped in one pass and sorted once, not token by token (benchmarks/README.md, "Figures behind the code").
         names: dict[str, list[int]] = {}
         content: dict[str, list[int]] = {}
         for artifact_id, artifact_type, text in live:

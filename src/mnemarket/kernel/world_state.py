@@ -119,12 +119,13 @@ class WorldState:
         """The token index of the live artifacts' text (`kernel.text_index`): built from the table on
         first use, then kept on commit; a reopened world builds it again when first asked."""
         if self.index.text is None:
-            value = self.artifacts.value  # field by field: building 100,000 artifacts took half the time
+            # field by field, not built artifacts (benchmarks/README.md, "Figures behind the code")
+            value = self.artifacts.value
             self.index.text = TextIndex((i, value(i, "type"), value(i, "content")) for i in self.index.ids)
         return self.index.text
 
     def nearest_ids(self, artifact_id: str, n: int = 3) -> str:
-        # difflib costs ~5 us an id: a large world offers the ids that sort near the one asked for.
+        # difflib's cost is per id compared: a large world offers the ids that sort near the one asked for.
         ids = self.index.ids if len(self.index.ids) <= NEAREST_IDS_SCAN else self.index.near(artifact_id, NEAREST_IDS_SCAN // 2)
         close = difflib.get_close_matches(artifact_id, ids, n=n, cutoff=0.5)
         if close:

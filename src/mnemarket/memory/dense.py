@@ -12,9 +12,9 @@ multiplies the whole matrix and masks (a gather costs more than the product it s
 class DenseMatrix:
     """Rows of unit float32 vectors in one C-contiguous array that grows by half when full.
 
-    Rows past ``n`` are never read, so they are left uninitialised: zeroing them (as a reserve of
-    1,024 rows did, 1.5 MB a store) made the whole reserve resident, ~8 MB for a 6-agent world's
-    stores at 131 rows each. Growing by half rather than doubling keeps the reserve under a third.
+    Rows past ``n`` are never read, so they are left uninitialised: zeroing them made the whole
+    reserve resident (plans/long-runs.md "Resident memory, fourth pass"). Growing by half rather
+    than doubling keeps the reserve under a third.
 
     Args:
         dim: vector length.

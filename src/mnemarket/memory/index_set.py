@@ -87,9 +87,9 @@ class IndexSet:
         """Add ``rows`` (increasing) to the BM25 index as contextual records: each row's text is
         indexed together with the text of the live row just before it when both were created at
         the same time (one conversation or episode told as several memories). A question's words
-        are often in the turn that asked for the answer rather than in the answer itself; on the
-        LoCoMo dev set this took BM25 recall@10 from 0.623 to 0.702. Embeddings stay per record
-        (the same context in the vector drowned MiniLM: dense recall@10 0.508 -> 0.465)."""
+        are often in the turn that asked for the answer rather than in the answer itself.
+        Embeddings stay per record: the same context in the vector drowned MiniLM (both measured
+        on the LoCoMo dev set: plans/retrieval-defaults.md, benchmarks/README.md)."""
         if rows.size == 0:
             return
         cols, values = self.table.cols, self.table.values
@@ -192,8 +192,8 @@ class IndexSet:
         matched, bm25 = self.ensure_lexical().matches(query, self.table.n, mask)
         if self.use_ann() and matched.size:
             best = matched[top_k(bm25, max(k, self.ann_config.pool))]
-            # best and rows are unique: a binary search into the sorted candidates is several times
-            # cheaper than np.setdiff1d's two sorts at this size (~0.15 ms per search at 1M records).
+            # best and rows are unique: a binary search into the sorted candidates is cheaper than
+            # np.setdiff1d's two sorts at this size (plans/retrieval-defaults.md "Speed at 1M").
             known = np.sort(rows)
             position = np.minimum(np.searchsorted(known, best), max(known.size - 1, 0))
             extra = np.sort(best[known[position] != best]) if known.size else np.sort(best)

@@ -30,8 +30,8 @@ STOPWORDS: frozenset[str] = frozenset(
 
 
 _STEMMER = Stemmer.Stemmer("english", 2_000)
-# Snowball (Porter 2) English stems: "painted", "painting" and "paints" all match "paint". On the
-# LoCoMo dev set this alone took BM25 recall@10 from 0.587 to 0.623 (benchmarks/README.md). Its
+# Snowball (Porter 2) English stems: "painted", "painting" and "paints" all match "paint" (their
+# gain on the LoCoMo dev set: plans/retrieval-defaults.md). Its
 # cache of stems is 2,000 words, not 10,000: a long run's numbers and ids fill it with one-off
 # tokens (~150 bytes each), and the words worth caching are far fewer.
 
@@ -186,7 +186,7 @@ class BM25Index:
         tf = np.concatenate(tf_parts).astype(np.float64)
         weights = np.concatenate(idf_parts)
         # Each term's postings are sorted by row, so a stable sort of their concatenation merges
-        # sorted runs (3x faster than np.unique's inverse at 1M records); rows then come in
+        # sorted runs (faster than np.unique's inverse: plans/retrieval-defaults.md); rows then come in
         # increasing order for the gathers below and stay in term order within a row.
         order = np.argsort(rows, kind="stable")
         rows, tf, weights = rows[order], tf[order], weights[order]

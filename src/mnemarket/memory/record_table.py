@@ -162,8 +162,8 @@ class RecordTable:
         n = self.cols.n
         seqs = self.seqs[:n]
         if n and int(seqs[n - 1]) - int(seqs[0]) == n - 1:
-            # No gaps (nothing compacted away): a row is its seq minus the first one. A binary
-            # search of 200 keys among 1M seqs cost ~0.2 ms of cache misses per ANN search.
+            # No gaps (nothing compacted away): a row is its seq minus the first one, no binary
+            # search's cache misses (plans/retrieval-defaults.md "Speed at 1M").
             rows = keys - seqs[0]
             return rows[(rows >= 0) & (rows < n)]
         rows = np.searchsorted(seqs, keys)

@@ -30,16 +30,15 @@ class AnnConfig(BaseModel):
     connectivity: int = Field(default=16, ge=2)
     """HNSW graph degree (M)."""
     expansion_add: int = Field(default=64, ge=8)
-    """Candidate list size while inserting (efConstruction); 64 built 1.6x faster than 128 for a
-    raw index recall@10 of 0.993 instead of 0.998-0.999 (usearch alone, f16, 50k of the nearly
-    uniform vectors of memory_bench.py --shape isotropic), and the store re-scores candidates
-    exactly (1M MiniLM-shaped vectors: store recall@10 0.997, benchmarks/README.md)."""
+    """Candidate list size while inserting (efConstruction); 64 builds faster than 128 for a
+    slightly lower raw recall, and the store re-scores candidates exactly (plans/memory-store.md
+    "Approximate index", benchmarks/README.md)."""
     expansion_search: int = Field(default=128, ge=8)
     """Candidate list size while searching (ef)."""
     dtype: Literal["f32", "f16", "bf16", "i8"] = "f16"
     """Scalar type the index stores vectors in (exact re-scoring always uses the float32 matrix).
-    ``bf16`` built 1.4x faster than ``f16`` in that measurement on a CPU with AVX-512 BF16 (it is
-    emulated elsewhere); ``f16`` is fast on most CPUs."""
+    ``bf16`` built faster than ``f16`` on a CPU with AVX-512 BF16 but is emulated elsewhere;
+    ``f16`` is fast on most CPUs (plans/memory-store.md)."""
     pool: int = Field(default=200, ge=1)
     """Neighbours fetched per search before filters and re-scoring (at least k)."""
     max_fetch: int = Field(default=500, ge=1)

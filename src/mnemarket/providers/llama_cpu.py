@@ -4,8 +4,9 @@ llama.cpp repacks weights into "extra" CPU buffer types at load (AMX tiles on In
 Rapids and later, interleaved Q4 blocks on AVX2/AVX-512). On CPUs with AMX the repacked model
 segfaults at the first decode (upstream ggml-org/llama.cpp issues 20824 and 19184). Extra
 buffer types are off on every CPU, so every machine, ours and CI included, runs the code path an
-AMX machine runs; on our AVX-512 CPU that costs ~7 % of decoding speed and nothing in prompt
-evaluation (benchmarks/README.md), and the decision latency target holds without it.
+AMX machine runs; on our AVX-512 CPU that costs a few per cent of decoding speed and nothing in
+prompt evaluation (plans/local-inference.md, benchmarks/README.md), and the decision latency target
+holds without it.
 ``MNEMARKET_LLAMA_EXTRA_BUFTS=1`` turns them back on.
 
 A native crash cannot be caught inside the process that crashes, so :func:`check_model_runs`

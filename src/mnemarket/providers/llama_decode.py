@@ -9,8 +9,8 @@ fresh evaluation. Saved states (one per recent prompt, LRU) let agents that take
 find their own prefix again.
 
 Constrained decoding uses a token mask from llguidance (:mod:`mnemarket.providers.token_mask`):
-the grammar computes the allowed tokens once per step (tens of microseconds for Gemma's 262k
-vocabulary) instead of llama.cpp's GBNF sampler checking every token, and tokens the grammar
+the grammar computes the allowed tokens once per step (benchmarks/README.md, "Figures behind
+the code") instead of llama.cpp's GBNF sampler checking every token, and tokens the grammar
 forces (keys, punctuation) are fast-forwarded in one batch without sampling.
 """
 

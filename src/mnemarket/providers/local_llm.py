@@ -140,7 +140,7 @@ def gemma_gguf_path(cache: Path | None = None) -> Path:
 def gguf_identity(path: Path) -> str:
     """The exact model file: its name and the start of its sha256 (``gemma-3-270m-q4_k_m.gguf@sha256:1a2b...``).
 
-    Hashed once per file version per process (~0.5 s for the 250 MB Gemma file).
+    Hashed once per file version per process (what that costs: benchmarks/README.md, "Figures behind the code").
     """
     stat = path.stat()
     key = (str(path.resolve()), stat.st_size, stat.st_mtime_ns)
@@ -161,7 +161,8 @@ def load_count() -> int:
 
 def _load_llama(path: Path, n_ctx: int, threads: int | None, instance: int = 0) -> LoadedModel:
     # One llama.cpp context per (file, context, threads, buffer setting, instance) per process:
-    # loading costs ~0.5 s and ~300 MB, and every agent can share it. A server with several
+    # a load costs time and memory (benchmarks/README.md, "Figures behind the code"), and every
+    # agent can share it. A server with several
     # request slots loads one instance per slot.
     extra_bufts = use_extra_buffer_types()
     key = (str(path), n_ctx, threads, extra_bufts, instance)
@@ -227,7 +228,7 @@ def gemma_prompt(messages: list[Message]) -> str:
 
 
 class GemmaTokenizer:
-    """The local model's tokenizer without its weights (llama.cpp ``vocab_only``: ~0.3 s, a few MB):
+    """The local model's tokenizer without its weights (llama.cpp ``vocab_only``, a fraction of a load):
     counts and prompt tokens exactly as :class:`GemmaLocalLLM` makes them.
 
     Args:

@@ -136,8 +136,8 @@ class MiniLMEmbedder(Embedder):
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         options.log_severity_level = 3
         # Input shapes vary with every batch (texts x tokens): onnxruntime's memory-pattern plans and
-        # its CPU arena keep a buffer per shape seen, so a long run's RSS grew without bound
-        # (+200 MB over 1,500 varied batches; flat with both off, for ~4 % more CPU).
+        # its CPU arena keep a buffer per shape seen, so a long run's RSS grew without bound; flat
+        # with both off, for a little more CPU (plans/long-runs.md "Resident memory (second pass)").
         options.enable_mem_pattern = False
         options.enable_cpu_mem_arena = False
         if threads is not None:

@@ -3,7 +3,7 @@
 The metrics ask, for every lesson and every retrieval situation, which of the run's names
 (artifact ids, method names, store ids: thousands in a long run) it mentions. A regex per name
 made that names x texts searches, and past `re`'s cache of 512 patterns each search compiled
-its pattern again: a 6-agent, 400-turn run took ~50 s of metrics, ~5 s at 200 turns.
+its pattern again (plans/long-runs.md "Metrics at linear cost").
 
 A name is mentioned when it occurs with no word character (``\\w``) on either side, the rule
 ``(?<!\\w)name(?!\\w)`` states. Most names look like identifiers (word characters joined by

@@ -6,9 +6,9 @@ after a large buffer is freed it raises its mmap threshold, so later buffers of 
 the heap too, where their freed space fragments and stays resident: within a session the growth
 benchmark's anonymous memory swung by tens of MB. `malloc_trim(0)` returns the free pages: as each
 session starts, and every few dozen agent-turns (:class:`HeapTrimmer`). Fixing the threshold
-instead (`mallopt`, 128 KB) kept memory ~50 MB lower but made every agent-turn ~28 % slower (each
-large buffer a fresh mapping, page-faulted in), so it is not done. On a C library without
-`malloc_trim` (musl, macOS) this is a no-op.
+instead (`mallopt`) kept memory lower but made every agent-turn slower (each large buffer a fresh
+mapping, page-faulted in), so it is not done (plans/long-runs.md "Resident memory (second pass)").
+On a C library without `malloc_trim` (musl, macOS) this is a no-op.
 """
 
 from __future__ import annotations
@@ -37,11 +37,10 @@ def release_free_heap() -> bool:
 
 
 TRIM_EVERY_AGENT_TURNS = 60
-"""Agent-turns between two trims; a trim costs ~6 ms, so ~0.1 ms an agent-turn (benchmarks/README.md
-"Cost of the trims"). Between trims RSS still rises by the freed buffers glibc keeps, nearly all of
-them onnxruntime's: ~55 MB within two rounds at 6 agents, flat with a hashing embedder. Trimming
-after every embedding call removes that plateau but made the growth benchmark ~15 % slower
-(benchmarks/README.md "The plateau between trims"), so trims stay this far apart."""
+"""Agent-turns between two trims. Between trims RSS still rises by the freed buffers glibc keeps,
+nearly all of them onnxruntime's; trimming after every embedding call removes that plateau but
+slows every turn, so trims stay this far apart (what a trim costs and what the plateau holds:
+benchmarks/README.md "The plateau between trims")."""
 
 
 class HeapTrimmer:

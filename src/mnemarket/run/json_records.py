@@ -2,8 +2,8 @@
 
 A long run's records repeat the same keys and the same short values (principals, action types,
 method and store names, memory ids): decoded plainly, every record holds its own copy of each.
-A :class:`SharedDecoder` hands out one string for each: at 6 agents x 2,000 turns the metrics'
-events took 30 MB instead of 36.6 (benchmarks/README.md, "Reading a long run back"). Values are
+A :class:`SharedDecoder` hands out one string for each (what it saves: benchmarks/README.md,
+"Reading a long run back"). Values are
 shared through the decoder's own table, dropped with it, not the interpreter's interned strings,
 which would keep its table grown for the rest of the process.
 """

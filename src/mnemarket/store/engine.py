@@ -32,7 +32,8 @@ SQLITE_MMAP_BYTES = 1 << 30
 
 Only scans inside :func:`mapped_reads` map the file: a mapping stays resident as long as it
 exists, so a connection that kept one open would grow with every page a long run touches
-(~15 MB over a 6 x 2,000 growth run). Other reads go through SQLite's bounded page cache."""
+(plans/long-runs.md "Resident memory, third pass"). Other reads go through SQLite's bounded page
+cache."""
 
 
 def to_url(path_or_url: str | Path) -> str:
