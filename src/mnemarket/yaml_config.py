@@ -25,7 +25,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from mnemarket.errors import ConfigError, did_you_mean
-from mnemarket.kernel.bounds import short_repr
+from mnemarket.kernel import short_repr
 
 Model = TypeVar("Model", bound=BaseModel)
 

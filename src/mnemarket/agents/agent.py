@@ -25,8 +25,7 @@ from mnemarket.agents.trail import Trail
 from mnemarket.agents.turn import Draft, TurnFacts, TurnOutcome, TurnPlan
 from mnemarket.agents.turn_builder import TurnBuilder
 from mnemarket.agents.working_memory import WorkingMemory
-from mnemarket.genesis import Genesis, LessonRecord
-from mnemarket.genesis.event_text import describe_event
+from mnemarket.genesis import Genesis, LessonRecord, describe_event
 from mnemarket.kernel import Event, World
 from mnemarket.memory import MemoryHit, MemoryStore, ThresholdReflector, make_importance_rater
 from mnemarket.providers import LLM, LLMResult, Message, labelled

@@ -18,7 +18,7 @@ from mnemarket.agents.turn import TurnFacts, TurnOutcome, TurnPlan
 from mnemarket.agents.working_memory import parse_working_memory
 from mnemarket.genesis import LessonRecord, TurnRecord, turn_record
 from mnemarket.kernel import ActionResult, World
-from mnemarket.memory.importance import ImportanceRaterLike, TableRater
+from mnemarket.memory import ImportanceRaterLike, TableRater
 from mnemarket.providers import LLM, LLMResult, Message, labelled
 
 LESSON_STATE = "lesson_steps"

@@ -14,9 +14,8 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 
 from mnemarket.errors import ConfigError, did_you_mean
 from mnemarket.genesis import LONGTERM_STORE_TEMPLATE, episodic_store_id
-from mnemarket.kernel.artifact import valid_artifact_id
-from mnemarket.memory import PRESETS, RetentionPolicy, RetrievalWeights
-from mnemarket.memory.importance import HeuristicRaterConfig, RaterSpec
+from mnemarket.kernel import valid_artifact_id
+from mnemarket.memory import PRESETS, HeuristicRaterConfig, RaterSpec, RetentionPolicy, RetrievalWeights
 from mnemarket.providers import check_llm_spec
 from mnemarket.yaml_config import (
     PROMPT_SUFFIXES,

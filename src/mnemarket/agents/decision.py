@@ -16,7 +16,7 @@ from typing import Any, Literal, cast, get_args
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from mnemarket.kernel import ACTION_TYPES, ADVANCED_KEY, NAMES_KEY, QueryKernel, WriteArtifact
-from mnemarket.providers.structured import flat_json_schema, map_schema
+from mnemarket.providers import flat_json_schema, map_schema
 
 # Extra union fields a decision may pass through `args` (everything but what the flat fields carry).
 _PASS_THROUGH = {

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from mnemarket.agents.prompt_sections import as_data
-from mnemarket.genesis.event_text import describe_event
+from mnemarket.genesis import describe_event
 from mnemarket.kernel import Event
 
 LAST_DATA_CHARS = 700

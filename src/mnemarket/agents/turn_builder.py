@@ -32,8 +32,7 @@ from mnemarket.agents.trail import Trail
 from mnemarket.agents.turn import Draft, TurnPlan
 from mnemarket.agents.working_memory import WorkingMemory, parse_working_memory
 from mnemarket.agents.world_view import world_view
-from mnemarket.genesis import Genesis, turn_record
-from mnemarket.genesis.event_text import describe_event
+from mnemarket.genesis import Genesis, describe_event, turn_record
 from mnemarket.kernel import Event, World
 from mnemarket.memory import MemoryHit, get_preset
 from mnemarket.providers import LLM, Message

@@ -110,7 +110,7 @@ def _on_interrupt(run_dir: Path, progress: Progress) -> Callable[..., None]:
     its event, so stopping here loses at most the turn in progress, which `resume` plays again,
     exactly as after kill -9 (plans/reliability.md)."""
     def handler(signum: int, frame: Any) -> None:
-        from mnemarket.run.run_info import mark_interrupted
+        from mnemarket.run import mark_interrupted
 
         progress.stop()
         line = f"interrupted; continue with: mnemarket resume {run_dir}"
@@ -214,11 +214,9 @@ def run(scenario: Path = typer.Argument(..., help="scenario YAML, e.g. config/de
                                                     "structured mode, ...)"),
         allow_dir: list[Path] = _allow_dir_option()) -> None:
     """Run a scenario."""
-    from mnemarket.experiments.pipeline import create_runner
+    from mnemarket.experiments import create_runner
     from mnemarket.providers import check_llm_spec
-    from mnemarket.run.models_file import load_models_file
-    from mnemarket.run.output_dirs import new_run_dir, prepare_run_dir
-    from mnemarket.run.records import RunOptions
+    from mnemarket.run import RunOptions, load_models_file, new_run_dir, prepare_run_dir
 
     if not scenario.exists():
         _fail(f"scenario {str(scenario)!r} not found; try config/demo.yaml")
@@ -245,8 +243,7 @@ def run(scenario: Path = typer.Argument(..., help="scenario YAML, e.g. config/de
 def _discard_unstarted(out: Path) -> None:
     """A run that failed before its first turn leaves nothing behind: fixing the file and running
     the same command again then starts afresh instead of being told to resume the stale config."""
-    from mnemarket.run.context_log import CONTEXTS
-    from mnemarket.run.run_info import writer_active
+    from mnemarket.run import CONTEXTS, writer_active
 
     # Not while another process writes there (two `run --out` of one new directory at once).
     if out.is_dir() and not (out / CONTEXTS).exists() and not writer_active(out):
@@ -259,7 +256,7 @@ def _discard_unstarted(out: Path) -> None:
 def resume(run_dir: Path, spend_cap: float = typer.Option(None, help="raise the spend cap before resuming"),
            token_cap: int = typer.Option(None, help="raise the token cap before resuming")) -> None:
     """Continue a run that was stopped (killed, or by its budget)."""
-    from mnemarket.experiments.pipeline import open_runner
+    from mnemarket.experiments import open_runner
 
     runner = open_runner(run_dir, spend_cap_usd=spend_cap, token_cap=token_cap)
     try:
@@ -272,7 +269,7 @@ def resume(run_dir: Path, spend_cap: float = typer.Option(None, help="raise the 
 
 def _view(run_dir: Path):
     """The run opened read-only (inspection never writes, locks or loads a model)."""
-    from mnemarket.reports.inspect import RunView
+    from mnemarket.reports import RunView
 
     return RunView(run_dir)
 
@@ -282,10 +279,10 @@ def inspect(run_dir: Path, agent: str = typer.Option(None, help="one agent's fig
             at: str = typer.Option(None, "--at", help="SESSION:TURN: the world as it was after that turn"),
             as_json: bool = typer.Option(False, "--json", help="print the summary as JSON")) -> None:
     """Show what a run holds (read-only), now or after a turn (--at)."""
-    from mnemarket.run.run_info import header_line, run_header, saved_summary
+    from mnemarket.run import header_line, run_header, saved_summary
 
     if at is not None:
-        from mnemarket.reports.world_at import parse_turn, world_at_turn
+        from mnemarket.reports import parse_turn, world_at_turn
 
         document = world_at_turn(run_dir, parse_turn(at))
         if agent is not None:
@@ -327,9 +324,9 @@ def models_check(model: str = typer.Argument(..., help="a model string, e.g. gem
                  profile: Path = typer.Option(None, help="models.yaml holding this model's profile"),
                  as_json: bool = typer.Option(False, "--json", help="print what the call showed as JSON")) -> None:
     """One real call with the agents' reply schema: structured mode, model version, price, latency."""
-    from mnemarket.experiments.model_check import check_model
+    from mnemarket.experiments import check_model
     from mnemarket.providers import check_llm_spec
-    from mnemarket.run.models_file import load_models_file
+    from mnemarket.run import load_models_file
 
     check_llm_spec(model)
     result = check_model(model, load_models_file(profile).get(model) if profile is not None else None)
@@ -367,8 +364,8 @@ def _print_mapping(data: dict[str, Any], indent: str = "") -> None:
 @_command()
 def report(run_dir: Path) -> None:
     """Rebuild RUN_DIR/report.html and its trace pages, also for a running or interrupted run."""
-    from mnemarket.reports.report import write_report
-    from mnemarket.run.run_info import run_status, saved_summary
+    from mnemarket.reports import write_report
+    from mnemarket.run import run_status, saved_summary
 
     with _view(run_dir) as view:
         summary = {**saved_summary(run_dir), **view.summary(), "scenario": view.config.resolved.scenario.name,
@@ -391,8 +388,7 @@ def interview(run_dir: Path, question: str = typer.Argument(None, help="the ques
     import time
 
     from mnemarket.providers import check_llm_spec
-    from mnemarket.reports.interview import Interviewer, questionnaire, read_questions
-    from mnemarket.reports.world_at import parse_turn
+    from mnemarket.reports import Interviewer, parse_turn, questionnaire, read_questions
 
     if (question is None) == (questions is None):
         _fail('give one question in quotes, or --questions FILE (not both)')
@@ -428,7 +424,7 @@ def interview(run_dir: Path, question: str = typer.Argument(None, help="the ques
 def memory_search(run_dir: Path, query: str, store: str = typer.Option(..., "--store", help="memory store id"),
                   k: int = typer.Option(5, "-k", min=1, max=50)) -> None:
     """Search one memory store of a run (read-only: does not touch recency)."""
-    from mnemarket.reports.inspect import memory_stores
+    from mnemarket.run import memory_stores
 
     with _view(run_dir) as view:
         stores = [a.id for a in memory_stores(view.world)]
@@ -455,7 +451,7 @@ def memory_show(run_dir: Path, agent: str = typer.Option(..., "--agent")) -> Non
         wm = view.world.get(found.working_memory_id)
         console.rule(f"{agent}: working memory")
         console.print(wm.content if wm else "(none)", markup=False, highlight=False)
-        from mnemarket.reports.inspect import memory_stores
+        from mnemarket.run import memory_stores
 
         own = (found.store_id, found.episodic_store_id)
         others = [("owned (bought or made)", a.id) for a in memory_stores(view.world) if a.owner == agent
@@ -472,7 +468,7 @@ def memory_show(run_dir: Path, agent: str = typer.Option(..., "--agent")) -> Non
 @_command()
 def replay(run_dir: Path, out: Path = typer.Option(None, help="where to re-execute (default RUN_DIR-replay)")) -> None:
     """Re-execute a recorded run from its recordings and report whether it matched."""
-    from mnemarket.experiments.pipeline import replay_run
+    from mnemarket.experiments import replay_run
 
     result = replay_run(run_dir, out)
     if result.matched:
@@ -486,7 +482,7 @@ def replay(run_dir: Path, out: Path = typer.Option(None, help="where to re-execu
 @_command()
 def validate(path: Path, allow_dir: list[Path] = _allow_dir_option()) -> None:
     """Check agent, scenario or genesis YAML files (a file or a directory) without running anything."""
-    from mnemarket.experiments.validate import validate_path
+    from mnemarket.experiments import validate_path
 
     if not path.exists():
         _fail(f"{str(path)!r} does not exist")
@@ -510,7 +506,7 @@ def demo(out: Path = typer.Option(Path("runs/demo"), help="run directory (an ear
                                                      "on 2 cores)"),
          sessions: int = typer.Option(None, min=1)) -> None:
     """Run the repository's config/demo.yaml (found from any directory) offline and print the summary."""
-    from mnemarket.run.output_dirs import prepare_output_dir
+    from mnemarket.run import prepare_output_dir
 
     scenario = demo_scenario()
     if scenario is None:
@@ -532,10 +528,16 @@ def compare(experiment: Path = typer.Argument(..., help="experiment YAML, e.g. c
                                                    "start a local Ray"),
             allow_dir: list[Path] = _allow_dir_option()) -> None:
     """Run a models x memory-configs x seeds matrix (resumable) and write comparison.json/.md/.html."""
-    from mnemarket.experiments.compare_progress import CellWatcher, results_table
-    from mnemarket.experiments.experiment import load_experiment, run_experiment
-    from mnemarket.experiments.experiment_checks import check_credentials, plan_warnings
-    from mnemarket.experiments.model_check import check_model, needs_check
+    from mnemarket.experiments import (
+        CellWatcher,
+        check_credentials,
+        check_model,
+        load_experiment,
+        needs_check,
+        plan_warnings,
+        results_table,
+        run_experiment,
+    )
 
     if not experiment.exists():
         _fail(f"experiment {str(experiment)!r} not found; try config/experiments/local_vs_scripted.yaml")

@@ -28,8 +28,7 @@ def locomo(data: Path = typer.Option(..., help="folder of LoCoMo conversation fi
     from pydantic import ValidationError
 
     from mnemarket.errors import ConfigError
-    from mnemarket.evals.locomo_run import LocomoOptions, run_locomo
-    from mnemarket.evals.outputs import category_table, write_outputs
+    from mnemarket.evals import LocomoOptions, category_table, run_locomo, write_outputs
 
     try:
         options = LocomoOptions(data=str(data), conversations=[c.strip() for c in conversations.split(",") if c.strip()],

@@ -3,8 +3,22 @@
 Layer: between the command line and the run layer (it builds worlds, agents and bounties the way
 a run does, and never reaches into the command line)."""
 
+from typing import TYPE_CHECKING
+
 from mnemarket.evals.locomo_data import CATEGORY_NAMES, Conversation, Question, Turn, load_conversations
 from mnemarket.evals.scoring import abstained, exact_match, locomo_f1, normalize_answer, token_f1
+from mnemarket.lazy_front import lazy_exports
 
-__all__ = ["CATEGORY_NAMES", "Conversation", "Question", "Turn", "abstained", "exact_match", "load_conversations",
-           "locomo_f1", "normalize_answer", "token_f1"]
+# A LoCoMo run and its outputs (the agent, the world, the reports) load when one of their names is first used.
+_LAZY = {"locomo_run": ["LocomoOptions", "run_locomo"], "outputs": ["category_table", "write_outputs"]}
+if not TYPE_CHECKING:  # mypy reads the imports below, so a name missing from them is an error
+    __getattr__ = lazy_exports(__name__, _LAZY)
+
+if TYPE_CHECKING:
+    from mnemarket.evals.locomo_run import LocomoOptions, run_locomo
+    from mnemarket.evals.outputs import category_table, write_outputs
+
+__all__ = [
+    "CATEGORY_NAMES", "Conversation", "Question", "Turn", "abstained", "exact_match", "load_conversations",
+    "locomo_f1", "normalize_answer", "token_f1", "LocomoOptions", "run_locomo", "category_table", "write_outputs",
+]

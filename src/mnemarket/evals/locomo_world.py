@@ -13,14 +13,11 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from mnemarket.agents import Agent
-from mnemarket.agents.config import AgentConfig, RagConfig, WorkingMemoryConfig
+from mnemarket.agents import Agent, AgentConfig, RagConfig, WorkingMemoryConfig
 from mnemarket.evals.locomo_data import Conversation, Question, Turn
 from mnemarket.evals.reader import Shown
 from mnemarket.evals.scoring import ABSTAIN_ANSWER
-from mnemarket.genesis import install_genesis
-from mnemarket.genesis.bounties import BOUNTY_ID
-from mnemarket.genesis.config import Bounty, BountyCosts, Costs, GenesisConfig
+from mnemarket.genesis import BOUNTY_ID, Bounty, BountyCosts, Costs, GenesisConfig, install_genesis
 from mnemarket.kernel import ActionResult, World
 from mnemarket.providers import LLM, Embedder
 from mnemarket.store import SqlMemoryPersistence, SqlWorldStore

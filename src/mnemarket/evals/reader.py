@@ -17,8 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from mnemarket.evals.locomo_data import Conversation, Turn
 from mnemarket.evals.scoring import ABSTAIN_ANSWER
-from mnemarket.providers import LLM, LLMResult
-from mnemarket.providers.llm import DEFAULT_MAX_TOKENS, MessagesLike, Usage, as_messages
+from mnemarket.providers import DEFAULT_MAX_TOKENS, LLM, LLMResult, MessagesLike, Usage, as_messages
 
 Condition = Literal["rag", "oracle-evidence", "no-memory", "full-context"]
 CONDITIONS: tuple[str, ...] = ("rag", "oracle-evidence", "no-memory", "full-context")

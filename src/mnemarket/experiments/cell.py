@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from mnemarket.experiments.pipeline import open_runner
-from mnemarket.run.output_dirs import write_atomic
+from mnemarket.run import write_atomic
 
 CELL_FILE = "cell.json"
 

@@ -20,8 +20,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 from rich.table import Table
 
 from mnemarket.errors import ConfigError
-from mnemarket.reports.comparison_report import METRICS, _group_cells, _without_score, group_label, metric_label
-from mnemarket.run.context_log import CONTEXTS
+from mnemarket.reports import METRICS, group_label, metric_label
+from mnemarket.reports.comparison_report import _group_cells, _without_score  # private: see tests/unit/test_package_fronts.py
+from mnemarket.run import CONTEXTS
 
 if TYPE_CHECKING:
     from mnemarket.experiments.experiment import Cell, Experiment
@@ -62,7 +63,7 @@ class CellWatcher:
     def _total(self, run_dir: Path) -> int | None:
         key = str(run_dir)
         if key not in self._totals:
-            from mnemarket.run.records import read_run_config
+            from mnemarket.run import read_run_config
 
             try:
                 config = read_run_config(run_dir)

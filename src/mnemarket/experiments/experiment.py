@@ -25,16 +25,14 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from mnemarket.agents.config import AgentConfig, LLMSpec
+from mnemarket.agents import AgentConfig, LLMSpec
 from mnemarket.errors import ConfigError, did_you_mean
 from mnemarket.experiments.cell import CELL_FILE, cell_done, run_cell
 from mnemarket.experiments.ladder import LadderSpec, write_rung_scenario
 from mnemarket.jsonl import read_json_object
-from mnemarket.providers.profiles import ModelProfile
-from mnemarket.providers.registry import check_profiles
-from mnemarket.reports.report import EXPERIMENT_CELLS
-from mnemarket.reports.statistics import MIN_SEEDS, paired_differences
-from mnemarket.run.output_dirs import MARKER, adopt_output_dir, owner_of, write_atomic
+from mnemarket.providers import ModelProfile, check_profiles
+from mnemarket.reports import EXPERIMENT_CELLS, MIN_SEEDS, paired_differences
+from mnemarket.run import MARKER, adopt_output_dir, owner_of, write_atomic
 from mnemarket.yaml_config import deep_merge, format_validation_error, load_model
 
 CELLS_DIR = EXPERIMENT_CELLS
@@ -205,8 +203,7 @@ def check_experiment(experiment: Experiment) -> None:
     import tempfile
 
     from mnemarket.agents import check_components, load_components
-    from mnemarket.run.feasibility import check_optimum
-    from mnemarket.run.scenario import load_scenario
+    from mnemarket.run import check_optimum, load_scenario
 
     configs = experiment.config.configs
     checked: set[tuple[Any, ...]] = set()
@@ -232,8 +229,7 @@ def check_experiment(experiment: Experiment) -> None:
 def prepare_cell(experiment: Experiment, cell: Cell) -> Path:
     """Write the cell's run directory config (once); returns the directory."""
     from mnemarket.agents import check_components, load_components
-    from mnemarket.run.records import CONFIG_FILE, RunConfig, RunOptions, write_run_config
-    from mnemarket.run.scenario import load_scenario
+    from mnemarket.run import CONFIG_FILE, RunConfig, RunOptions, load_scenario, write_run_config
 
     run_dir = experiment.cell_dir(cell)
     if (run_dir / CONFIG_FILE).exists():
@@ -366,9 +362,7 @@ def separation_warnings(differences: list[dict[str, Any]]) -> list[str]:
 
 def write_comparison(experiment: Experiment, dirs: dict[Cell, Path], outcomes: dict[Cell, dict[str, Any]]) -> Path:
     """Measure every finished cell and write comparison.json/.md/.html in the experiment directory."""
-    from mnemarket.reports.comparison_report import write_reports
-    from mnemarket.reports.ladder_results import item_rows, summarise, write_ladder_csv
-    from mnemarket.reports.metrics import aggregate_groups, cell_metrics, load_run
+    from mnemarket.reports import aggregate_groups, cell_metrics, item_rows, load_run, summarise, write_ladder_csv, write_reports
 
     embedder = None
     if experiment.config.metrics_embedder:

@@ -16,7 +16,7 @@ from mnemarket.providers import check_llm_spec
 
 def check_credentials(models: list[str]) -> None:
     """Raise one ProviderError naming every model whose credentials are missing (no model call)."""
-    from mnemarket.providers.gemini_client import gemini_api_key
+    from mnemarket.providers import gemini_api_key
 
     missing = []
     for model in dict.fromkeys(models):
@@ -35,7 +35,7 @@ def plan_warnings(experiment: Any) -> list[str]:
     """A warning for each agent whose scripted plan acts after the experiment's last turn or session
     (``experiment``: an `experiments.experiment.Experiment`, not imported here: that module calls
     `check_credentials`, and imports must not circle)."""
-    from mnemarket.run.scenario import load_scenario
+    from mnemarket.run import load_scenario
 
     if "scripted" not in experiment.config.models:
         return []

@@ -17,8 +17,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from mnemarket.providers import LLM, Message, make_llm
-from mnemarket.providers.record_replay import Recording, RecordingLLM
+from mnemarket.providers import LLM, Message, Recording, RecordingLLM, make_llm
 
 RUBRIC = """You rate lessons that agents in a small market economy wrote for their future selves.
 Rate the lesson on three criteria, each from 1 (not at all) to 5 (fully):

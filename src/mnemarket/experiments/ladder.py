@@ -13,7 +13,7 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from mnemarket.scenarios.ladder import LEVELS, RUNGS, generate_rung
+from mnemarket.scenarios import LEVELS, RUNGS, generate_rung
 
 Rung = Literal["R0", "R1", "R2", "R3", "R4", "R5", "R6", "R7", "R8"]
 SCENARIO_FILE = "scenario.yaml"

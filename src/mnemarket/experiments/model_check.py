@@ -11,10 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from mnemarket.agents.decision import Decision
+from mnemarket.agents import Decision
 from mnemarket.errors import MnemarketError
-from mnemarket.providers import make_llm
-from mnemarket.providers.profiles import ModelProfile
+from mnemarket.providers import ModelProfile, make_llm
 
 #: Model string prefixes that are not called up front.
 NOT_CHECKED = ("local", "scripted", "random", "replay")

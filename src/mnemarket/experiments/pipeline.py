@@ -9,11 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from mnemarket.reports.report import write_report
-from mnemarket.run.records import RunOptions, RunStatus
-from mnemarket.run.replay import ReplayResult
-from mnemarket.run.replay import replay_run as _replay_run
-from mnemarket.run.runner import Progress, Runner
+from mnemarket.reports import write_report
+from mnemarket.run import Progress, ReplayResult, Runner, RunOptions, RunStatus
+from mnemarket.run import replay_run as _replay_run
 
 
 def create_runner(scenario_path: str | Path, run_dir: str | Path, options: RunOptions | None = None) -> Runner:

@@ -25,8 +25,7 @@ def check_model(spec: str | None, path: str, field: str) -> None:
         check_llm_spec(spec)
         provider, _, name = spec.partition(":")
         if provider == "gemini":
-            from mnemarket.providers.gemini_client import RETIRED_MODELS
-            from mnemarket.providers.pricing import DEFAULT_PRICE_TABLE
+            from mnemarket.providers import DEFAULT_PRICE_TABLE, RETIRED_MODELS
 
             name = name or "gemini-3.5-flash-lite"
             if name in RETIRED_MODELS and name not in DEFAULT_PRICE_TABLE.prices:

@@ -80,14 +80,11 @@ def components_dir_for(agent_file: Path) -> Path | None:
 def validate_file(path: Path, bases: set[Path] | None = None, warnings: list[str] | None = None) -> Kind:
     """Raise ConfigError for the first problem of one file; returns what the file was checked as.
     ``warnings`` (when given) collects what a run would warn about."""
-    from mnemarket.agents import check_components, load_agent_config, load_components
-    from mnemarket.agents.config import load_component_file
-    from mnemarket.agents.menu import check_menus
+    from mnemarket.agents import check_components, check_menus, load_agent_config, load_component_file, load_components
     from mnemarket.experiments.experiment import check_experiment, load_experiment
     from mnemarket.experiments.setup_checks import check_model, check_plan_methods
     from mnemarket.genesis import load_genesis_config
-    from mnemarket.run.feasibility import check_optimum
-    from mnemarket.run.scenario import load_scenario
+    from mnemarket.run import check_optimum, load_scenario
 
     if bases is None:
         bases = extended_files(sorted(path.parent.glob("*.yaml")))
@@ -138,8 +135,7 @@ def _shipped_components() -> Path | None:
 
 def _budget_warnings(agents: list[Any], components: dict[str, Any], services: dict[str, Any]) -> list[str]:
     """Steps whose never-cut sections exceed their agent's budget, in estimated tokens."""
-    from mnemarket.agents.context import estimate_tokens
-    from mnemarket.agents.prompt_fit import fit_warnings, step_fits
+    from mnemarket.agents import estimate_tokens, fit_warnings, step_fits
 
     return fit_warnings((fit for agent in agents for fit in step_fits(
         agent, [components[name] for name in agent.components], services, estimate_tokens)), estimated=True)
@@ -149,7 +145,7 @@ def _experiment_budget_warnings(path: Path, experiment: Any) -> list[str]:
     """`_budget_warnings` for each configuration's agents (its overrides applied)."""
     from mnemarket.agents import load_components
     from mnemarket.experiments.experiment import apply_override
-    from mnemarket.run.scenario import load_scenario
+    from mnemarket.run import load_scenario
 
     if experiment.scenario_path is None:  # the ladder: its generated rungs fit (tests/unit/sim/test_ladder.py)
         return []
@@ -170,8 +166,8 @@ def _services(specs: list[Any]) -> dict[str, Any]:
     without a model or a database; a hashing embedder stands in, as nothing is embedded)."""
     from mnemarket.genesis import install_genesis
     from mnemarket.kernel import World
-    from mnemarket.providers.hashing_embedder import HashingEmbedder
-    from mnemarket.run.runner import build_service
+    from mnemarket.providers import HashingEmbedder
+    from mnemarket.run import build_service
 
     world = World()
     install_genesis(world, HashingEmbedder())

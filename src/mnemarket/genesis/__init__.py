@@ -1,11 +1,12 @@
 """Genesis artifacts: the system services of the economy (ledger, store, escrow, embedder, memory, bounties)."""
 
+from mnemarket.genesis.answers import UNKNOWN, answer_tokens
 from mnemarket.genesis.artifact_store import GenesisStore
-from mnemarket.genesis.bounties import GenesisBounty
-from mnemarket.genesis.config import Bounty, Costs, GenesisConfig, load_genesis_config
+from mnemarket.genesis.bounties import BOUNTY_ID, GenesisBounty
+from mnemarket.genesis.config import Bounty, BountyCosts, Costs, GenesisConfig, load_genesis_config
 from mnemarket.genesis.embedder_service import GenesisEmbedder
 from mnemarket.genesis.escrow import GenesisEscrow
-from mnemarket.genesis.event_text import action_signature, describe_event
+from mnemarket.genesis.event_text import action_signature, clip, describe_event
 from mnemarket.genesis.install import Genesis, install_genesis, render_genesis_docs, world_memory
 from mnemarket.genesis.ledger_service import GenesisLedger
 from mnemarket.genesis.memory_service import (
@@ -19,9 +20,12 @@ from mnemarket.genesis.run_record import (
     LessonRecord,
     MigrationRecord,
     TurnRecord,
+    is_invalid_decision,
     is_lesson,
     is_migration,
     lesson_record,
+    migration_record,
+    succeeded,
     turn_record,
 )
 from mnemarket.genesis.trades import Trade, all_trades
@@ -31,5 +35,6 @@ __all__ = [
     "GenesisConfig", "GenesisEmbedder", "GenesisEscrow", "GenesisLedger", "GenesisMemory", "GenesisStore",
     "LessonRecord", "MigrationRecord", "Trade", "TurnRecord", "action_signature", "all_trades", "describe_event",
     "episodic_store_id", "install_genesis", "is_lesson", "is_migration", "lesson_record", "load_genesis_config",
-    "render_genesis_docs", "turn_record", "world_memory",
+    "render_genesis_docs", "turn_record", "world_memory", "UNKNOWN", "answer_tokens", "BOUNTY_ID", "BountyCosts",
+    "clip", "is_invalid_decision", "migration_record", "succeeded",
 ]

@@ -8,9 +8,19 @@ from collections import Counter
 from pydantic import BaseModel, ConfigDict, Field
 
 from mnemarket.genesis.config import StoreCosts
-from mnemarket.kernel import Artifact, Invokable, InvokeContext, MethodOutcome, MethodSpec, WorldView
-from mnemarket.kernel.results import ActionFailure, ErrorCode
-from mnemarket.kernel.text_index import SearchTooBroad, WorkBudget, tokens
+from mnemarket.kernel import (
+    ActionFailure,
+    Artifact,
+    ErrorCode,
+    Invokable,
+    InvokeContext,
+    MethodOutcome,
+    MethodSpec,
+    SearchTooBroad,
+    WorkBudget,
+    WorldView,
+    tokens,
+)
 
 #: Index entries one search may look at. Search is free, so its work is bounded per call instead of
 #: priced: a word every artifact of a 100,000-artifact world holds looks at about 100,000 entries,

@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from mnemarket.errors import ProviderError
 from mnemarket.genesis.config import EmbedderCosts
 from mnemarket.kernel import ActionFailure, ErrorCode, Invokable, InvokeContext, MethodOutcome, MethodSpec
-from mnemarket.providers.embedding import Embedder, EmbeddingFailed
+from mnemarket.providers import Embedder, EmbeddingFailed
 
 VECTOR_DECIMALS = 5
 

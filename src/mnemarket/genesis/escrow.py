@@ -13,6 +13,7 @@ from mnemarket.genesis.config import EscrowCosts
 from mnemarket.genesis.trades import Trade, record_trade
 from mnemarket.kernel import (
     AccessPolicy,
+    AccessRule,
     ActionFailure,
     Artifact,
     ErrorCode,
@@ -23,7 +24,6 @@ from mnemarket.kernel import (
     NoArgs,
     names,
 )
-from mnemarket.kernel.artifact import AccessRule
 
 ESCROW_ID = "genesis_escrow"
 

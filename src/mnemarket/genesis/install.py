@@ -13,7 +13,7 @@ from mnemarket.genesis.ledger_service import GenesisLedger
 from mnemarket.genesis.memory_service import GenesisMemory
 from mnemarket.kernel import World
 from mnemarket.memory import MemoryPersistence
-from mnemarket.providers.embedding import Embedder
+from mnemarket.providers import Embedder
 from mnemarket.store import SqlMemoryPersistence, SqlWorldStore
 
 

@@ -16,6 +16,7 @@ from mnemarket.genesis.config import GenesisConfig, MemoryCosts
 from mnemarket.genesis.embedder_service import embedding_failure_as_action
 from mnemarket.genesis.trades import Trade, record_trade
 from mnemarket.kernel import (
+    ARTIFACT_ID_PATTERN,
     AccessPolicy,
     ActionFailure,
     Artifact,
@@ -28,10 +29,8 @@ from mnemarket.kernel import (
     advanced,
     names,
 )
-from mnemarket.kernel.artifact import ARTIFACT_ID_PATTERN
-from mnemarket.memory import MemoryPersistence, MemoryStore
-from mnemarket.memory.gifted import CHARACTER_QUERIES, RELATION_QUERIES, SCENE_QUERIES
-from mnemarket.providers.embedding import Embedder
+from mnemarket.memory import CHARACTER_QUERIES, RELATION_QUERIES, SCENE_QUERIES, MemoryPersistence, MemoryStore
+from mnemarket.providers import Embedder
 
 MEMORY_ID = "genesis_memory"
 STORE_TYPE = "memory_store"

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from mnemarket.errors import ConfigError, UserError, validation_problems
 from mnemarket.memory.weights import ImportanceScale, importance_from_scale
-from mnemarket.providers.llm import LLM
+from mnemarket.providers import LLM
 
 DEFAULT_KEYWORDS: tuple[str, ...] = (
     "important", "critical", "urgent", "decision", "agree", "disagree", "believe", "feel",

@@ -45,7 +45,7 @@ from mnemarket.memory.retention import RetentionPolicy
 from mnemarket.memory.store import MemoryStore
 from mnemarket.memory.tiers import TierConfig, WorkingMemoryTier
 from mnemarket.memory.weights import ImportanceScale, RetrievalWeights, SearchMode
-from mnemarket.providers.llm import LLM
+from mnemarket.providers import LLM
 
 
 class ReflectionSettings(BaseModel):

@@ -34,7 +34,7 @@ from mnemarket.memory.weights import (
     importance_from_scale,
     importance_to_scale,
 )
-from mnemarket.providers.llm import LLM
+from mnemarket.providers import LLM
 
 INSIGHT_CHARS = 200
 QUESTION_CHARS = 120

@@ -14,7 +14,7 @@ from mnemarket.memory.record_table import RecordTable
 from mnemarket.memory.records import MemoryHit, MemoryRecord
 from mnemarket.memory.scoring import combine, convex_fusion, recency, rrf_fusion, top_k, zscore_fusion
 from mnemarket.memory.weights import RetrievalWeights, SearchMode
-from mnemarket.providers.embedding import Embedder
+from mnemarket.providers import Embedder
 
 Relevance = tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]
 """Candidate rows, their relevance, and (where the mode computed them) their cosines and BM25 scores."""

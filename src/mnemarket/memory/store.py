@@ -46,7 +46,7 @@ from mnemarket.memory.weights import (
     SearchMode,
     check_mode,
 )
-from mnemarket.providers.embedding import Embedder
+from mnemarket.providers import Embedder
 
 ModelMismatch = Literal["error", "reembed"]
 
@@ -138,7 +138,7 @@ class MemoryStore:
         if path_or_url is not None:
             # The one place the engine reaches the store layer: a path or URL is a convenience for
             # opening the SQL persistence (SQLAlchemy loads only for persisted stores).
-            from mnemarket.store.memory_persistence import SqlMemoryPersistence
+            from mnemarket.store import SqlMemoryPersistence
 
             persistence = SqlMemoryPersistence.open(str(path_or_url))
         self.persistence: MemoryPersistence | None = persistence

@@ -26,7 +26,7 @@ from mnemarket.memory.record_table import RecordTable
 from mnemarket.memory.records import MemoryRecord
 from mnemarket.memory.store_writer import StoreWriter, audit_row
 from mnemarket.memory.weights import ImportanceScale, importance_from_scale
-from mnemarket.providers.embedding import Embedder, l2_normalise
+from mnemarket.providers import Embedder, l2_normalise
 
 COMPACT_DEAD_FRACTION = 0.25
 """Compact in-memory columns when this share of rows are tombstones (and there are at least 1024)."""

@@ -32,8 +32,7 @@ from mnemarket.memory.records import MemoryRecord
 from mnemarket.memory.reflection import ReflectionReport, reflect_anchored
 from mnemarket.memory.store import MemoryStore
 from mnemarket.memory.weights import RetrievalWeights, importance_to_scale
-from mnemarket.providers.embedding import Embedder
-from mnemarket.providers.llm import LLM
+from mnemarket.providers import LLM, Embedder
 
 DEFAULT_HP: tuple[float, float, float] = (0.0, 1.0, 0.5)
 """genagents' ``MEMORY_HP``: [recency, relevance, importance]."""

@@ -1,19 +1,36 @@
 """mnemarket.providers: embedders and LLMs behind small contracts, offline by default.
 
 Heavy SDKs (onnxruntime, llama_cpp, google.genai) load only when a provider that needs them is built.
-The package exports the contracts (`LLM`, `Embedder`), the factories, the test doubles and the
-accounting; reply decoding (`providers.structured`) and each backend's helpers are internals of
-their modules.
+The package exports what the layers above use: the contracts (`LLM`, `Embedder`), the factories,
+model profiles, the test doubles, the accounting and the schema helpers replies are decoded with;
+each backend's other helpers are internals of their modules.
 """
 
+from typing import TYPE_CHECKING
+
+from mnemarket.lazy_front import lazy_exports
 from mnemarket.providers.accounting import AccountedEmbedder, AccountedLLM, Budget, CallLog, CallRecord, Totals
+from mnemarket.providers.applied import models_record
 from mnemarket.providers.call_context import CALL_LABEL, labelled
 from mnemarket.providers.embedding import Embedder, EmbeddingFailed, EmbedResult, l2_normalise
 from mnemarket.providers.embedding_cache import CachedEmbedder, MemoEmbedder
 from mnemarket.providers.hashing_embedder import HashingEmbedder
-from mnemarket.providers.llm import LLM, CompletionLLM, LLMResult, Message, ModelCallFailed, ReplyFailed, Usage
+from mnemarket.providers.llm import (
+    DEFAULT_MAX_TOKENS,
+    LLM,
+    CompletionLLM,
+    CompletionRequest,
+    LLMResult,
+    Message,
+    MessagesLike,
+    ModelCallFailed,
+    ReplyFailed,
+    Usage,
+    as_messages,
+)
 from mnemarket.providers.minilm_embedder import MINILM_DIM, MINILM_MODEL_ID, MiniLMEmbedder, default_embedder
 from mnemarket.providers.pricing import DEFAULT_PRICE_TABLE, ModelPrice, PriceTable
+from mnemarket.providers.profiles import ModelProfile, parse_profiles
 from mnemarket.providers.record_replay import (
     Recording,
     RecordingEmbedder,
@@ -22,49 +39,27 @@ from mnemarket.providers.record_replay import (
     ReplayEmbedder,
     ReplayLLM,
 )
-from mnemarket.providers.registry import EMBEDDER_FORMS, LLM_FORMS, check_llm_spec, make_embedder, make_llm
+from mnemarket.providers.registry import EMBEDDER_FORMS, LLM_FORMS, check_llm_spec, check_profiles, make_embedder, make_llm
 from mnemarket.providers.scripted import ScriptedLLM
+from mnemarket.providers.structured import flat_json_schema, map_schema
+
+# The Gemini client (google-genai) and the local model loader load when one of their names is first used.
+_LAZY = {"gemini_client": ["RETIRED_MODELS", "gemini_api_key"], "local_llm": ["GemmaLocalLLM", "load_count"]}
+if not TYPE_CHECKING:  # mypy reads the imports below, so a name missing from them is an error
+    __getattr__ = lazy_exports(__name__, _LAZY)
+
+if TYPE_CHECKING:
+    from mnemarket.providers.gemini_client import RETIRED_MODELS, gemini_api_key
+    from mnemarket.providers.local_llm import GemmaLocalLLM, load_count
 
 __all__ = [
-    "CALL_LABEL",
-    "DEFAULT_PRICE_TABLE",
-    "EMBEDDER_FORMS",
-    "LLM",
-    "LLM_FORMS",
-    "MINILM_DIM",
-    "MINILM_MODEL_ID",
-    "AccountedEmbedder",
-    "AccountedLLM",
-    "Budget",
-    "CachedEmbedder",
-    "MemoEmbedder",
-    "CallLog",
-    "CallRecord",
-    "CompletionLLM",
-    "Embedder",
-    "EmbeddingFailed",
-    "EmbedResult",
-    "HashingEmbedder",
-    "LLMResult",
-    "Message",
-    "MiniLMEmbedder",
-    "ModelCallFailed",
-    "ReplyFailed",
-    "ModelPrice",
-    "PriceTable",
-    "Recording",
-    "RecordingEmbedder",
-    "RecordingLLM",
-    "ReplayDivergence",
-    "ReplayEmbedder",
-    "ReplayLLM",
-    "ScriptedLLM",
-    "Totals",
-    "Usage",
-    "default_embedder",
-    "l2_normalise",
-    "labelled",
-    "make_embedder",
-    "check_llm_spec",
-    "make_llm",
+    "CALL_LABEL", "DEFAULT_PRICE_TABLE", "EMBEDDER_FORMS", "LLM", "LLM_FORMS", "MINILM_DIM", "MINILM_MODEL_ID",
+    "AccountedEmbedder", "AccountedLLM", "Budget", "CachedEmbedder", "MemoEmbedder", "CallLog", "CallRecord",
+    "CompletionLLM", "Embedder", "EmbeddingFailed", "EmbedResult", "HashingEmbedder", "LLMResult", "Message",
+    "MiniLMEmbedder", "ModelCallFailed", "ReplyFailed", "ModelPrice", "PriceTable", "Recording",
+    "RecordingEmbedder", "RecordingLLM", "ReplayDivergence", "ReplayEmbedder", "ReplayLLM", "ScriptedLLM",
+    "Totals", "Usage", "default_embedder", "l2_normalise", "labelled", "make_embedder", "check_llm_spec",
+    "make_llm", "models_record", "CompletionRequest", "DEFAULT_MAX_TOKENS", "MessagesLike", "as_messages",
+    "ModelProfile", "parse_profiles", "check_profiles", "flat_json_schema", "map_schema", "RETIRED_MODELS",
+    "gemini_api_key", "GemmaLocalLLM", "load_count",
 ]

@@ -24,7 +24,7 @@ from mnemarket.reports.html_templates import Cell, Column, Link, Table, render
 from mnemarket.reports.ladder_views import ladder_views
 from mnemarket.reports.report_charts import PALETTE, LineChart, line_chart
 from mnemarket.reports.statistics import MIN_SEEDS
-from mnemarket.run.output_dirs import atomic_writer, write_atomic
+from mnemarket.run import atomic_writer, write_atomic
 
 METRICS: tuple[tuple[str, str], ...] = (
     ("score", "score (share of the upper bound earned)"),

@@ -12,8 +12,7 @@ from typing import Any
 from mnemarket.kernel import World
 from mnemarket.memory import MemoryStore
 from mnemarket.providers import make_embedder
-from mnemarket.run.records import RunConfig, read_run_config
-from mnemarket.run.summary import memory_stores, summarize
+from mnemarket.run import RunConfig, memory_stores, read_run_config, summarize
 from mnemarket.store import SqlMemoryPersistence, SqlWorldStore, make_engine
 
 

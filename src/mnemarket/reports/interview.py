@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field
 from mnemarket.errors import ConfigError
 from mnemarket.reports.inspect import RunView
 from mnemarket.reports.world_at import TurnRef, turn_tick, working_memory_at
-from mnemarket.run.output_dirs import atomic_writer
+from mnemarket.run import atomic_writer
 
 INTERVIEWS = "interviews.jsonl"
 MEMORIES = 5

@@ -25,8 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from mnemarket.genesis import is_lesson
-from mnemarket.genesis.answers import UNKNOWN, answer_tokens
+from mnemarket.genesis import UNKNOWN, answer_tokens, is_lesson
 from mnemarket.reports.metrics import RunData, costs
 from mnemarket.reports.statistics import CONFIDENCE, MIN_SEEDS
 

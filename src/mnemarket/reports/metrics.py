@@ -22,17 +22,21 @@ from typing import Any
 import numpy as np
 
 from mnemarket.errors import ConfigError
-from mnemarket.genesis import LONGTERM_STORE_TEMPLATE, TurnRecord, is_lesson, is_migration, turn_record
-from mnemarket.genesis.answers import answer_tokens
-from mnemarket.genesis.event_text import action_signature as signature
-from mnemarket.genesis.event_text import describe_event
-from mnemarket.genesis.run_record import succeeded
+from mnemarket.genesis import (
+    LONGTERM_STORE_TEMPLATE,
+    TurnRecord,
+    answer_tokens,
+    describe_event,
+    is_lesson,
+    is_migration,
+    succeeded,
+    turn_record,
+)
+from mnemarket.genesis import action_signature as signature
 from mnemarket.jsonl import read_json_object, read_lines
-from mnemarket.memory import DEFAULT_WEIGHTS, normalise_text
-from mnemarket.memory.lexical import tokenize
+from mnemarket.memory import DEFAULT_WEIGHTS, normalise_text, tokenize
 from mnemarket.reports.name_finder import NameFinder
-from mnemarket.run.context_log import read_contexts
-from mnemarket.run.json_records import SharedDecoder
+from mnemarket.run import SharedDecoder, read_contexts
 
 DUPLICATE_COSINE = 0.92
 """Same threshold as the memory engine's de-duplication default."""

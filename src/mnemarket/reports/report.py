@@ -20,18 +20,13 @@ from typing import Any
 
 import numpy as np
 
-from mnemarket.genesis import MEMORY_ID, Genesis, episodic_store_id, is_migration, turn_record
-from mnemarket.genesis.bounties import BOUNTY_ID
-from mnemarket.genesis.event_text import clip, describe_event
+from mnemarket.genesis import BOUNTY_ID, MEMORY_ID, Genesis, clip, describe_event, episodic_store_id, is_migration, turn_record
 from mnemarket.kernel import Event, LedgerEntry, World
 from mnemarket.memory import MemoryRecord, MemoryStore
 from mnemarket.reports.html_templates import Action, Cell, Column, Table, render
 from mnemarket.reports.report_charts import Series, colours, cumulative_counts, line_chart, sample_steps, tick_grid
 from mnemarket.reports.trace import TRACE_DIR, outcome, page_name, turn_view, write_trace_pages
-from mnemarket.run.context_log import newest_contexts
-from mnemarket.run.output_dirs import write_atomic
-from mnemarket.run.run_info import header_line, run_header
-from mnemarket.run.summary import memory_stores
+from mnemarket.run import header_line, memory_stores, newest_contexts, run_header, write_atomic
 
 EXPERIMENT_CELLS = "cells"
 """The folder experiment cells run in (experiments/experiment.py CELLS_DIR): their reports link back."""
@@ -255,7 +250,7 @@ def _drilldown(contexts: Sequence[dict[str, Any]], applied: dict[tuple[Any, ...]
 def _run_line(run_dir: Path, world: World, status: str | None) -> str:
     """What made the run, in one line (sim/run_info.py); empty for a directory without a run config."""
     from mnemarket.errors import ConfigError
-    from mnemarket.run.records import read_run_config
+    from mnemarket.run import read_run_config
 
     try:
         config = read_run_config(Path(run_dir))

@@ -19,12 +19,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from mnemarket.genesis import turn_record
-from mnemarket.genesis.event_text import clip, describe_event
+from mnemarket.genesis import clip, describe_event, turn_record
 from mnemarket.kernel import Event, World
 from mnemarket.reports.html_templates import Outcome, render
-from mnemarket.run.context_log import iter_contexts
-from mnemarket.run.output_dirs import write_atomic
+from mnemarket.run import iter_contexts, write_atomic
 
 TRACE_DIR = "trace"
 RESULT_CHARS = 4_000

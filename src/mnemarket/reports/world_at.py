@@ -19,10 +19,10 @@ from typing import Any
 
 from mnemarket.errors import ConfigError
 from mnemarket.genesis import all_trades, turn_record
-from mnemarket.kernel import Event, World
-from mnemarket.kernel.ledger import SYSTEM_PRINCIPAL
+from mnemarket.kernel import SYSTEM_PRINCIPAL, Event, World
 from mnemarket.reports.inspect import RunView
-from mnemarket.run.summary import _agent_figures, memory_stores
+from mnemarket.run import memory_stores
+from mnemarket.run.summary import _agent_figures  # private: see tests/unit/test_package_fronts.py
 
 
 @dataclass(frozen=True, order=True)

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from mnemarket.jsonl import MAX_LINE_BYTES, raw_lines, read_lines
-from mnemarket.kernel.events import decode_part
+from mnemarket.kernel import decode_part
 from mnemarket.run.context_refs import (
     LOST_FROM,
     MAX_TEXT_CHARS,

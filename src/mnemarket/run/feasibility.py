@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from mnemarket.agents.config import AgentConfig
+from mnemarket.agents import AgentConfig
 from mnemarket.errors import ConfigError
 from mnemarket.run.scenario import ResolvedScenario
 

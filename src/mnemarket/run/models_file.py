@@ -6,8 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from mnemarket.errors import ConfigError
-from mnemarket.providers.profiles import ModelProfile, parse_profiles
-from mnemarket.providers.registry import check_profiles
+from mnemarket.providers import ModelProfile, check_profiles, parse_profiles
 from mnemarket.yaml_config import read_yaml
 
 

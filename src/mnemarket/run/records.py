@@ -13,12 +13,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from mnemarket.agents import Decision, SessionReport, TurnFacts
-from mnemarket.agents.config import LLMSpec
+from mnemarket.agents import Decision, LLMSpec, SessionReport, TurnFacts
 from mnemarket.errors import ConfigError
-from mnemarket.providers import LLMResult
-from mnemarket.providers.llm import Usage
-from mnemarket.providers.profiles import ModelProfile
+from mnemarket.providers import LLMResult, ModelProfile, Usage
 from mnemarket.run.output_dirs import write_atomic
 from mnemarket.run.scenario import ResolvedScenario
 

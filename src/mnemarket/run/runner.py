@@ -16,12 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from mnemarket import crashpoints
-from mnemarket.agents import Agent, Decision, SessionReport, check_components, load_components
-from mnemarket.agents.config import AgentConfig
-from mnemarket.agents.prompt_fit import StepFit, fit_warnings
+from mnemarket.agents import Agent, AgentConfig, Decision, SessionReport, StepFit, check_components, fit_warnings, load_components
 from mnemarket.errors import BudgetExceeded, ConfigError, ProviderError, ProviderUnavailable, StoreError
-from mnemarket.genesis import Genesis, install_genesis
-from mnemarket.genesis.run_record import TurnRecord, migration_record
+from mnemarket.genesis import Genesis, TurnRecord, install_genesis, migration_record
 from mnemarket.kernel import ActionResult, Artifact, ErrorCode, Invokable, World
 from mnemarket.providers import (
     LLM,
@@ -35,8 +32,8 @@ from mnemarket.providers import (
     ScriptedLLM,
     make_embedder,
     make_llm,
+    models_record,
 )
-from mnemarket.providers.applied import models_record
 from mnemarket.run.context_log import ContextLog
 from mnemarket.run.heap import HeapTrimmer, release_free_heap
 from mnemarket.run.output_dirs import atomic_writer, write_atomic

@@ -7,12 +7,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from mnemarket.agents.config import AgentConfig, LLMSpec
+from mnemarket.agents import AgentConfig, LLMSpec
 from mnemarket.errors import ConfigError, did_you_mean
-from mnemarket.genesis.config import Bounty, GenesisConfig
-from mnemarket.kernel.artifact import AccessPolicy
-from mnemarket.providers.profiles import ModelProfile
-from mnemarket.providers.registry import check_profiles
+from mnemarket.genesis import Bounty, GenesisConfig
+from mnemarket.kernel import AccessPolicy
+from mnemarket.providers import ModelProfile, check_profiles
 from mnemarket.yaml_config import format_validation_error, resolve_yaml
 
 
@@ -138,8 +137,8 @@ class ResolvedScenario(BaseModel):
 
 def load_scenario(path: str | Path) -> ResolvedScenario:
     """Load a scenario file and every agent it names; errors name the file and field."""
-    from mnemarket.agents.config import load_agent_config
-    from mnemarket.genesis.config import load_genesis_config
+    from mnemarket.agents import load_agent_config
+    from mnemarket.genesis import load_genesis_config
 
     path = Path(path)
     data = resolve_yaml(path)

@@ -9,11 +9,18 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from mnemarket.agents.config import DEFAULT_PREFIXES
-from mnemarket.agents.working_memory import prefixed_entries
-from mnemarket.genesis import MEMORY_ID, STORE_TYPE, Genesis, all_trades, is_lesson, is_migration, turn_record
-from mnemarket.genesis.bounties import BOUNTY_ID
-from mnemarket.genesis.run_record import is_invalid_decision
+from mnemarket.agents import DEFAULT_PREFIXES, prefixed_entries
+from mnemarket.genesis import (
+    BOUNTY_ID,
+    MEMORY_ID,
+    STORE_TYPE,
+    Genesis,
+    all_trades,
+    is_invalid_decision,
+    is_lesson,
+    is_migration,
+    turn_record,
+)
 from mnemarket.kernel import Artifact, Event, World
 from mnemarket.memory import MemoryStore
 

@@ -12,8 +12,7 @@ from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 from mnemarket.errors import ConfigError
-from mnemarket.genesis import GenesisMemory
-from mnemarket.genesis.memory_service import MEMORY_ID
+from mnemarket.genesis import MEMORY_ID, GenesisMemory
 from mnemarket.kernel import World, WorldView
 
 

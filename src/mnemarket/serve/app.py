@@ -23,9 +23,15 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
 from mnemarket.errors import ProviderError
-from mnemarket.providers.embedding import Embedder
-from mnemarket.providers.llm import DEFAULT_MAX_TOKENS, CompletionRequest, Message, ModelCallFailed, ReplyFailed
-from mnemarket.providers.local_llm import GemmaLocalLLM
+from mnemarket.providers import (
+    DEFAULT_MAX_TOKENS,
+    CompletionRequest,
+    Embedder,
+    GemmaLocalLLM,
+    Message,
+    ModelCallFailed,
+    ReplyFailed,
+)
 from mnemarket.serve.protocol import ChatRequest, EmbeddingRequest, TokenizeRequest
 
 SERVED_NAME = "local"
@@ -116,7 +122,7 @@ def create_app(pool: SlotPool, embedder: Callable[[], Embedder] | None = None) -
     async def models() -> dict[str, Any]:
         # `mnemarket` carries what a client cannot learn from OpenAI's fields: the exact file, how
         # many copies this process loaded (a test counts them) and the slots.
-        from mnemarket.providers.local_llm import load_count
+        from mnemarket.providers import load_count
 
         info = {"gguf": pool.model_version, "slots": len(pool.slots), "loads": load_count(),
                 "requests": pool.requests, "waiting": pool.waiting, "structured_mode": "json_schema"}

@@ -51,7 +51,7 @@ def _stop_on_sigterm() -> None:
 
 def load_slots(options: ServeOptions) -> list:
     """One loaded model per slot (each its own llama.cpp context and prefix cache)."""
-    from mnemarket.providers.local_llm import GemmaLocalLLM
+    from mnemarket.providers import GemmaLocalLLM
 
     return [GemmaLocalLLM(model_path=options.model_path, threads=options.threads, n_ctx=options.n_ctx, instance=i)
             for i in range(options.slots)]

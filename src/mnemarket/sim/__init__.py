@@ -1,5 +1,5 @@
 """The former runner layer's public names, kept for scripts: the code lives in `mnemarket.run`,
-`mnemarket.reports` and `mnemarket.experiments` (plans/structure.md).
+`mnemarket.reports` and `mnemarket.experiments` (plans/structure.md), read through their fronts.
 
 The names load lazily (PEP 562): importing this package imports none of those modules.
 """
@@ -10,32 +10,43 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 _EXPORTS: dict[str, str] = {
-    "RunConfig": "run.records", "RunOptions": "run.records", "RunStatus": "run.records", "Runner": "run.runner",
-    "resume_run": "experiments.pipeline", "run_scenario": "experiments.pipeline",
-    "ScenarioConfig": "run.scenario", "load_scenario": "run.scenario",
-    "ExperimentConfig": "experiments.experiment", "check_experiment": "experiments.experiment",
-    "load_experiment": "experiments.experiment",
-    "run_experiment": "experiments.experiment",
-    "RunView": "reports.inspect", "memory_stores": "reports.inspect", "summarize": "reports.inspect",
-    "RunData": "reports.metrics", "agent_metrics": "reports.metrics", "cell_metrics": "reports.metrics",
-    "load_run": "reports.metrics",
-    "render_report": "reports.report", "write_report": "reports.report",
-    "write_reports": "reports.comparison_report",
-    "replay_run": "experiments.pipeline",
-    "validate_path": "experiments.validate",
+    "RunConfig": "run", "RunOptions": "run", "RunStatus": "run", "Runner": "run",
+    "resume_run": "experiments", "run_scenario": "experiments",
+    "ScenarioConfig": "run", "load_scenario": "run",
+    "ExperimentConfig": "experiments", "check_experiment": "experiments",
+    "load_experiment": "experiments",
+    "run_experiment": "experiments",
+    "RunView": "reports", "memory_stores": "run", "summarize": "run",
+    "RunData": "reports", "agent_metrics": "reports", "cell_metrics": "reports",
+    "load_run": "reports",
+    "render_report": "reports", "write_report": "reports",
+    "write_reports": "reports",
+    "replay_run": "experiments",
+    "validate_path": "experiments",
 }
 
 if TYPE_CHECKING:
-    from mnemarket.experiments.experiment import ExperimentConfig, check_experiment, load_experiment, run_experiment
-    from mnemarket.experiments.pipeline import replay_run, resume_run, run_scenario
-    from mnemarket.experiments.validate import validate_path
-    from mnemarket.reports.comparison_report import write_reports
-    from mnemarket.reports.inspect import RunView, memory_stores, summarize
-    from mnemarket.reports.metrics import RunData, agent_metrics, cell_metrics, load_run
-    from mnemarket.reports.report import render_report, write_report
-    from mnemarket.run.records import RunConfig, RunOptions, RunStatus
-    from mnemarket.run.runner import Runner
-    from mnemarket.run.scenario import ScenarioConfig, load_scenario
+    from mnemarket.experiments import (
+        ExperimentConfig,
+        check_experiment,
+        load_experiment,
+        replay_run,
+        resume_run,
+        run_experiment,
+        run_scenario,
+        validate_path,
+    )
+    from mnemarket.reports import (
+        RunData,
+        RunView,
+        agent_metrics,
+        cell_metrics,
+        load_run,
+        render_report,
+        write_report,
+        write_reports,
+    )
+    from mnemarket.run import RunConfig, Runner, RunOptions, RunStatus, ScenarioConfig, load_scenario, memory_stores, summarize
 
 
 def __getattr__(name: str) -> Any:

@@ -15,8 +15,7 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import SQLAlchemyError
 
 from mnemarket.errors import StoreError
-from mnemarket.kernel import AccessPolicy, Artifact, ChangeSet, Event, LedgerEntry, WorldSnapshot
-from mnemarket.kernel.events import decode_part
+from mnemarket.kernel import AccessPolicy, Artifact, ChangeSet, Event, LedgerEntry, WorldSnapshot, decode_part
 from mnemarket.store.engine import damaged, describe, make_engine, mapped_reads
 from mnemarket.store.schema import create_tables
 from mnemarket.store.world_tables import (

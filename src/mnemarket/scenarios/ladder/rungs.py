@@ -27,7 +27,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from mnemarket.genesis.answers import UNKNOWN
+from mnemarket.genesis import UNKNOWN
 from mnemarket.scenarios.ladder.names import Draws
 
 RUNGS = ("R0", "R1", "R2", "R3", "R4", "R5", "R6", "R7", "R8")
