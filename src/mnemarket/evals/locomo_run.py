@@ -9,8 +9,6 @@ whose claim died with the process, and never asks a question twice.
 
 from __future__ import annotations
 
-import json
-import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -20,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from mnemarket import crashpoints
 from mnemarket.errors import ConfigError
+from mnemarket.evals import append_log
 from mnemarket.evals.locomo_data import Conversation, Question, load_conversations
 from mnemarket.evals.locomo_world import ConversationWorld
 from mnemarket.evals.reader import (
@@ -95,32 +94,7 @@ def open_options(out: Path, options: LocomoOptions) -> None:
 
 def read_rows(out: Path) -> list[dict[str, Any]]:
     """The rows written so far; a line cut by a kill (the last one) is dropped and asked again."""
-    path = out / ROWS_FILE
-    rows = []
-    if path.exists():
-        for line in path.read_text().splitlines():
-            try:
-                rows.append(json.loads(line))
-            except json.JSONDecodeError:
-                continue
-    return rows
-
-
-def _append(out: Path, row: dict[str, Any]) -> None:
-    path = out / ROWS_FILE
-    with path.open("a") as fh:
-        fh.write(json.dumps(row) + "\n")
-        fh.flush()
-        os.fsync(fh.fileno())
-
-
-def _repair_tail(out: Path) -> None:
-    """A kill mid-line leaves a partial last line: cut it so the next append starts a fresh one."""
-    path = out / ROWS_FILE
-    if path.exists():
-        data = path.read_bytes()
-        if data and not data.endswith(b"\n"):
-            path.write_bytes(data[: data.rfind(b"\n") + 1])
+    return append_log.read(out / ROWS_FILE)
 
 
 def question_order(conv: Conversation, limit: int | None) -> list[Question]:
@@ -162,7 +136,7 @@ def run_locomo(options: LocomoOptions, out: str | Path, progress: Progress | Non
     conversations = load_conversations(options.data, options.conversations or None)
     check_options(options, conversations)
     open_options(out, options)
-    _repair_tail(out)
+    append_log.repair_tail(out / ROWS_FILE)
     answers = {row["question_id"]: row["answer"] for row in read_rows(out)}
     reader = make_reader(options.model)
     embedder = MemoEmbedder(make_embedder(options.embedder), capacity=64)
@@ -179,7 +153,7 @@ def run_locomo(options: LocomoOptions, out: str | Path, progress: Progress | Non
                     row = ask(world, reader, question, options)
                     row["seconds"] = round(time.perf_counter() - start, 4)
                     crashpoints.reached("eval row")
-                    _append(out, row)
+                    append_log.append(out / ROWS_FILE, row)
                     answers[question.qid] = row["answer"]
                 if not world.claimed(question):  # also a claim that died with a killed process
                     world.claim(question, answers[question.qid])
