@@ -63,6 +63,16 @@ class Conversation:
     def _by_id(self) -> dict[str, Turn]:
         return {t.dia_id: t for t in self.turns}
 
+    def first_sessions(self, n: int) -> Conversation:
+        """The conversation cut after session ``n``, with the questions whose evidence all lies in it
+        (a question citing a turn the conversation lacks is kept only when nothing was cut)."""
+        turns = [t for t in self.turns if t.session <= n]
+        kept = {t.dia_id for t in turns}
+        cut = len(turns) < len(self.turns)
+        questions = [q for q in self.questions if not cut or all(e in kept for e in q.evidence)]
+        return Conversation(self.name, self.speakers, turns, questions,
+                            {s: d for s, d in self.session_dates.items() if s <= n})
+
     def evidence_session(self, question: Question) -> int:
         """The last session holding its evidence (1 when no evidence id is a turn of the conversation)."""
         by_id = self._by_id()

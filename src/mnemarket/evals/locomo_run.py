@@ -19,14 +19,25 @@ from pydantic import BaseModel, ConfigDict, Field
 from mnemarket import crashpoints
 from mnemarket.errors import ConfigError
 from mnemarket.evals import append_log
+from mnemarket.evals.judge import AnswerJudge
 from mnemarket.evals.locomo_data import Conversation, Question, load_conversations
-from mnemarket.evals.locomo_world import ConversationWorld
+from mnemarket.evals.locomo_world import COSTS, ConversationWorld
+from mnemarket.evals.observe import (
+    MAX_OBSERVE_TURNS,
+    NOTES_FILE,
+    OBSERVE_TURNS,
+    ModelObserver,
+    Observer,
+    StoreEveryTurn,
+    batches,
+)
 from mnemarket.evals.reader import (
     ANSWER_TOKENS,
     EXTRACTIVE,
     Condition,
     ExtractiveReader,
     ReaderAnswer,
+    Shown,
     estimated_tokens,
     messages_for,
     reply_answer,
@@ -37,6 +48,7 @@ from mnemarket.providers import LLM, MemoEmbedder, make_embedder, make_llm
 OPTIONS_FILE = "eval.json"
 ROWS_FILE = "rows.jsonl"
 RECALL_K = 10
+STARTING_SCRIP = 100
 
 Progress = Callable[[str, int, int], None]
 """Called as ``(conversation, questions done, questions in it)`` after each question."""
@@ -56,7 +68,20 @@ class LocomoOptions(BaseModel):
     rag_limit: int = Field(10, ge=10, le=20, description="records the agent's RAG retrieves per question")
     window: int = Field(32768, ge=512, description="the model's context window in tokens (full-context)")
     limit: int | None = Field(None, ge=1, description="ask at most this many questions per conversation")
+    sessions: int | None = Field(None, ge=1, description="play only each conversation's first N sessions "
+                                                         "(and the questions whose evidence lies in them)")
+    observe_turns: int = Field(OBSERVE_TURNS, ge=1, le=MAX_OBSERVE_TURNS,
+                               description="observe mode: dialogue turns shown per agent turn")
+    budget: int | None = Field(None, ge=0, description="the reader's starting scrip (default: 100, and in observe "
+                                                       "mode 100 more than the conversation has turns)")
+    judge: str | None = Field(None, description="an LLM judge of the answers (replay:PATH replays a judge.jsonl)")
     seed: int = 0
+
+    def starting_scrip(self, conv: Conversation) -> int:
+        """Observe mode pays 1 scrip per record: by default enough to store every turn once, and 100 to spare."""
+        if self.budget is not None:
+            return self.budget
+        return STARTING_SCRIP + (len(conv.turns) if self.mode == "observe" else 0)
 
 
 def make_reader(model: str) -> LLM:
@@ -65,9 +90,8 @@ def make_reader(model: str) -> LLM:
 
 def check_options(options: LocomoOptions, conversations: list[Conversation]) -> None:
     """Refuse what cannot run, before anything is written."""
-    if options.mode == "observe":
-        raise ConfigError("--mode observe is not built yet (plans/locomo-eval.md says what is missing); "
-                          "use --mode preloaded")
+    if options.judge and options.judge.startswith("replay:") and not Path(options.judge[len("replay:"):]).is_file():
+        raise ConfigError(f"--judge {options.judge}: no such file; name a judge.jsonl an earlier eval wrote")
     if options.condition == "full-context":
         if options.model == EXTRACTIVE:
             raise ConfigError("--condition full-context needs a model that reads; the extractive reference "
@@ -113,8 +137,8 @@ def ask(world: ConversationWorld, reader: LLM, question: Question, options: Loco
     answer = reply_answer(reply)
     evidence = list(question.evidence)
     ids = shown.ids
-    top = set(ids[:RECALL_K]) if options.condition == "rag" else set(ids)
-    recall = sum(e in top for e in evidence) / len(evidence) if evidence else None
+    top = Shown(shown.turns[:RECALL_K]) if options.condition == "rag" else shown
+    recall = sum(world.evidence_shown(e, top) for e in evidence) / len(evidence) if evidence else None
     return {
         "conversation": conv.name, "question_id": question.qid, "category": question.category,
         "category_name": question.category_name, "question": question.question, "answer": answer,
@@ -123,6 +147,7 @@ def ask(world: ConversationWorld, reader: LLM, question: Question, options: Loco
         "evidence_ids": evidence, "retrieved_ids": ids if options.condition == "rag" else [],
         "shown": len(ids), "evidence_recall_at_10": recall,
         "evidence_stored": (sum(world.stored(e) for e in evidence) / len(evidence)) if evidence else None,
+        "judge_correct": None, "judge_reason": "",
         "asked_after_session": conv.evidence_session(question),
         "prompt_tokens": reply.usage.prompt_tokens, "completion_tokens": reply.usage.completion_tokens,
         "latency_s": round(reply.latency, 4), "search_ms": round(search_ms, 3), "cost_usd": reply.cost,
@@ -130,27 +155,67 @@ def ask(world: ConversationWorld, reader: LLM, question: Question, options: Loco
     }
 
 
-def run_locomo(options: LocomoOptions, out: str | Path, progress: Progress | None = None) -> list[dict[str, Any]]:
-    """Play every conversation (continuing a killed eval in ``out``); returns every row."""
+def observe(world: ConversationWorld, observer: Observer, out: Path, options: LocomoOptions) -> None:
+    """Show the conversation to the reader a batch at a time and store the notes it chooses (a
+    batch whose adds committed before a kill is not shown again); one line per batch in
+    ``OUT/observe.jsonl`` after its adds commit (a batch re-shown after a kill between the two
+    writes its line then; `observe.read_notes` keeps the last line per batch)."""
+    done = world.observed_batches()
+    price = COSTS.genesis_memory.add
+    for batch in batches(world.conv, options.observe_turns):
+        if batch.key in done:
+            continue
+        seen = observer.observe(world.conv, batch, world.balance(), price)
+        line = {"conversation": world.conv.name, "batch": batch.key, "turns": [t.dia_id for t in batch.turns],
+                "balance": world.balance(),
+                "notes": seen.notes, "prompt_tokens": seen.prompt_tokens, "completion_tokens": seen.completion_tokens,
+                "latency_s": seen.latency_s, "cost_usd": seen.cost_usd, "ok": seen.ok, "error": seen.error}
+        results = world.store_notes(batch, seen.notes)
+        line |= {"added": sum(r.success for r in results), "failed": sum(not r.success for r in results),
+                 "scrip_spent": sum(r.scrip_charged for r in results if r.success),
+                 "refused": sorted({r.message for r in results if not r.success})[:3]}
+        append_log.append(out / NOTES_FILE, line)
+        crashpoints.reached("eval observed batch")
+
+
+def make_observer(options: LocomoOptions, reader: LLM) -> Observer:
+    return StoreEveryTurn() if options.model == EXTRACTIVE else ModelObserver(reader, options.seed)
+
+
+def run_locomo(options: LocomoOptions, out: str | Path, progress: Progress | None = None, *,
+               judge_llm: LLM | None = None) -> list[dict[str, Any]]:
+    """Play every conversation (continuing a killed eval in ``out``); returns every row.
+
+    ``judge_llm`` stands in for the model ``options.judge`` names (tests pass an explicit double)."""
     out = Path(out)
     conversations = load_conversations(options.data, options.conversations or None)
+    if options.sessions:
+        conversations = [conv.first_sessions(options.sessions) for conv in conversations]
     check_options(options, conversations)
     open_options(out, options)
     append_log.repair_tail(out / ROWS_FILE)
+    append_log.repair_tail(out / NOTES_FILE)
     answers = {row["question_id"]: row["answer"] for row in read_rows(out)}
     reader = make_reader(options.model)
+    judge = AnswerJudge(options.judge, out, judge_llm, seed=options.seed) if options.judge else None
     embedder = MemoEmbedder(make_embedder(options.embedder), capacity=64)
     (out / "worlds").mkdir(exist_ok=True)
     for conv in conversations:
         questions = question_order(conv, options.limit)
         world = ConversationWorld(out / "worlds" / f"{conv.name}.db", conv, reader, embedder,
-                                  rag_limit=options.rag_limit)
+                                  rag_limit=options.rag_limit, observe=options.mode == "observe",
+                                  starting_scrip=options.starting_scrip(conv))
         try:
-            world.preload()
+            if options.mode == "observe":
+                observe(world, make_observer(options, reader), out, options)
+            else:
+                world.preload()
             for index, question in enumerate(questions, 1):
                 if question.qid not in answers:
                     start = time.perf_counter()
                     row = ask(world, reader, question, options)
+                    if judge is not None:
+                        row |= judge.judge(question, row["answer"])
                     row["seconds"] = round(time.perf_counter() - start, 4)
                     crashpoints.reached("eval row")
                     append_log.append(out / ROWS_FILE, row)
@@ -164,4 +229,5 @@ def run_locomo(options: LocomoOptions, out: str | Path, progress: Progress | Non
     return read_rows(out)
 
 
-__all__ = ["LocomoOptions", "Progress", "ask", "check_options", "question_order", "read_rows", "run_locomo"]
+__all__ = ["LocomoOptions", "Progress", "ask", "check_options", "make_observer", "observe", "question_order",
+           "read_rows", "run_locomo"]

@@ -14,10 +14,12 @@ import time
 from pathlib import Path
 
 from mnemarket.agents import Agent, AgentConfig, RagConfig, WorkingMemoryConfig
+from mnemarket.evals.formation import covered
 from mnemarket.evals.locomo_data import Conversation, Question, Turn
+from mnemarket.evals.observe import Batch
 from mnemarket.evals.reader import Shown
 from mnemarket.evals.scoring import ABSTAIN_ANSWER
-from mnemarket.genesis import BOUNTY_ID, Bounty, BountyCosts, Costs, GenesisConfig, install_genesis
+from mnemarket.genesis import BOUNTY_ID, MEMORY_ID, Bounty, BountyCosts, Costs, GenesisConfig, install_genesis
 from mnemarket.kernel import ActionResult, World
 from mnemarket.providers import LLM, Embedder
 from mnemarket.store import SqlMemoryPersistence, SqlWorldStore
@@ -36,15 +38,21 @@ def bounty_for(conv: Conversation, question: Question) -> Bounty:
 
 
 class ConversationWorld:
-    """The world of one conversation; ``rag_limit`` records are retrieved per question (>= 10)."""
+    """The world of one conversation; ``rag_limit`` records are retrieved per question (>= 10).
 
-    def __init__(self, path: Path, conv: Conversation, llm: LLM, embedder: Embedder, *, rag_limit: int = 10):
+    ``observe``: the store holds the agent's own notes (observe mode), so a turn counts as stored
+    or shown by the formation rule (`evals.formation`) instead of by its turn id.
+    """
+
+    def __init__(self, path: Path, conv: Conversation, llm: LLM, embedder: Embedder, *, rag_limit: int = 10,
+                 observe: bool = False, starting_scrip: int = 100):
         self.conv = conv
+        self.observe = observe
         self.store = SqlWorldStore(path)
         self.world = World(self.store)
         config = GenesisConfig(costs=COSTS, bounties=[bounty_for(conv, q) for q in conv.questions])
         self.genesis = install_genesis(self.world, embedder, config, memory=SqlMemoryPersistence(self.store.engine))
-        agent_config = AgentConfig(id=READER, components=[],
+        agent_config = AgentConfig(id=READER, components=[], starting_scrip=starting_scrip,
                                    rag=RagConfig(limit=max(10, rag_limit)),
                                    working_memory=WorkingMemoryConfig(enabled=False))
         self.agent = Agent(agent_config, {}, self.world, self.genesis, llm)
@@ -68,8 +76,41 @@ class ConversationWorld:
             added += len(turns)
         return added
 
+    def observed_batches(self) -> set[str]:
+        """Keys of the batches whose notes committed (a batch that stored nothing leaves no event
+        and is shown again to a resumed eval, which adds nothing twice)."""
+        return {str(e.meta["observe"]) for e in self.world.iter_events(principal=READER) if "observe" in e.meta}
+
+    def store_notes(self, batch: Batch, notes: list[str]) -> list[ActionResult]:
+        """Each note a charged `genesis_memory.add` of the reader on its own store; the batch's adds
+        commit together, so a kill leaves all of them or none."""
+        results = []
+        with self.world.batch():
+            for note in notes:
+                action = {"action_type": "invoke_artifact", "artifact_id": MEMORY_ID, "method": "add",
+                          "args": {"store_id": self.agent.config.store_id, "text": note, "kind": "observation",
+                                   "metadata": {"session": batch.session, "date": batch.date}}}
+                results.append(self.world.submit(READER, action,
+                                                 meta={"eval": "locomo", "observe": batch.key,
+                                                       "session": batch.session}))
+        return results
+
+    def _record_texts(self) -> list[str]:
+        return [r.text for r in self.agent.longterm.records()]
+
     def stored(self, dia_id: str) -> bool:
-        return dia_id in self.agent.longterm
+        """Preloaded: the turn is a record. Observe: some record covers its content."""
+        if not self.observe:
+            return dia_id in self.agent.longterm
+        turn = self._turns.get(dia_id)
+        return turn is not None and covered(turn, self._record_texts())
+
+    def evidence_shown(self, dia_id: str, shown: Shown) -> bool:
+        """Whether ``shown`` holds the evidence turn: by id, or (observe) by the formation rule."""
+        if dia_id in shown.ids:
+            return True
+        turn = self._turns.get(dia_id)
+        return self.observe and turn is not None and covered(turn, [t.text for t in shown.turns])
 
     def shown(self, question: Question, condition: str) -> tuple[Shown, float]:
         """What the question's prompt holds under ``condition``, and the search's milliseconds."""
@@ -78,11 +119,21 @@ class ConversationWorld:
         if condition == "oracle-evidence":
             return Shown([self._turns[e] for e in question.evidence if e in self._turns]), 0.0
         if condition == "full-context":
+            if self.observe:
+                records = sorted(self.agent.longterm.records(), key=lambda r: (r.created, r.id))
+                return Shown([self._note(r.id, r.text, r.metadata) for r in records]), 0.0
             return Shown([t for t in self.conv.turns if self.stored(t.dia_id)]), 0.0
         start = time.perf_counter()
         hits = self.agent.retrieve(question.question)
         ms = (time.perf_counter() - start) * 1000
+        if self.observe:
+            return Shown([self._note(h.id, h.text, h.metadata) for h in hits]), ms
         return Shown([self._turns[h.metadata["dia_id"]] for h in hits if h.metadata.get("dia_id") in self._turns]), ms
+
+    @staticmethod
+    def _note(record_id: str, text: str, metadata: dict) -> Turn:
+        """A stored note as a prompt line: its record id where a turn has its dia_id."""
+        return Turn(record_id, int(metadata.get("session", 0)), str(metadata.get("date", "")), READER, text)
 
     def claimed(self, question: Question) -> bool:
         """Whether the reader's claim for ``question`` is already on the board (paid or not)."""

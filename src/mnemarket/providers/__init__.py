@@ -38,6 +38,7 @@ from mnemarket.providers.record_replay import (
     ReplayDivergence,
     ReplayEmbedder,
     ReplayLLM,
+    llm_prompt_hash,
 )
 from mnemarket.providers.registry import EMBEDDER_FORMS, LLM_FORMS, check_llm_spec, check_profiles, make_embedder, make_llm
 from mnemarket.providers.scripted import ScriptedLLM
@@ -57,7 +58,7 @@ __all__ = [
     "AccountedEmbedder", "AccountedLLM", "Budget", "CachedEmbedder", "MemoEmbedder", "CallLog", "CallRecord",
     "CompletionLLM", "Embedder", "EmbeddingFailed", "EmbedResult", "HashingEmbedder", "LLMResult", "Message",
     "MiniLMEmbedder", "ModelCallFailed", "ReplyFailed", "ModelPrice", "PriceTable", "Recording",
-    "RecordingEmbedder", "RecordingLLM", "ReplayDivergence", "ReplayEmbedder", "ReplayLLM", "ScriptedLLM",
+    "RecordingEmbedder", "RecordingLLM", "ReplayDivergence", "ReplayEmbedder", "ReplayLLM", "ScriptedLLM", "llm_prompt_hash",
     "Totals", "Usage", "default_embedder", "l2_normalise", "labelled", "make_embedder", "check_llm_spec",
     "make_llm", "models_record", "CompletionRequest", "DEFAULT_MAX_TOKENS", "MessagesLike", "as_messages",
     "ModelProfile", "parse_profiles", "check_profiles", "flat_json_schema", "map_schema", "RETIRED_MODELS",

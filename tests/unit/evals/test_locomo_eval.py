@@ -98,8 +98,8 @@ def test_a_rerun_with_other_options_is_refused_and_bad_options_are_errors(tmp_pa
     run(tmp_path)
     with pytest.raises(ConfigError, match="other options .*condition"):
         run(tmp_path, condition="no-memory")
-    with pytest.raises(ConfigError, match="observe is not built yet"):
-        run(tmp_path, "obs", mode="observe")
+    with pytest.raises(ConfigError, match="no such file"):
+        run(tmp_path, "judged", judge=f"replay:{tmp_path / 'missing.jsonl'}")
     with pytest.raises(ConfigError, match="full-context needs a model"):
         run(tmp_path, "fc", condition="full-context")
 
@@ -115,9 +115,9 @@ def claims_per_question(db: Path) -> dict[str, int]:
     return counts
 
 
-def cli(data: Path, out: Path, env: dict[str, str]) -> int:
+def cli(data: Path, out: Path, env: dict[str, str], extra: list[str] = ()) -> int:  # type: ignore[assignment]
     command = [sys.executable, "-m", "mnemarket.cli.app", "eval", "locomo", "--data", str(data), "--out", str(out),
-               "--embedder", "hashing"]
+               "--embedder", "hashing", *extra]
     return subprocess.run(command, cwd=ROOT, env=env, capture_output=True, timeout=300).returncode
 
 
