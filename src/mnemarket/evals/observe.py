@@ -82,7 +82,7 @@ def observe_messages(conv: Conversation, batch: Batch, balance: int, price: int)
             "Store the facts worth remembering (events, plans, names, places, dates, likes). Each note must "
             "make sense alone: say who, what, and when (turn 'yesterday' or 'last week' into a date from "
             f"the session's date). At most {len(batch.turns)} notes; an empty list stores nothing.\n"
-            'Reply as JSON: {"store": ["<note>", ...]}')
+            'Reply as JSON with one key, "store": the list of your notes, each a string.')
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
@@ -123,7 +123,8 @@ class ModelObserver:
                                              max_tokens=NOTES_TOKENS, temperature=0.0,
                                              seed=self.seed * 1_009 + batch.session * 101 + batch.index)
         notes = reply.parsed.store if isinstance(reply.parsed, ObserveNotes) else []
-        return Observed([n.strip()[:NOTE_CHARS] for n in notes if n.strip()], reply.usage.prompt_tokens,
+        kept = [n.strip()[:NOTE_CHARS] for n in notes if n.strip()][:len(batch.turns)]  # as many as the prompt allows
+        return Observed(kept, reply.usage.prompt_tokens,
                         reply.usage.completion_tokens, round(reply.latency, 4), reply.cost, reply.ok,
                         reply.error or ("" if reply.parsed is not None else "no notes in the reply"))
 

@@ -13,7 +13,7 @@ from mnemarket.evals.formation import COVERS_AT, coverage, covers
 from mnemarket.evals.locomo_data import Turn
 from mnemarket.evals.locomo_run import LocomoOptions, read_rows, run_locomo
 from mnemarket.evals.locomo_world import READER
-from mnemarket.evals.observe import ObserveNotes, batches, read_notes
+from mnemarket.evals.observe import ModelObserver, ObserveNotes, batches, read_notes
 from mnemarket.evals.outputs import write_outputs
 from mnemarket.kernel import World
 from mnemarket.providers import make_llm
@@ -137,6 +137,14 @@ def test_a_model_observer_stores_its_own_notes_and_formation_reads_them(tmp_path
     assert summary["formation_rate"] == pytest.approx(2 / 6, abs=1e-4)
     assert by_q["7-q0"]["evidence_recall_at_10"] == 1.0  # the note in the prompt counts as the turn shown
     assert len(batches(load_conversations(data)[0], 4)) == len(read_notes(tmp_path / "model")) == 2
+
+
+def test_a_model_observer_keeps_no_more_notes_than_turns_shown(tmp_path):
+    [conv] = load_conversations(write_conversation(tmp_path / "data"))
+    batch = batches(conv, 3)[0]
+    llm = make_llm("scripted", policy=lambda messages, schema: {"store": [f"note {i}" for i in range(10)] + [" "]})
+    seen = ModelObserver(llm).observe(conv, batch, 100, 1)
+    assert len(batch.turns) == 3 and seen.notes == ["note 0", "note 1", "note 2"] and seen.ok
 
 
 def test_killed_observe_eval_continues_without_storing_or_asking_twice(tmp_path):
