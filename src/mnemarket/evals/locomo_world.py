@@ -83,7 +83,12 @@ class ConversationWorld:
 
     def store_notes(self, batch: Batch, notes: list[str]) -> list[ActionResult]:
         """Each note a charged `genesis_memory.add` of the reader on its own store; the batch's adds
-        commit together, so a kill leaves all of them or none."""
+        commit together, so a kill leaves all of them or none. The world's clock is the batch's
+        session, so a note's ``created`` is its session as a preloaded turn's is (the store reads a
+        record with its same-time neighbour: with one clock for every note, notes of different
+        sessions were read together and the ranking drifted from preloaded's)."""
+        if self.world.tick < batch.session:
+            self.world.advance_tick(to=batch.session)
         results = []
         with self.world.batch():
             for note in notes:
