@@ -56,6 +56,14 @@ def records(db: Path) -> list[tuple[str, str, dict]]:
     return adds
 
 
+def entry_ids(db: Path) -> list[str]:
+    world = World(SqlWorldStore(db))
+    ids = [e.result["data"]["entry_id"] for e in world.iter_events(principal=READER)
+           if e.action.get("method") == "add" and e.success]
+    world.close()
+    return ids
+
+
 def turn(text: str, speaker: str = "Ann") -> Turn:
     return Turn("D1:1", 1, "8 May, 2023", speaker, f"{speaker}: {text}")
 
@@ -86,8 +94,12 @@ def test_observe_stores_every_turn_with_the_extractive_reference_and_pays_for_it
     assert storage["records_added"] == 24 and storage["scrip_spent"] == 24 and storage["budget"] == 124
     assert storage["adds_refused"] == 0 and summary["formation_rate"] == 1.0
     assert all(r["evidence_stored"] == 1.0 and r["retrieved_ids"][0].startswith("e") for r in rows)
-    # the same records as preloaded, bought: the same evidence reaches the prompt
+    # the same records as preloaded, bought (each created at its session): the same ranking, the same recall
     preloaded = run_locomo(LocomoOptions(data=str(data), embedder="hashing", sessions=2), tmp_path / "pre")
+    text_of = {e: text for text, e in zip([t for t, _, _ in adds], entry_ids(out / "worlds" / "9.db"))}
+    turn_text = {t.dia_id: t.text for t in conv.turns}
+    assert ({r["question_id"]: [text_of[i] for i in r["retrieved_ids"]] for r in rows}
+            == {r["question_id"]: [turn_text[i] for i in r["retrieved_ids"]] for r in preloaded})
     assert ({r["question_id"]: r["evidence_recall_at_10"] for r in rows}
             == {r["question_id"]: r["evidence_recall_at_10"] for r in preloaded})
     with (out / "questions.csv").open() as fh:
