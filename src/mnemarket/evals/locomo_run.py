@@ -192,12 +192,12 @@ def run_locomo(options: LocomoOptions, out: str | Path, progress: Progress | Non
     if options.sessions:
         conversations = [conv.first_sessions(options.sessions) for conv in conversations]
     check_options(options, conversations)
+    reader = make_reader(options.model)  # a bad model string is refused before OUT is written
+    judge = AnswerJudge(options.judge, out, judge_llm, seed=options.seed) if options.judge else None
     open_options(out, options)
     append_log.repair_tail(out / ROWS_FILE)
     append_log.repair_tail(out / NOTES_FILE)
     answers = {row["question_id"]: row["answer"] for row in read_rows(out)}
-    reader = make_reader(options.model)
-    judge = AnswerJudge(options.judge, out, judge_llm, seed=options.seed) if options.judge else None
     embedder = MemoEmbedder(make_embedder(options.embedder), capacity=64)
     (out / "worlds").mkdir(exist_ok=True)
     for conv in conversations:

@@ -7,6 +7,9 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
+from mnemarket.errors import ConfigError
 from mnemarket.evals.judge import JUDGE_FILE, JudgeVerdict
 from mnemarket.evals.locomo_run import LocomoOptions, read_rows, run_locomo
 from mnemarket.evals.outputs import write_outputs
@@ -94,3 +97,9 @@ def test_a_replay_without_the_answers_verdict_is_a_judge_failure_with_its_reason
     assert all(r["judge_correct"] is None and "no verdict" in r["judge_reason"] for r in answerable)
     assert summary["judge"]["n"] == 0 and summary["judge"]["failures"] == 6
     assert read_rows(tmp_path / "other") == rows
+
+
+def test_an_unknown_judge_model_is_refused_before_anything_is_written(tmp_path):
+    with pytest.raises(ConfigError):
+        judged(tmp_path, "bad", None, spec="no-such-provider:x")
+    assert not (tmp_path / "bad").exists()
