@@ -59,7 +59,8 @@ def funnel(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     ]
     if any(r.get("judge_correct") is not None for r in rows):
         judged = [r for r in retrieved if r.get("judge_correct")]
-        stages.append({"stage": "used: judged correct", "n": len(judged), "share": round(len(judged) / n, 4)})
+        stages.append({"stage": "used: judged correct (evidence in the prompt)", "n": len(judged),
+                       "share": round(len(judged) / n, 4)})
     return stages
 
 

@@ -69,7 +69,8 @@ def test_the_judge_labels_each_answer_and_results_carry_its_accuracy(tmp_path):
     with (out / "questions.csv").open() as fh:
         column = [row["judge_correct"] for row in csv.DictReader(fh)]
     assert column == ["" if r["judge_correct"] is None else str(r["judge_correct"]) for r in rows]
-    assert summary["funnel"][-1]["stage"] == "used: judged correct"
+    assert summary["funnel"][-1]["stage"] == "used: judged correct (evidence in the prompt)"
+    assert summary["funnel"][-1]["n"] == sum(bool(r["judge_correct"]) for r in answerable if r["evidence_recall_at_10"])
     assert "LLM judge" in (out / "report.html").read_text()
 
 
