@@ -59,7 +59,7 @@ def demo_calls(tmp_path: Path, tokenizer: Any, **overrides: Any) -> list[Call]:
         for agent in runner.agents:
             counted = CountedLLM(agent.llm, tokenizer)
             counted.calls = calls
-            agent.llm = counted
+            agent.llm = agent.turns.llm = counted  # the turn builder counts the budget with it
         assert runner.run().state == "finished"
     finally:
         runner.close()
