@@ -54,6 +54,8 @@ class AssembledContext:
 
 
 def _cut(text: str, tokens: int, keep: str, count: Callable[[str], int]) -> str:
+    """``text`` cut to whole lines within ``tokens``, with a marker where it was cut; "" when not
+    one line fits (a marker alone tells the model nothing)."""
     lines = text.splitlines()
     kept: list[str] = []
     order = lines if keep == "head" else list(reversed(lines))
@@ -63,6 +65,8 @@ def _cut(text: str, tokens: int, keep: str, count: Callable[[str], int]) -> str:
         if count("\n".join([*kept, line])) > budget:
             break
         kept.append(line)
+    if not kept:
+        return ""
     if keep == "tail":
         kept.reverse()
         return "\n".join([marker, *kept])

@@ -3,11 +3,14 @@
 `Agent.prepare` gathers the inputs and lists the sections in prompt order; `context.assemble`
 fits them into the budget. The order runs from most to least stable, so a local model reuses
 the cached prefix: rules and the workflow's menu (shared by all agents, every turn), the agent's
-identity and always-on components, open bounties, its artifacts and working memory (they change
-now and then), and last what changes every turn (its state, memories, history, the step).
-`required` sections are never cut: without the services
-the step can call, the essentials of the turn, the open bounties or its retrieved memories, a
-model cannot act on what it knows.
+identity and always-on components, open bounties, its working memory and artifacts (they change
+now and then), its retrieved memories, and last what changes every turn (its history, state,
+last action, the step). `required` sections are never cut: without the services the step can
+call, the essentials of the turn, the open bounties or its retrieved memories, a model cannot act
+on what it knows. Working memory, artifacts and history share one priority, taken in prompt order,
+so the stable part of the prefix does not come and go from turn to turn; where the whole menu
+would leave no room for the working memory, the turn describes only the step's own menu
+(`TurnBuilder.complete`).
 """
 
 from __future__ import annotations
@@ -85,8 +88,9 @@ def state_section(*, turn: int, session: int, balance: int, store_id: str, goal:
 
 
 def artifacts_section(artifacts: str) -> Section:
-    """The agent's artifacts (a long run's list grows: it is the first to be cut)."""
-    return Section("artifacts", f"Your artifacts: {artifacts}.", 4)
+    """The agent's artifacts (the newest `turn_builder.MAX_LISTED_ARTIFACTS` by name), cut after the
+    working memory and before the history."""
+    return Section("artifacts", f"Your artifacts: {artifacts}.", 2)
 
 
 def bounties_section(bounties: Sequence[Bounty], agent_id: str) -> Section:

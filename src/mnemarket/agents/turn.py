@@ -66,6 +66,9 @@ class Draft:
     """The RAG query when memories will be retrieved; None when RAG is off or the store is empty."""
     context: AssembledContext | None = None
     """The finished context when the probe already is it (the RAG section dropped)."""
+    narrow: list[Section] | None = None
+    """The rules with only the step's own menu, when `system` describes the workflow's whole menu:
+    used in a turn where the whole menu would leave working memory or history no room."""
 
 
 @dataclass

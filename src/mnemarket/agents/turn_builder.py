@@ -203,13 +203,13 @@ class TurnBuilder:
         user = [
             *component_sections(components, always=True),
             bounties_section(self.genesis.bounty.open_for(self.world, self.id), self.id),
-            artifacts_section(variables["artifacts"]),
             working_memory_section(self.config.working_memory_id, wm.max_chars, self.memories.working_memory_text(),
                                    enabled=wm.enabled),
-            state_section(turn=turn, session=session, balance=variables["balance"], store_id=self.config.store_id,
-                          goal=variables["current_goal"]),
+            artifacts_section(variables["artifacts"]),
             rag_section([]),  # filled by `complete` once the memories are retrieved
             history_section(parts[0]),
+            state_section(turn=turn, session=session, balance=variables["balance"], store_id=self.config.store_id,
+                          goal=variables["current_goal"]),
             last_action_section(parts[1]),
             *component_sections(components, always=False),
             step_section(step, step_prompt, self.world.invokables.values(), menu, shown),
@@ -217,6 +217,8 @@ class TurnBuilder:
         ]
         draft = Draft(session=session, turn=turn, step=step, loop=loop, query=query, system=system, user=user,
                       count=_memo(self.count_tokens), history=variables["action_history"])
+        if shown != menu:
+            draft.narrow = rules_sections(self.config, self.world.invokables.values(), menu)
         if self.config.rag.enabled and len(self.memories.longterm):
             draft.memory_query = query  # the memories are never cut (prompt_sections.rag_section)
         return draft
@@ -227,7 +229,13 @@ class TurnBuilder:
         if context is None:
             hits = self.retrieve(draft.memory_query) if draft.memory_query is not None else []
             user = [rag_section(hits) if s.name == "rag" else s for s in draft.user]
-            context = assemble(draft.system, user, self.config.budget.max_context_tokens, count=draft.count)
+            budget = self.config.budget.max_context_tokens
+            context = assemble(draft.system, user, budget, count=draft.count)
+            if draft.narrow is not None and not _whole_working_memory(context):
+                # The whole menu gives way before the agent's working memory: this turn describes
+                # only the step's own menu (it loses the cached prefix for one turn, not its lessons).
+                narrow = assemble(draft.narrow, user, budget, count=draft.count)
+                context = narrow if _whole_working_memory(narrow) else context
         messages = [Message(role="system", content=context.system), Message(role="user", content=context.user)]
         loop = draft.loop
         return TurnPlan(agent_id=self.id, session=draft.session, turn=draft.turn, step=draft.step, messages=messages,
@@ -285,6 +293,11 @@ def _since_session(events: list[Event], session: int) -> list[Event]:
         elif record is not None:
             kept.clear()
     return kept
+
+
+def _whole_working_memory(context: AssembledContext) -> bool:
+    """Whether ``context`` keeps the working memory whole (or has none to keep)."""
+    return all(s.status == "kept" for s in context.sections if s.name == "working_memory")
 
 
 def _repeated(last: Event | None, loop: LoopState) -> tuple[str, str, str] | None:

@@ -10,6 +10,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from mnemarket.agents.context import AssembledContext, Section
+from mnemarket.agents.turn import Draft, TurnPlan
 from mnemarket.providers import LLM, LLMResult, Message
 from mnemarket.providers.llm import DEFAULT_MAX_TOKENS, MessagesLike, as_messages
 
@@ -47,23 +49,65 @@ class CountedLLM(LLM):
         return result
 
 
+@dataclass
+class Turn:
+    """One decision turn's prompt as assembled, with what it was assembled from."""
+
+    agent: str
+    budget: int
+    draft: Draft
+    hits: list[Any]
+    context: AssembledContext
+    memory_tokens: int
+    """Tokens of the working-memory section whole (kept or not)."""
+
+    def sections(self) -> tuple[list[Section], list[Section]]:
+        """The draft's system and user sections, the memories retrieved filled in."""
+        from mnemarket.agents.prompt_sections import rag_section
+
+        return self.draft.system, [rag_section(self.hits) if s.name == "rag" else s for s in self.draft.user]
+
+    def status(self, name: str) -> str | None:
+        return next((s.status for s in self.context.sections if s.name == name), None)
+
+
 def demo_calls(tmp_path: Path, tokenizer: Any, **overrides: Any) -> list[Call]:
     """Every model call of the demo under its scripted plan, in the order they were made."""
+    return demo_run(tmp_path, tokenizer, **overrides)[0]
+
+
+def demo_run(tmp_path: Path, tokenizer: Any, **overrides: Any) -> tuple[list[Call], list[Turn]]:
+    """The demo under its scripted plan with the local model's token counts: its model calls and
+    its decision turns, each in the order they were made."""
     from mnemarket.run.records import RunOptions
     from mnemarket.run.runner import Runner
 
     runner = Runner.create(DEMO, tmp_path / "demo", RunOptions(model="scripted", **overrides))
     calls: list[Call] = []
+    turns: list[Turn] = []
     try:
         runner.setup()
         for agent in runner.agents:
             counted = CountedLLM(agent.llm, tokenizer)
             counted.calls = calls
             agent.llm = agent.turns.llm = counted  # the turn builder counts the budget with it
+            agent.turns.complete = _recording(agent, tokenizer, turns)  # type: ignore[method-assign]
         assert runner.run().state == "finished"
     finally:
         runner.close()
-    return calls
+    return calls, turns
+
+
+def _recording(agent: Any, tokenizer: Any, turns: list[Turn]) -> Any:
+    complete = agent.turns.complete
+
+    def recorded(draft: Draft) -> TurnPlan:
+        plan = complete(draft)
+        memory = next((s.text for s in draft.user if s.name == "working_memory"), "")
+        turns.append(Turn(agent.id, agent.config.budget.max_context_tokens, draft, plan.rag_hits, plan.context,
+                          tokenizer.count_tokens(memory) if memory.strip() else 0))
+        return plan
+    return recorded
 
 
 def compact(reply: str) -> str:

@@ -15,12 +15,14 @@ ROOT = Path(__file__).resolve().parents[3]
 
 
 def _flood_without_menus(tmp_path: Path) -> Path:
-    """config/flood.yaml with one more household whose single step has no menu."""
+    """config/flood.yaml with one more household whose single step has no menu (on a 1,000-token
+    budget, which a menu-less step's never-cut sections exceed)."""
     flood = ROOT / "config" / "flood.yaml"
     household = tmp_path / "kai.yaml"
     household.write_text(f"extends: {ROOT / 'agents' / 'flood' / 'base.yaml'}\nid: kai\n"
                          f"system_prompt: {ROOT / 'agents' / 'flood' / 'system_prompt.md'}\n"
-                         "workflow: {steps: [{name: act, prompt: decide this year}]}\n")
+                         "workflow: {steps: [{name: act, prompt: decide this year}]}\n"
+                         "budget: {max_context_tokens: 1000}\n")
     text = flood.read_text().replace("../agents/", f"{ROOT / 'agents'}/")
     text = text.replace("genesis: genesis.yaml", f"genesis: {flood.parent / 'genesis.yaml'}")
     text = text.replace("components_dir: components", f"components_dir: {flood.parent / 'components'}")
