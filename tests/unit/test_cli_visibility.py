@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -125,6 +126,12 @@ def test_an_interview_at_a_turn_sees_only_memories_held_then(demo_run):
     assert any(created[i] > tick for i in ids)  # beta learned something after turn 1:1
 
 
+def page_section(page: str, section_id: str) -> str:
+    found = re.search(rf'<section id="{section_id}">.*?</section>', page, re.DOTALL)
+    assert found is not None, section_id
+    return found.group(0)
+
+
 def late_records(run_dir: Path, store: str):
     from mnemarket.reports.inspect import RunView
 
@@ -133,10 +140,16 @@ def late_records(run_dir: Path, store: str):
 
 
 def test_report_rebuilds_for_a_run_and_inspect_names_the_run(demo_run):
+    written = (demo_run / "report.html").read_text()
     (demo_run / "report.html").unlink()
     result = CliRunner().invoke(app, ["report", str(demo_run)])
     assert result.exit_code == 0, result.output
-    assert "model scripted" in (demo_run / "report.html").read_text()
+    rebuilt = (demo_run / "report.html").read_text()
+    assert "model scripted" in rebuilt
+    # The memory and bounty sections read the run's stores and scenario, as the run's own report did.
+    for section in ("memory-growth", "bounties", "agent-memory"):
+        assert page_section(rebuilt, section) == page_section(written, section), section
+    assert "7421" in page_section(rebuilt, "agent-memory") and "vault_code" in page_section(rebuilt, "bounties")
     shown = " ".join(CliRunner().invoke(app, ["inspect", str(demo_run)]).output.split())  # as wrapped at 80 columns
     assert "scenario demo" in shown and "model scripted" in shown and "status finished" in shown
     agent = CliRunner().invoke(app, ["inspect", str(demo_run), "--agent", "alpha"])

@@ -364,15 +364,15 @@ def _print_mapping(data: dict[str, Any], indent: str = "") -> None:
 @_command()
 def report(run_dir: Path) -> None:
     """Rebuild RUN_DIR/report.html and its trace pages, also for a running or interrupted run."""
-    from mnemarket.reports import write_report
+    from mnemarket.reports import MemoryReader, write_report
     from mnemarket.run import run_status, saved_summary
 
     with _view(run_dir) as view:
         summary = {**saved_summary(run_dir), **view.summary(), "scenario": view.config.resolved.scenario.name,
                    "status": run_status(run_dir)}
-        path = write_report(run_dir, view.world, None, summary)
-    console.print(f"report: {path} (status {summary['status']}; memory contents are shown in the report the run "
-                  "itself writes at its end)", markup=False, highlight=False)
+        path = write_report(run_dir, view.world, MemoryReader(view.store, view.config.resolved.genesis.bounties),
+                            summary)
+    console.print(f"report: {path} (status {summary['status']})", markup=False, highlight=False)
 
 
 @_command()

@@ -18,7 +18,7 @@ _MODULES = {
     "interview": ["Interviewer", "questionnaire", "read_questions"],
     "ladder_results": ["item_rows", "summarise", "write_ladder_csv"],
     "metrics": ["RunData", "agent_metrics", "aggregate_groups", "cell_metrics", "load_run"],
-    "report": ["EXPERIMENT_CELLS", "render_report", "write_report"],
+    "report": ["EXPERIMENT_CELLS", "MemoryReader", "render_report", "write_report"],
     "statistics": ["MIN_SEEDS", "paired_differences"],
     "world_at": ["parse_turn", "world_at_turn"],
 }
@@ -31,12 +31,12 @@ if TYPE_CHECKING:
     from mnemarket.reports.interview import Interviewer, questionnaire, read_questions
     from mnemarket.reports.ladder_results import item_rows, summarise, write_ladder_csv
     from mnemarket.reports.metrics import RunData, agent_metrics, aggregate_groups, cell_metrics, load_run
-    from mnemarket.reports.report import EXPERIMENT_CELLS, render_report, write_report
+    from mnemarket.reports.report import EXPERIMENT_CELLS, MemoryReader, render_report, write_report
     from mnemarket.reports.statistics import MIN_SEEDS, paired_differences
     from mnemarket.reports.world_at import parse_turn, world_at_turn
 
 __all__ = [
-    "EXPERIMENT_CELLS", "METRICS", "MIN_SEEDS", "Interviewer", "RunData", "RunView", "agent_metrics",
+    "EXPERIMENT_CELLS", "METRICS", "MIN_SEEDS", "Interviewer", "MemoryReader", "RunData", "RunView", "agent_metrics",
     "aggregate_groups", "cell_metrics", "group_label", "item_rows", "load_run", "metric_label", "paired_differences",
     "parse_turn", "questionnaire", "read_questions", "render_report", "summarise", "world_at_turn", "write_ladder_csv",
     "write_report", "write_reports",

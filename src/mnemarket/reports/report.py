@@ -20,7 +20,17 @@ from typing import Any
 
 import numpy as np
 
-from mnemarket.genesis import BOUNTY_ID, MEMORY_ID, Genesis, clip, describe_event, episodic_store_id, is_migration, turn_record
+from mnemarket.genesis import (
+    BOUNTY_ID,
+    MEMORY_ID,
+    Bounty,
+    Genesis,
+    clip,
+    describe_event,
+    episodic_store_id,
+    is_migration,
+    turn_record,
+)
 from mnemarket.kernel import Event, LedgerEntry, World
 from mnemarket.memory import MemoryRecord, MemoryStore
 from mnemarket.reports.html_templates import Action, Cell, Column, Table, render
@@ -46,13 +56,30 @@ _SECTIONS = (("overview", "Overview"), ("balances", "Scrip balances"), ("memory-
              ("turns", "Turn by turn"), ("agent-memory", "Agent memory"), ("agents", "Per-agent figures"))
 
 
-def write_report(run_dir: Path, world: World, genesis: Genesis | None, summary: dict[str, Any]) -> Path:
+@dataclass(frozen=True)
+class MemoryReader:
+    """What the report reads beside the world: memory stores by id and the bounties posted. A run
+    opened read-only (`mnemarket report`) gives them without installing genesis."""
+
+    store: Callable[[str], MemoryStore]
+    bounties: Sequence[Bounty]
+
+    @classmethod
+    def of(cls, genesis: Genesis | MemoryReader | None) -> MemoryReader | None:
+        if genesis is None or isinstance(genesis, MemoryReader):
+            return genesis
+        return cls(genesis.memory.store, list(genesis.bounty.bounties.values()))
+
+
+def write_report(run_dir: Path, world: World, genesis: Genesis | MemoryReader | None,
+                 summary: dict[str, Any]) -> Path:
     """Write `run_dir/report.html` describing the run and return its path.
 
     Args:
         run_dir: the run directory.
         world: the run's world (events, ledger, artifacts).
-        genesis: the genesis handles, for memory-store contents; None leaves the memory sections empty.
+        genesis: the genesis handles (or a `MemoryReader`), for memory-store contents and bounties;
+            None leaves those sections empty.
         summary: the `summarize()` document, optionally with `status`, `message` and `scenario`.
     """
     path = Path(run_dir) / "report.html"
@@ -65,7 +92,7 @@ def write_report(run_dir: Path, world: World, genesis: Genesis | None, summary: 
     return path
 
 
-def render_report(world: World, genesis: Genesis | None, summary: dict[str, Any],
+def render_report(world: World, genesis: Genesis | MemoryReader | None, summary: dict[str, Any],
                   contexts: Sequence[dict[str, Any]] = (), *, back_link: bool = False,
                   turns_logged: int | None = None, run_line: str = "",
                   trace_pages: Sequence[dict[str, Any]] = ()) -> str:
@@ -74,11 +101,12 @@ def render_report(world: World, genesis: Genesis | None, summary: dict[str, Any]
     of them are given); ``back_link`` adds a link to the experiment's comparison.html two folders up
     (the run is one of its cells); ``run_line`` names what made the run (model, seed, ...) and
     ``trace_pages`` indexes the trace viewer's pages (sim/trace.py)."""
+    reader = MemoryReader.of(genesis)
     shown_turns = {(r.get("agent"), r.get("session"), r.get("turn")) for r in contexts}
     events = _EventDigest.read(world.iter_events(), shown_turns)
     agents = _agents(world, summary)
     palette = colours(agents)
-    memory = _AgentMemory.load(world, genesis, agents)
+    memory = _AgentMemory.load(world, reader, agents)
     grid = tick_grid(world.tick)
     marks = {float(tick): f"session {session}" for session, tick in events.session_starts.items() if session > 1}
     status = summary.get("status")
@@ -95,9 +123,9 @@ def render_report(world: World, genesis: Genesis | None, summary: dict[str, Any]
                                       y_label="entries", palette=palette, marks=marks),
                            line_chart(memory.growth(grid, episodic=True), title="Episodic memory entries per agent",
                                       y_label="entries", palette=palette, marks=marks)],
-                "stores": _stores_table(summary.get("memory_stores", [])), "genesis": genesis is not None},
+                "stores": _stores_table(summary.get("memory_stores", [])), "genesis": reader is not None},
         trades=_trades(summary.get("trades", [])),
-        bounties=_bounties(genesis, events.claims),
+        bounties=_bounties(reader, events.claims),
         lessons=[_lesson_group("Stored by action", events.stored, "lessons stored", _turn_label,
                                "no genesis_memory.add actions"),
                  _lesson_group("Migrated from working memory at session end", events.migrated, "migrations",
@@ -259,9 +287,9 @@ def _run_line(run_dir: Path, world: World, status: str | None) -> str:
     return header_line(run_header(run_dir, config, world, status))
 
 
-def _bounties(genesis: Genesis | None, claims: Sequence[Event]) -> dict[str, Any]:
+def _bounties(reader: MemoryReader | None, claims: Sequence[Event]) -> dict[str, Any]:
     """Each bounty posted: reward, when it is open, who may claim, who was paid and the wrong claims."""
-    posted = list(genesis.bounty.bounties.values()) if genesis is not None else []
+    posted = list(reader.bounties) if reader is not None else []
     rows = []
     for bounty in posted:
         mine = [e for e in claims if _call_args(e).get("bounty_id") == bounty.id]
@@ -276,7 +304,7 @@ def _bounties(genesis: Genesis | None, claims: Sequence[Event]) -> dict[str, Any
             "minted": sum(int((e.result.get("data") or {}).get("reward", 0)) for e in claims if e.success),
             "table": _table(["bounty", "kind", "text", "reward", "sessions", "claimants", "paid to", "scrip paid",
                              "wrong claims"], rows, numeric=("reward", "scrip paid", "wrong claims"),
-                            empty="no bounties were posted" if genesis is not None else "no genesis handle was given")}
+                            empty="no bounties were posted" if reader is not None else "no genesis handle was given")}
 
 
 # -- lessons -------------------------------------------------------------------------------------------
@@ -366,15 +394,15 @@ class _AgentMemory:
         self.agents, self.longterm, self.episodic, self.available = agents, longterm, episodic, available
 
     @classmethod
-    def load(cls, world: World, genesis: Genesis | None, agents: Sequence[str]) -> _AgentMemory:
+    def load(cls, world: World, reader: MemoryReader | None, agents: Sequence[str]) -> _AgentMemory:
         longterm: dict[str, dict[str, _StoreRecords]] = {a: {} for a in agents}
         episodic: dict[str, _StoreRecords] = {}
-        if genesis is None:
+        if reader is None:
             return cls(agents, longterm, episodic, available=False)
         for artifact in memory_stores(world):
             if artifact.owner not in longterm:
                 continue
-            store = genesis.memory.store(artifact.id)
+            store = reader.store(artifact.id)
             if artifact.id == episodic_store_id(artifact.owner):
                 episodic[artifact.owner] = _StoreRecords.read(store, EPISODIC_LIMIT)
             else:
@@ -448,4 +476,4 @@ def _figures_table(agents: dict[str, dict[str, Any]]) -> Table:
                   empty="no agent took a turn")
 
 
-__all__ = ["TIMELINE_LIMIT", "render_report", "write_report"]
+__all__ = ["TIMELINE_LIMIT", "MemoryReader", "render_report", "write_report"]
