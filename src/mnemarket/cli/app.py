@@ -116,12 +116,17 @@ def _on_interrupt(run_dir: Path, progress: Progress) -> Callable[..., None]:
         line = f"interrupted; continue with: mnemarket resume {run_dir}"
         with contextlib.suppress(OSError):  # the line below still says how to continue
             mark_interrupted(run_dir, line)
-        console.show_cursor(True)
-        sys.stdout.flush()
-        sys.stderr.write(line + "\n")
-        sys.stderr.flush()
-        os._exit(130)
+        _exit_interrupted(line)
     return handler
+
+
+def _exit_interrupted(line: str) -> NoReturn:
+    """The end of a Ctrl-C: the cursor back, ``line`` (what continues) on stderr, exit 130 at once."""
+    console.show_cursor(True)
+    sys.stdout.flush()
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()
+    os._exit(130)
 
 
 def _run_with_progress(runner, title: str):
