@@ -71,11 +71,6 @@ class Turn:
         return next((s.status for s in self.context.sections if s.name == name), None)
 
 
-def demo_calls(tmp_path: Path, tokenizer: Any, **overrides: Any) -> list[Call]:
-    """Every model call of the demo under its scripted plan, in the order they were made."""
-    return demo_run(tmp_path, tokenizer, **overrides)[0]
-
-
 def demo_run(tmp_path: Path, tokenizer: Any, **overrides: Any) -> tuple[list[Call], list[Turn]]:
     """The demo under its scripted plan with the local model's token counts: its model calls and
     its decision turns, each in the order they were made."""

