@@ -4,6 +4,7 @@ at a turn, and interviews (all on the scripted model and the hashing embedder)."
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -124,6 +125,41 @@ def test_an_interview_at_a_turn_sees_only_memories_held_then(demo_run):
     created = {r.id: r.created for r in late_records(demo_run, "beta_longterm")}
     assert all(created[m["id"]] <= tick for m in memories)
     assert any(created[i] > tick for i in ids)  # beta learned something after turn 1:1
+
+
+def test_ctrl_c_during_compare_stops_its_cells_marks_them_and_prints_the_resume_line(tmp_path):
+    """SIGINT to a real `mnemarket compare` process running two cells in its process pool."""
+    experiment = tmp_path / "long.yaml"
+    experiment.write_text(yaml.safe_dump({
+        "name": "long", "scenario": str(fast_demo(tmp_path)), "models": ["scripted"], "seeds": [1, 2],
+        "sessions": 50, "turns": 20, "metrics_embedder": "hashing", "max_workers": 2}))
+    out = tmp_path / "exp"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    child = subprocess.Popen([sys.executable, "-m", "mnemarket.cli.app", "compare", str(experiment), "--out", str(out)],
+                             cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             start_new_session=True)  # its own process group: the cleanup below ends its workers too
+    try:
+        deadline = time.monotonic() + 300
+        while not any(p.stat().st_size > 0 for p in out.glob("cells/*/contexts.jsonl")):
+            assert child.poll() is None and time.monotonic() < deadline, "compare ended or never started a turn"
+            time.sleep(0.2)
+        child.send_signal(signal.SIGINT)  # to compare alone, as a test cannot be a terminal's process group
+        stdout, stderr = child.communicate(timeout=60)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(child.pid, signal.SIGKILL)
+    assert child.returncode == 130, stderr
+    assert f"interrupted; continue with: mnemarket compare {experiment} --out {out}" in stderr
+    assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr
+    started = [p.parent for p in out.glob("cells/*/world.db")]
+    assert started and not list(out.glob("cells/*/cell.json"))
+    for cell in started:
+        assert json.loads((cell / "summary.json").read_text())["status"] == "interrupted"
+    def played() -> list[int]:
+        return [(c / "contexts.jsonl").stat().st_size if (c / "contexts.jsonl").exists() else 0 for c in started]
+    before = played()
+    time.sleep(2)
+    assert played() == before  # no worker plays on
 
 
 def page_section(page: str, section_id: str) -> str:

@@ -129,6 +129,19 @@ def _exit_interrupted(line: str) -> NoReturn:
     os._exit(130)
 
 
+def _on_compare_interrupt(experiment_file: Path, experiment, watcher) -> Callable[..., None]:
+    """The Ctrl-C handler of `compare`: stop the cells' workers, mark the started cells
+    interrupted, print the command that continues, exit 130 (`experiments.interrupt`)."""
+    def handler(signum: int, frame: Any) -> None:
+        from mnemarket.experiments import interrupt_cells, resume_line
+
+        watcher.stop_showing()
+        line = resume_line(experiment_file, experiment.out_dir)
+        interrupt_cells([experiment.cell_dir(cell) for cell in experiment.cells()], line)
+        _exit_interrupted(line)
+    return handler
+
+
 def _run_with_progress(runner, title: str):
     total = runner.config.sessions * runner.config.turns
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
@@ -574,9 +587,13 @@ def compare(experiment: Path = typer.Argument(..., help="experiment YAML, e.g. c
             if warning not in warned:
                 warned.add(warning)
                 console.print(f"[yellow]warning ({escape(cell.id)}): {escape(warning)}[/yellow]")
-    with allow_dirs(allow_dir or ()), watcher.showing(console, enabled=not report_only):  # cells' configs are written here
-        path = run_experiment(experiment, out, max_workers=workers, only_report=report_only, progress=report,
-                              executor=executor, address=address)
+    previous = signal.signal(signal.SIGINT, _on_compare_interrupt(experiment, loaded, watcher))
+    try:
+        with allow_dirs(allow_dir or ()), watcher.showing(console, enabled=not report_only):  # cells' configs are written here
+            path = run_experiment(experiment, out, max_workers=workers, only_report=report_only, progress=report,
+                                  executor=executor, address=address)
+    finally:
+        signal.signal(signal.SIGINT, previous)
     document = json.loads(path.read_text())
     console.print(results_table(document))
     failed = [c for c in document["cells"] if c["status"] != "finished"]

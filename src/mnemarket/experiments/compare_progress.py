@@ -51,6 +51,7 @@ class CellWatcher:
         self._totals: dict[str, int] = {}
         self._tasks: dict[str, TaskID] = {}
         self._stop = threading.Event()
+        self._progress: Progress | None = None
 
     @property
     def pending_count(self) -> int:
@@ -90,6 +91,12 @@ class CellWatcher:
                                                                 total=total)
             progress.update(task, completed=min(done, total))
 
+    def stop_showing(self) -> None:
+        """Take the bars off the terminal now (before an exit that skips the `showing` block's end)."""
+        self._stop.set()
+        if self._progress is not None:
+            self._progress.stop()
+
     @contextlib.contextmanager
     def showing(self, console: Console, *, enabled: bool = True) -> Iterator[None]:
         """Show the bars while the block runs (a thread polls the cells' directories)."""
@@ -103,6 +110,7 @@ class CellWatcher:
             while not self._stop.wait(POLL_SECONDS):
                 self._poll(progress)
         thread = threading.Thread(target=loop, daemon=True, name="compare-progress")
+        self._progress = progress
         with progress:
             thread.start()
             try:

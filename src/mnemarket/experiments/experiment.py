@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from mnemarket.agents import AgentConfig, LLMSpec
 from mnemarket.errors import ConfigError, did_you_mean
 from mnemarket.experiments.cell import CELL_FILE, cell_done, run_cell
+from mnemarket.experiments.interrupt import ignore_interrupts
 from mnemarket.experiments.ladder import LadderSpec, write_rung_scenario
 from mnemarket.jsonl import read_json_object
 from mnemarket.providers import ModelProfile, check_profiles
@@ -313,8 +314,9 @@ def run_experiment(path: str | Path, out: str | Path | None = None, *, max_worke
         else:
             local = [cell for cell in pending if is_local_model(cell.model)]
             other = [cell for cell in pending if not is_local_model(cell.model)]
-            with ProcessPoolExecutor(max_workers=1) as local_pool, \
-                    ProcessPoolExecutor(max_workers=max(1, workers - (1 if local else 0))) as pool:
+            with ProcessPoolExecutor(max_workers=1, initializer=ignore_interrupts) as local_pool, \
+                    ProcessPoolExecutor(max_workers=max(1, workers - (1 if local else 0)),
+                                        initializer=ignore_interrupts) as pool:
                 futures = {local_pool.submit(run_cell, str(dirs[cell])): cell for cell in local}
                 futures |= {pool.submit(run_cell, str(dirs[cell])): cell for cell in other}
                 for future in as_completed(futures):
