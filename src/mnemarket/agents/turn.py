@@ -68,7 +68,7 @@ class Draft:
     """The finished context when the probe already is it (the RAG section dropped)."""
     narrow: list[Section] | None = None
     """The rules with only the step's own menu, when `system` describes the workflow's whole menu:
-    used in a turn where the whole menu would leave working memory or history no room."""
+    used in a turn where the whole menu would leave the working memory no room (`TurnBuilder.complete`)."""
 
 
 @dataclass
