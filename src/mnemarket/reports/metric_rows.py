@@ -83,8 +83,9 @@ class AgentMetrics(LessonQuality, Uptake, Application, Relevance, Economy, Costs
     """One agent's figures: each family's keys, in the order `agent_metrics` joins them."""
 
 
-class CellTotals(TypedDict):
-    """A cell's figures: counts summed over its agents, rates pooled (numerators over denominators)."""
+class CellTotals(PooledApplication):
+    """A cell's figures: counts summed over its agents, rates pooled (numerators over denominators);
+    `PooledApplication`'s keys stand after ``lesson_retrievals``."""
 
     score: float | None
     agents: int
@@ -97,12 +98,6 @@ class CellTotals(TypedDict):
     uptake_rate: float | None
     specificity_mean: float | None
     lesson_retrievals: float
-    failure_lessons: int
-    application_pairs: int
-    failures_per_turn_before: float | None
-    failures_per_turn_after: float | None
-    failure_rate_before: float | None
-    failure_rate_after: float | None
     relevance_hybrid: float | None
     relevance_cosine: float | None
     relevance_lexical: float | None
