@@ -18,11 +18,13 @@ import yaml
 from scipy.stats import t
 
 from mnemarket.experiments.experiment import run_experiment
+from mnemarket.kernel import Event
 from mnemarket.reports.ladder_results import ITEM_COLUMNS, clustered_mean, memory_effect
 from mnemarket.reports.metrics import Lesson, RunData, lesson_is_generic, lesson_quality
 from mnemarket.run.feasibility import optimum_problems
 from mnemarket.run.scenario import load_scenario
 from mnemarket.scenarios.ladder import LEVELS, NEEDS_MEMORY, RUNGS, generate_rung
+from tests.unit.sim.run_inputs import agent_config, run_config
 
 ROOT = Path(__file__).resolve().parents[3]
 POINTS = [(rung, level) for rung in RUNGS for level in LEVELS[rung]]
@@ -127,16 +129,16 @@ def test_a_deterministic_success_gets_the_wilson_interval_of_its_seeds():
 
 
 def _run_with_lesson(text: str, paid: str | None) -> RunData:
-    events = [{"id": 1, "principal": "dee", "action_type": "invoke_artifact", "meta": {"migration": True, "session": 1},
-               "action": {"artifact_id": "genesis_memory", "method": "add",
-                          "args": {"store_id": "dee_longterm", "text": text}},
-               "result": {"success": True, "data": {"entry_id": "e1"}}}]
+    events = [Event(id=1, tick=1, principal="dee", action_type="invoke_artifact", meta={"migration": True, "session": 1},
+                    action={"artifact_id": "genesis_memory", "method": "add",
+                            "args": {"store_id": "dee_longterm", "text": text}},
+                    result={"success": True, "data": {"entry_id": "e1"}})]
     if paid is not None:
-        events.append({"id": 2, "principal": "dee", "action_type": "invoke_artifact", "meta": {"turn": 1},
-                       "action": {"artifact_id": "genesis_bounty", "method": "claim",
-                                  "args": {"bounty_id": "pass_route", "answer": paid}},
-                       "result": {"success": True, "data": {}}})
-    return RunData(run_dir=Path("."), config={"resolved": {"agents": [{"id": "dee"}]}}, events=events)
+        events.append(Event(id=2, tick=2, principal="dee", action_type="invoke_artifact", meta={"turn": 1},
+                            action={"artifact_id": "genesis_bounty", "method": "claim",
+                                    "args": {"bounty_id": "pass_route", "answer": paid}},
+                            result={"success": True, "data": {}}))
+    return RunData(run_dir=Path("."), config=run_config(agent_config("dee")), events=events)
 
 
 def test_the_answer_bearing_lesson_is_never_generic():
