@@ -115,15 +115,27 @@ def _interval(stat: dict[str, Any]) -> str:
     return f"{text} [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else f"{text} (interval n/a)"
 
 
+def _abstention(found: dict[str, Any] | None) -> list[str]:
+    """False abstention and R7 - false abstention (reports/ladder_abstention.py): R7 alone is won
+    by answering "unknown" to everything."""
+    rate = (found or {}).get("false_abstention")
+    net = (found or {}).get("net")
+    return ["–" if rate is None else _interval({"success": rate["rate"], "ci": rate["ci"]}),
+            "–" if net is None else f"{net:+.2f}"]
+
+
 def leaderboard_table(document: dict[str, Any]) -> Table:
     rungs = sorted({r for g in document["ladder"].values() for r in g})
+    abstention = document.get("ladder_abstention", {})
     rows = []
     for row in document["ladder_details"]["leaderboard"]:
         rows.append([row["model"], row["config"], "–" if row["ladder_score"] is None else f"{row['ladder_score']:.2f}",
                      *[_interval(row["rungs"][r]) if r in row["rungs"] else "–" for r in rungs],
+                     *_abstention(abstention.get(f"{row['model']}/{row['config']}")),
                      "–" if row["delta_mean"] is None else f"{row['delta_mean']:+.2f}",
                      "–" if row["tokens_per_turn"] is None else str(row["tokens_per_turn"]), f"{row['cost_usd']:.4f}"])
-    headers = ["model", "config", "ladder score", *[f"{r} success [95% CI]" for r in rungs], "Delta (mean over rungs)",
+    headers = ["model", "config", "ladder score", *[f"{r} success [95% CI]" for r in rungs],
+               "false abstention (gold in the episode)", "R7 - false abstention", "Delta (mean over rungs)",
                "model tokens/turn", "cost USD"]
     return Table([Column(h, "" if i < 2 else "num") for i, h in enumerate(headers)], rows, empty="no finished items")
 

@@ -82,6 +82,15 @@ def test_the_optimum_wins_every_rung_and_memory_off_loses_the_memory_rungs(ladde
     assert all(effect[r]["delta"] == 1.0 and set(effect[r]) == {"delta", "ci", "n_pairs"} for r in NEEDS_MEMORY)
 
 
+def test_r7_stands_beside_false_abstention_in_comparison_json(ladder_run):
+    document, _ = ladder_run
+    for config in ("memory", "no_memory"):  # the plan answers "unknown" on R7 only
+        found = document["ladder_abstention"][f"scripted/{config}"]
+        assert found["r7"]["success"] == 1.0 and found["false_abstention"]["rate"] == 0.0 and found["net"] == 1.0
+        assert found["false_abstention"]["n"] == sum(document["ladder"][f"scripted/{config}"][r]["n"]
+                                                     for r in RUNGS if r not in ("R6", "R7"))
+
+
 def test_ladder_csv_has_one_row_per_item_with_the_named_columns(ladder_run):
     document, out = ladder_run
     with (out / "ladder.csv").open() as handle:
@@ -98,7 +107,7 @@ def test_ladder_csv_has_one_row_per_item_with_the_named_columns(ladder_run):
 def test_comparison_html_has_the_four_ladder_views(ladder_run):
     _, out = ladder_run
     html = (out / "comparison.html").read_text()
-    for title in ("Memory ladder: leaderboard", "Ladder plot", "funnel", "Forest plot"):
+    for title in ("Memory ladder: leaderboard", "Ladder plot", "funnel", "Forest plot", "false abstention"):
         assert title in html
     assert "<script" not in html
 
