@@ -505,12 +505,15 @@ def validate(path: Path, allow_dir: list[Path] = _allow_dir_option()) -> None:
     if not path.exists():
         _fail(f"{str(path)!r} does not exist")
     warnings: list[str] = []
+    notes: list[str] = []
     with allow_dirs(allow_dir or ()):
-        problems, checked = validate_path(path, warnings)
+        problems, checked = validate_path(path, warnings, notes)
     for problem in problems:
         typer.echo(f"invalid: {problem}", err=True)
     for warning in warnings:
         typer.echo(f"warning: {warning}", err=True)
+    for note in notes:
+        typer.echo(f"budget: {note}")
     if problems:
         raise typer.Exit(code=1)
     console.print(f"[green]✓[/green] {checked} file(s) valid")
