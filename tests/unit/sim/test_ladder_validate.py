@@ -40,3 +40,16 @@ def test_a_ladder_of_reference_policies_only_calls_no_model(tmp_path):
     result = CliRunner().invoke(app, ["validate", str(_experiment(tmp_path, ["scripted", "random"]))])
     assert result.exit_code == 0, result.output
     assert "no model is called" in result.output
+
+
+def test_compare_checks_the_plans_of_every_generated_rung_and_runs(tmp_path):
+    path = tmp_path / "short.yaml"  # R0's plan claims in turns 1-3; two turns lose the third claim
+    path.write_text(yaml.safe_dump({
+        "name": "ladder_short", "ladder": {"rungs": ["R0", "R7"], "components_dir": str(ROOT / "config" / "components")},
+        "models": ["scripted"], "seeds": [1], "turns": 2, "metrics_embedder": None, "max_workers": 1,
+        "configs": {"memory": {}}}))
+    result = CliRunner().invoke(app, ["compare", str(path), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.output.split())
+    for rung in ("R0", "R7"):  # each rung's plan, once
+        assert said.count(f"{rung} level 0: the scripted plan of 'kit' acts on session 1 turn(s) 3") == 1, said
