@@ -83,14 +83,18 @@ def experiment_budget(experiment: Any, scenarios: dict[tuple[str | None, int | N
             decisions[cell.model] = decisions.get(cell.model, 0) + turns
             tokens[cell.model] = tokens.get(cell.model, 0) + turns * (
                 agent.budget.max_context_tokens + agent.budget.max_output_tokens)
-    parts = [f"{len(cells)} cells ({len(c.models)} models x {len(c.configs)} configs x "
-             f"{len(scenarios)} {'rung-levels' if c.ladder else 'scenario'} x {len(c.seeds)} seeds)"]
+    parts = [f"{len(cells)} cells ({_count(len(c.models), 'model')} x {_count(len(c.configs), 'config')} x "
+             f"{_count(len(scenarios), 'rung-level' if c.ladder else 'scenario')} x {_count(len(c.seeds), 'seed')})"]
     for model, count in decisions.items():
         parts.append(f"{model}: {count} model decisions, at most {tokens[model]:,} tokens, "
                      f"{_money(model, tokens[model])}, {_time(model, count)}")
     if not decisions:
         parts.append("no model is called (scripted and random policies only)")
     return "; ".join(parts)
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def _money(model: str, tokens: int) -> str:
