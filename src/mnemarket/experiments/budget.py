@@ -10,7 +10,7 @@ the prompt-budget checks of `validate` and this estimate read the same scenarios
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,13 +34,17 @@ class CellScenario:
     resolved: Any
     """run.scenario.ResolvedScenario."""
     agents: dict[str, list[Any]]
-    """config name -> its AgentConfigs."""
+    """config name -> its AgentConfigs (empty unless `cell_scenarios` was given `apply_override`)."""
 
 
-def cell_scenarios(experiment: Any) -> Iterator[tuple[tuple[str | None, int | None], CellScenario]]:
+Configure = Callable[[list[Any], Any, str], list[Any]]
+"""`experiments.experiment.apply_override` (passed in: that module imports the checks that use this one)."""
+
+
+def cell_scenarios(experiment: Any, apply_override: Configure | None = None
+                   ) -> Iterator[tuple[tuple[str | None, int | None], CellScenario]]:
     """((rung, level), CellScenario) for each scenario the experiment's cells play (``experiment``:
-    an `experiments.experiment.Experiment`)."""
-    from mnemarket.experiments.experiment import apply_override
+    an `experiments.experiment.Experiment`); each config's agents when ``apply_override`` is given."""
     from mnemarket.experiments.ladder import write_rung_scenario
     from mnemarket.run import load_scenario
 
@@ -48,7 +52,8 @@ def cell_scenarios(experiment: Any) -> Iterator[tuple[tuple[str | None, int | No
     if experiment.scenario_path is not None:
         resolved = load_scenario(experiment.scenario_path)
         yield (None, None), CellScenario("scenario", resolved, {
-            name: apply_override(resolved.agents, override, f"configs.{name}") for name, override in c.configs.items()})
+            name: apply_override(resolved.agents, override, f"configs.{name}") for name, override in c.configs.items()
+        } if apply_override else {})
         return
     seed = c.seeds[0]
     with tempfile.TemporaryDirectory(prefix="mnemarket-ladder-") as folder:
@@ -60,7 +65,8 @@ def cell_scenarios(experiment: Any) -> Iterator[tuple[tuple[str | None, int | No
                     run_dir = Path(folder) / f"{rung}-{level}-{override.oracle}"
                     by_oracle[override.oracle] = load_scenario(write_rung_scenario(
                         c.ladder, experiment.path, rung, level, seed, override.oracle, run_dir))
-                agents[name] = apply_override(by_oracle[override.oracle].agents, override, f"configs.{name}")
+                if apply_override:
+                    agents[name] = apply_override(by_oracle[override.oracle].agents, override, f"configs.{name}")
             yield (rung, level), CellScenario(f"{rung} level {level}", by_oracle[c.configs[next(iter(c.configs))].oracle],
                                                agents)
 

@@ -364,7 +364,16 @@ def separation_warnings(differences: list[dict[str, Any]]) -> list[str]:
 
 def write_comparison(experiment: Experiment, dirs: dict[Cell, Path], outcomes: dict[Cell, dict[str, Any]]) -> Path:
     """Measure every finished cell and write comparison.json/.md/.html in the experiment directory."""
-    from mnemarket.reports import aggregate_groups, cell_metrics, item_rows, load_run, summarise, write_ladder_csv, write_reports
+    from mnemarket.reports import (
+        abstention_summary,
+        aggregate_groups,
+        cell_metrics,
+        item_rows,
+        load_run,
+        summarise,
+        write_ladder_csv,
+        write_reports,
+    )
 
     embedder = None
     if experiment.config.metrics_embedder:
@@ -423,7 +432,7 @@ def write_comparison(experiment: Experiment, dirs: dict[Cell, Path], outcomes: d
         "judge": judged,
     }
     if c.ladder is not None:
-        document |= summarise(items, rows)
+        document |= summarise(items, rows) | {"ladder_abstention": abstention_summary(items)}
         write_ladder_csv(experiment.out_dir / "ladder.csv", items)
     return write_reports(experiment.out_dir, document)
 

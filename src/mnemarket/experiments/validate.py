@@ -149,8 +149,9 @@ def _experiment_budget_warnings(path: Path, experiment: Any, notes: list[str] | 
     cells and budget (experiments/budget.py)."""
     from mnemarket.agents import load_components
     from mnemarket.experiments.budget import cell_scenarios, experiment_budget
+    from mnemarket.experiments.experiment import apply_override
 
-    scenarios = dict(cell_scenarios(experiment))
+    scenarios = dict(cell_scenarios(experiment, apply_override))
     warnings = []
     for found in scenarios.values():
         components = load_components(found.resolved.components_path)

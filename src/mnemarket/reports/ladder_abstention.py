@@ -19,7 +19,7 @@ NO_ABSTAINING = ("R6",)
 """Rungs whose items are artifact claims: "unknown" is not an answer they can take."""
 
 
-def ladder_abstention(items: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+def abstention_summary(items: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """"<model>/<config>" -> {"r7": {success, ci, n} | None, "false_abstention": {rate, ci, n} |
     None, "net": float | None} from ladder.csv's rows (intervals clustered by seed)."""
     out: dict[str, dict[str, Any]] = {}
@@ -41,4 +41,4 @@ def ladder_abstention(items: Sequence[dict[str, Any]]) -> dict[str, dict[str, An
     return out
 
 
-__all__ = ["ABSTENTION_RUNG", "ladder_abstention"]
+__all__ = ["ABSTENTION_RUNG", "abstention_summary"]

@@ -294,13 +294,10 @@ def lessons_beside_random(cells: Sequence[dict[str, Any]]) -> dict[str, dict[str
 
 
 def summarise(items: Sequence[dict[str, Any]], cells: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """comparison.json's "ladder", "memory_effect", "ladder_abstention" (R7 beside false abstention)
-    and "ladder_details" (benefit, funnel, leaderboard)."""
-    from mnemarket.reports.ladder_abstention import ladder_abstention  # it uses clustered_mean from here
-
+    """comparison.json's "ladder", "memory_effect" and "ladder_details" (benefit, funnel, leaderboard)."""
     ladder = ladder_success(items)
     effect = memory_effect(items)
-    return {"ladder": ladder, "memory_effect": effect, "ladder_abstention": ladder_abstention(items),
+    return {"ladder": ladder, "memory_effect": effect,
             "ladder_details": {"normalised_benefit": normalised_benefit(ladder), "funnel": funnel(items),
                                "leaderboard": leaderboard(items, ladder, effect, cells),
                                "lessons_beside_random": lessons_beside_random(cells),

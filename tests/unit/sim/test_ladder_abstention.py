@@ -3,7 +3,7 @@ false-abstention rate of 1 on the rungs whose gold was in the episode; the optim
 
 from __future__ import annotations
 
-from mnemarket.reports.ladder_abstention import ladder_abstention
+from mnemarket.reports.ladder_abstention import abstention_summary
 from mnemarket.reports.ladder_views import leaderboard_table
 
 
@@ -20,7 +20,7 @@ def _rows(model: str, outcome_on_answerable: str, r7_success: int, seeds: int = 
 
 
 def test_always_unknown_wins_r7_and_abstains_falsely_everywhere_else():
-    found = ladder_abstention(_rows("unknown", "abstained", 1) + _rows("optimum", "right", 1))
+    found = abstention_summary(_rows("unknown", "abstained", 1) + _rows("optimum", "right", 1))
     always = found["unknown/memory"]
     assert always["r7"]["success"] == 1.0 and always["false_abstention"]["rate"] == 1.0 and always["net"] == 0.0
     assert always["false_abstention"]["n"] == 15  # R0, R1, R5 x 5 seeds: R6 cannot abstain
@@ -30,14 +30,14 @@ def test_always_unknown_wins_r7_and_abstains_falsely_everywhere_else():
 
 
 def test_a_policy_that_never_abstains_loses_r7_and_fewer_seeds_give_no_interval():
-    found = ladder_abstention(_rows("guess", "wrong", 0, seeds=2))["guess/memory"]
+    found = abstention_summary(_rows("guess", "wrong", 0, seeds=2))["guess/memory"]
     assert found["r7"]["success"] == 0.0 and found["false_abstention"]["rate"] == 0.0 and found["net"] == 0.0
     assert found["r7"]["ci"] is None and found["false_abstention"]["ci"] is None
 
 
 def test_without_r7_there_is_no_net_and_the_leaderboard_shows_what_there_is():
     rows = [r for r in _rows("unknown", "abstained", 1) if r["rung"] != "R7"]
-    found = ladder_abstention(rows)["unknown/memory"]
+    found = abstention_summary(rows)["unknown/memory"]
     assert found["r7"] is None and found["net"] is None and found["false_abstention"]["rate"] == 1.0
     document = {"ladder": {"unknown/memory": {"R1": {"success": 0.0, "ci": None, "n": 5}}},
                 "ladder_abstention": {"unknown/memory": found},
