@@ -117,3 +117,16 @@ def test_a_when_question_lifts_turns_with_a_time_word_of_their_own(embedder):
     assert store.search("When did Ann bake bread?", k=1, touch=False, weights=timed)[0].id == ids[2]
     untimed = [h.id for h in store.search("What did Ann bake?", k=4, touch=False, weights=NO_CUES)]
     assert [h.id for h in store.search("What did Ann bake?", k=4, touch=False, weights=timed)] == untimed
+
+
+def test_a_reopened_store_reads_the_same_speaker_and_date(embedder, tmp_path):
+    path = tmp_path / "cues.db"
+    with MemoryStore(embedder, path) as store:
+        bo = store.add("I really like green tea", created=1.0, metadata={"speaker": "Bo", "date": "7 July, 2023"})
+        ann = store.add("I really like green tea too", created=2.0, metadata={"speaker": "Ann"})
+        store.add("the harbour had boats", created=3.0, metadata={"speaker": "Cy"})
+        before = [h.id for h in store.search("What tea does Bo like?", touch=False)]
+    with MemoryStore(embedder, path) as reopened:
+        assert [h.id for h in reopened.search("What tea does Bo like?", touch=False)] == before
+        assert before[0] == bo and reopened.search("What tea does Ann like?", k=1, touch=False)[0].id == ann
+        assert [h.id for h in reopened.search("July", mode="lexical", touch=False)] == [bo]
