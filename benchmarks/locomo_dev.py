@@ -6,7 +6,7 @@ memory each, added through the public ``MemoryStore`` API exactly as an applicat
 
     store = MemoryStore()                          # fresh store, defaults
     store.add("<speaker>: <text>[ shares <caption>]", created=<session number>,
-              metadata={"dia_id": ..., "speaker": <speaker>, "date": <the session's date and time>})
+              metadata={"dia_id": ..., "date": <the session's date and time>})
     store.search(question, k=10)
 
 and every question of categories 1-4 (multi-hop, temporal, open-domain, single-hop; 5 is

@@ -97,7 +97,7 @@ def evaluate_locomo(embedder, conversations: list[locomo_dev.Conversation], ks=(
         start = time.perf_counter()
         for turn in conv.turns:
             store.add(turn["text"], created=turn["created"],
-                      metadata={"dia_id": turn["dia_id"], "speaker": turn["speaker"], "date": turn["date"]})
+                      metadata={"dia_id": turn["dia_id"], "date": turn["date"]})
         ingest_seconds += time.perf_counter() - start
         turns += len(conv.turns)
         dia_of = {r.id: r.metadata["dia_id"] for r in store.records()}

@@ -61,9 +61,8 @@ class ConversationWorld:
 
     def preload(self) -> int:
         """Every turn into the agent's long-term store, a session per transaction (as
-        benchmarks/memory_quality.py stores them: text, ``created`` = session number, speaker and
-        date for the store's cues); turns a killed eval already stored are skipped. Returns the
-        turns added now."""
+        benchmarks/memory_quality.py stores them: text, ``created`` = session number); turns a
+        killed eval already stored are skipped. Returns the turns added now."""
         store, added = self.agent.longterm, 0
         by_session: dict[int, list[Turn]] = {}
         for turn in self.conv.turns:
@@ -72,8 +71,7 @@ class ConversationWorld:
             if all(t.dia_id in store for t in turns):
                 continue
             store.add_many([{"text": t.text, "created": float(session), "record_id": t.dia_id,
-                             "metadata": {"dia_id": t.dia_id, "session": session, "date": t.date,
-                                          "speaker": t.speaker}} for t in turns],
+                             "metadata": {"dia_id": t.dia_id, "session": session, "date": t.date}} for t in turns],
                            actor=READER, reason="locomo preload")
             added += len(turns)
         return added

@@ -4,16 +4,17 @@ Each cue adds to the candidates' z-scored fused relevance, so a weight is in sta
 of that relevance (issue 37; chosen on three LoCoMo conversations and checked on two others,
 benchmarks/README.md):
 
-- **speaker**: a record whose ``metadata["speaker"]`` the query names ("What did Caroline
-  paint?") gains ``speaker_weight``; a query naming every speaker it could mean changes nothing.
+- **speaker**: a record written as a transcript line, ``"<name>: <text>"``, whose name the query
+  names ("What did Caroline paint?") gains ``speaker_weight``; a query naming every speaker it
+  could mean changes nothing.
 - **session**: a record gains ``session_weight`` times the best score among the candidates of its
   ``created`` time (one conversation session, one episode): the episode the question is about
   lends its turns weight, as the neighbour term does for adjacent ones.
 - **time**: for a question that starts with "when", a record whose own text holds a time
   expression (yesterday, last week, a weekday, a month, a year) gains ``time_weight``.
 
-No cue reads anything the store does not hold: the speaker and the record's time words come from
-its metadata and text, the episode from ``created``. No model is called.
+No cue reads anything the store does not hold: the speaker and the time words come from the
+record's own text, the episode from ``created``. No model is called.
 """
 
 from __future__ import annotations
@@ -22,13 +23,11 @@ import re
 
 import numpy as np
 
-from mnemarket.memory.columns import CategoricalColumn
 from mnemarket.memory.scoring import zscore
 from mnemarket.memory.weights import RetrievalWeights
 
-SPEAKER_FACET = "speaker"
-"""The metadata key that names who said a record."""
-
+_SPEAKER = re.compile(r"^\s*([^\W\d_][\w'.-]*(?: [^\W\d_][\w'.-]*){0,2}):\s")
+"""A transcript line's speaker: one to three words before a colon that opens the text."""
 _WORD = re.compile(r"\w+", re.UNICODE)
 _WHEN = re.compile(r"^\W*when\b", re.IGNORECASE)
 TIME_WORDS = re.compile(
@@ -48,12 +47,17 @@ def has_time(text: str) -> bool:
     return TIME_WORDS.search(text) is not None
 
 
-def named_codes(column: CategoricalColumn, query: str) -> np.ndarray:
-    """Codes of the speakers the query names: every word of the speaker's name is a query word."""
+def speaker_of(text: str) -> tuple[str, ...]:
+    """The lower-cased words of the name a transcript line opens with (``()`` for other texts)."""
+    match = _SPEAKER.match(text)
+    return tuple(_WORD.findall(match.group(1).lower())) if match else ()
+
+
+def named_codes(names: list[tuple[str, ...]], query: str) -> np.ndarray:
+    """Codes (positions in ``names``) of the speakers the query names: every word of the name is
+    a query word."""
     words = set(_WORD.findall(query.lower()))
-    codes = [code for code, key in enumerate(column.keys)
-             if isinstance(key, str) and (name := _WORD.findall(key.lower())) and words.issuperset(name)]
-    return np.asarray(codes, dtype=np.int32)
+    return np.asarray([code for code, name in enumerate(names) if name and words.issuperset(name)], dtype=np.int32)
 
 
 def session_best(created: np.ndarray, scores: np.ndarray) -> np.ndarray:
@@ -65,8 +69,8 @@ def session_best(created: np.ndarray, scores: np.ndarray) -> np.ndarray:
 
 
 def with_cues(rows: np.ndarray, relevance: np.ndarray, query: str, weights: RetrievalWeights, *,
-              created: np.ndarray, speakers: CategoricalColumn | None, timely: np.ndarray | None,
-              sessions: bool) -> np.ndarray:
+              created: np.ndarray, speakers: np.ndarray | None, names: list[tuple[str, ...]],
+              timely: np.ndarray | None, sessions: bool) -> np.ndarray:
     """The candidates' relevance z-scored, plus the speaker, session and time cues.
 
     Args:
@@ -75,7 +79,8 @@ def with_cues(rows: np.ndarray, relevance: np.ndarray, query: str, weights: Retr
         query: the query text.
         weights: the cue weights (``speaker_weight``, ``session_weight``, ``time_weight``).
         created: the ``created`` time of every row.
-        speakers: the store's speaker facet (None: no record has one).
+        speakers: per row, the code of its speaker in ``names`` (-1: none; None: not known).
+        names: the speakers' names (see `speaker_of`).
         timely: per row, whether its own text holds a time expression (None: not known).
         sessions: whether records of one ``created`` time are one episode (the store's
             ``neighbour_context``).
@@ -83,10 +88,10 @@ def with_cues(rows: np.ndarray, relevance: np.ndarray, query: str, weights: Retr
     if rows.size == 0 or not (weights.speaker_weight or weights.session_weight or weights.time_weight):
         return relevance
     score = zscore(relevance)
-    if weights.speaker_weight and speakers is not None:
-        codes = named_codes(speakers, query)
+    if weights.speaker_weight and speakers is not None and names:
+        codes = named_codes(names, query)
         if codes.size:
-            score += weights.speaker_weight * np.isin(speakers.codes[rows], codes)
+            score += weights.speaker_weight * np.isin(speakers[rows], codes)
     if weights.session_weight and sessions and rows.size > 1:
         score += weights.session_weight * session_best(created[rows], score)
     if weights.time_weight and timely is not None and asks_when(query):

@@ -11,7 +11,7 @@ import numpy as np
 
 from mnemarket.memory.alias_index import AliasIndex
 from mnemarket.memory.columns import grow
-from mnemarket.memory.cues import has_time
+from mnemarket.memory.cues import has_time, speaker_of
 from mnemarket.memory.dense import DenseMatrix
 from mnemarket.memory.lexical import BM25Index
 from mnemarket.memory.record_table import RecordTable
@@ -42,6 +42,9 @@ class IndexSet:
         self.lexical_context = np.zeros(16, dtype=np.int64)  # row whose text each row was indexed with (-1: none)
         self.lexical_date = np.zeros(16, dtype=np.int32)  # code of the date facet each row was indexed with (-1: none)
         self.timely = np.zeros(16, dtype=bool)  # whether a row's own text holds a time expression (cues.has_time)
+        self.speakers = np.full(16, -1, dtype=np.int32)  # code in speaker_names of a row's speaker (cues.speaker_of)
+        self.speaker_names: list[tuple[str, ...]] = []
+        self._speaker_code: dict[tuple[str, ...], int] = {}
         self.ann: UsearchVectorIndex | None = None
         self.aliases = AliasIndex()
 
@@ -123,11 +126,23 @@ class IndexSet:
         texts = dict(zip(wanted, values.take_values("text", wanted)))
         self.timely = grow(self.timely, rows_list[-1] + 1, False)
         self.timely[rows] = [has_time(texts[r]) for r in rows_list]
+        self.speakers = grow(self.speakers, rows_list[-1] + 1, -1)
+        self.speakers[rows] = [self._speaker(texts[r]) for r in rows_list]
         self.lexical_date = grow(self.lexical_date, rows_list[-1] + 1, -1)
         dates = self.table.cols.metadata.get(DATE_FACET)
         self.lexical_date[rows] = -1 if dates is None else dates.codes[rows]
         index.add(rows_list, [self._with_date(f"{texts[c]} {texts[r]}" if c >= 0 else texts[r], r)
                               for r, c in zip(rows_list, context)])
+
+    def _speaker(self, text: str) -> int:
+        name = speaker_of(text)
+        if not name:
+            return -1
+        code = self._speaker_code.get(name)
+        if code is None:
+            code = self._speaker_code[name] = len(self.speaker_names)
+            self.speaker_names.append(name)
+        return code
 
     def _with_date(self, text: str, row: int) -> str:
         """``text`` and the date facet ``row`` was indexed with, if it had a date in words."""

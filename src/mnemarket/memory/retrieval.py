@@ -9,7 +9,7 @@ from collections.abc import Callable
 import numpy as np
 
 from mnemarket.errors import UserError
-from mnemarket.memory.cues import SPEAKER_FACET, with_cues
+from mnemarket.memory.cues import with_cues
 from mnemarket.memory.index_set import IndexSet
 from mnemarket.memory.record_table import RecordTable
 from mnemarket.memory.records import MemoryHit, MemoryRecord
@@ -101,9 +101,8 @@ def in_context(indexes: IndexSet, rows: np.ndarray, fused: np.ndarray, query: st
     cues (mnemarket.memory.cues)."""
     if indexes.neighbour_context and weights.context_weight > 0:
         fused = with_neighbours(indexes, rows, fused, weights.context_weight)
-    cols = indexes.table.cols
-    return with_cues(rows, fused, query, weights, created=cols.numbers["created"],
-                     speakers=cols.metadata.get(SPEAKER_FACET), timely=indexes.timely,
+    return with_cues(rows, fused, query, weights, created=indexes.table.cols.numbers["created"],
+                     speakers=indexes.speakers, names=indexes.speaker_names, timely=indexes.timely,
                      sessions=indexes.neighbour_context)
 
 

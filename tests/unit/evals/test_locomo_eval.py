@@ -151,8 +151,7 @@ def test_recall_at_decision_time_equals_the_memory_benchmarks(tmp_path):
     [conv] = load_conversations(data)
     store = MemoryStore(make_embedder("hashing"))
     for turn in conv.turns:
-        store.add(turn.text, created=float(turn.session),
-                  metadata={"dia_id": turn.dia_id, "speaker": turn.speaker, "date": turn.date})
+        store.add(turn.text, created=float(turn.session), metadata={"dia_id": turn.dia_id})
     by_q = {r["question_id"]: r for r in rows}
     recalls = []
     for question in conv.questions:

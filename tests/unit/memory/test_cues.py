@@ -7,26 +7,25 @@ import numpy as np
 import pytest
 
 from mnemarket.memory import MemoryStore, RetrievalWeights
-from mnemarket.memory.columns import CategoricalColumn
-from mnemarket.memory.cues import asks_when, has_time, named_codes, session_best, with_cues
+from mnemarket.memory.cues import asks_when, has_time, named_codes, session_best, speaker_of, with_cues
 from mnemarket.memory.lexical import tokenize
 
 NO_CUES = RetrievalWeights(speaker_weight=0.0, session_weight=0.0, time_weight=0.0)
 
 
-def _speakers(values: list[str | None]) -> CategoricalColumn:
-    column = CategoricalColumn(len(values))
-    for row, value in enumerate(values):
-        column.set(row, value)
-    return column
+def test_a_transcript_line_names_its_speaker():
+    assert speaker_of("Caroline: I went to the support group") == ("caroline",)
+    assert speaker_of("  Mary Lou: hi") == ("mary", "lou")
+    assert speaker_of("see http://example.org") == () and speaker_of("I said: yes") == ("i", "said")
+    assert speaker_of("no colon here") == () and speaker_of("12: numbers") == ()
 
 
 def test_a_speaker_is_named_when_every_word_of_the_name_is_in_the_query():
-    column = _speakers(["Ann", "Bo", "Mary Lou", None])
-    assert [column.keys[c] for c in named_codes(column, "What did ann paint?")] == ["Ann"]
-    assert [column.keys[c] for c in named_codes(column, "Did Mary Lou and Bo meet?")] == ["Bo", "Mary Lou"]
-    assert named_codes(column, "What did Mary paint?").size == 0  # half a name names no one
-    assert named_codes(column, "Where is Annabel?").size == 0  # words, not substrings
+    names = [("ann",), ("bo",), ("mary", "lou")]
+    assert named_codes(names, "What did ann paint?").tolist() == [0]
+    assert named_codes(names, "Did Mary Lou and Bo meet?").tolist() == [1, 2]
+    assert named_codes(names, "What did Mary paint?").size == 0  # half a name names no one
+    assert named_codes(names, "Where is Annabel?").size == 0  # words, not substrings
 
 
 def test_session_best_is_the_best_score_of_each_created_time():
@@ -46,7 +45,7 @@ def test_each_cue_moves_only_the_records_it_names():
     rows = np.arange(4)
     relevance = np.array([1.0, 0.0, 0.5, 0.2])
     created = np.array([1.0, 1.0, 2.0, 2.0])
-    speakers = _speakers(["Ann", "Bo", "Bo", "Ann"])
+    speakers, names = np.array([0, 1, 1, 0]), [("ann",), ("bo",)]
     timely = np.array([False, False, True, False])
     only = {"speaker": RetrievalWeights(speaker_weight=1.0, session_weight=0.0, time_weight=0.0),
             "session": RetrievalWeights(speaker_weight=0.0, session_weight=0.5, time_weight=0.0),
@@ -54,8 +53,8 @@ def test_each_cue_moves_only_the_records_it_names():
     z = (relevance - relevance.mean()) / relevance.std()
 
     def cued(weights: RetrievalWeights, query: str, sessions: bool = True) -> np.ndarray:
-        return with_cues(rows, relevance, query, weights, created=created, speakers=speakers, timely=timely,
-                         sessions=sessions)
+        return with_cues(rows, relevance, query, weights, created=created, speakers=speakers, names=names,
+                         timely=timely, sessions=sessions)
 
     np.testing.assert_allclose(cued(only["speaker"], "What did Bo say?"), z + [0, 1, 1, 0])
     np.testing.assert_allclose(cued(only["speaker"], "What did Cy say?"), z)
@@ -68,16 +67,17 @@ def test_each_cue_moves_only_the_records_it_names():
 
 def test_the_store_ranks_the_named_speakers_turn_first(embedder):
     store = MemoryStore(embedder)
-    bo = store.add("I really like green tea in the morning", created=1.0, metadata={"speaker": "Bo"})
-    ann = store.add("I really like green tea in the evening", created=2.0, metadata={"speaker": "Ann"})
+    bo = store.add("Bo: green tea, green tea, I love green tea", created=1.0)
+    ann = store.add("Ann: tea in the evening", created=2.0)
     for i in range(6):
-        store.add(f"the harbour had {i} boats", created=float(i + 3), metadata={"speaker": "Cy"})
-    for name, expected in (("Ann", ann), ("Bo", bo)):
-        assert store.search(f"What tea does {name} like?", k=1, touch=False)[0].id == expected
+        store.add(f"Cy: the harbour had {i} boats", created=float(i + 3))
+    query = "What green tea does Ann like?"
+    assert store.search(query, k=1, touch=False, weights=NO_CUES)[0].id == bo  # the words favour Bo's line
+    assert store.search(query, k=1, touch=False)[0].id == ann
     # naming both speakers boosts both: the ranking is the one without the cue
-    both = [h.id for h in store.search("What tea do Ann and Bo like?", k=2, touch=False)]
-    plain = [h.id for h in store.search("What tea do Ann and Bo like?", k=2, touch=False, weights=NO_CUES)]
-    assert both == plain
+    both = [h.id for h in store.search("What green tea do Ann and Bo like?", k=2, touch=False)]
+    plain = [h.id for h in store.search("What green tea do Ann and Bo like?", k=2, touch=False, weights=NO_CUES)]
+    assert both == plain == [bo, ann]
 
 
 def test_bm25_reads_the_date_of_a_record_and_forgets_it_as_indexed(embedder):
@@ -100,7 +100,7 @@ def test_bm25_reads_the_date_of_a_record_and_forgets_it_as_indexed(embedder):
 def test_cues_are_hybrid_only(embedder, mode):
     store = MemoryStore(embedder)
     for i, speaker in enumerate(["Ann", "Bo"] * 4):
-        store.add(f"note {i} about the green tea shop", created=float(i), metadata={"speaker": speaker})
+        store.add(f"{speaker}: note {i} about the green tea shop", created=float(i))
     cued = [h.id for h in store.search("When did Ann visit the tea shop?", mode=mode, touch=False)]
     plain = [h.id for h in store.search("When did Ann visit the tea shop?", mode=mode, touch=False, weights=NO_CUES)]
     assert cued == plain
@@ -122,11 +122,11 @@ def test_a_when_question_lifts_turns_with_a_time_word_of_their_own(embedder):
 def test_a_reopened_store_reads_the_same_speaker_and_date(embedder, tmp_path):
     path = tmp_path / "cues.db"
     with MemoryStore(embedder, path) as store:
-        bo = store.add("I really like green tea", created=1.0, metadata={"speaker": "Bo", "date": "7 July, 2023"})
-        ann = store.add("I really like green tea too", created=2.0, metadata={"speaker": "Ann"})
-        store.add("the harbour had boats", created=3.0, metadata={"speaker": "Cy"})
-        before = [h.id for h in store.search("What tea does Bo like?", touch=False)]
+        bo = store.add("Bo: green tea, green tea, I love green tea", created=1.0, metadata={"date": "7 July, 2023"})
+        ann = store.add("Ann: tea in the evening", created=2.0)
+        store.add("Cy: the harbour had boats", created=3.0)
+        before = [h.id for h in store.search("What green tea does Ann like?", touch=False)]
     with MemoryStore(embedder, path) as reopened:
-        assert [h.id for h in reopened.search("What tea does Bo like?", touch=False)] == before
-        assert before[0] == bo and reopened.search("What tea does Ann like?", k=1, touch=False)[0].id == ann
+        assert [h.id for h in reopened.search("What green tea does Ann like?", touch=False)] == before
+        assert before[0] == ann
         assert [h.id for h in reopened.search("July", mode="lexical", touch=False)] == [bo]
