@@ -3,8 +3,8 @@ and the results table.
 
 Cells run in other processes (or on Ray), so progress is read from their run directories: a
 watcher thread counts each cell's logged agent turns (contexts.jsonl, one line an agent turn)
-against sessions x turns x agents every couple of seconds. Reading only appends' sizes, it never
-touches a cell's database or lock.
+against sessions x turns x agents every couple of seconds (a dataset cell: its rows against its
+questions). Reading only appends' sizes, it never touches a cell's database or lock.
 """
 
 from __future__ import annotations
@@ -20,6 +20,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 from rich.table import Table
 
 from mnemarket.errors import ConfigError
+from mnemarket.evals import ROWS_FILE
+from mnemarket.experiments.dataset_run import is_dataset_cell, questions_asked
 from mnemarket.reports import METRICS, group_label, metric_label
 from mnemarket.reports.comparison_report import _group_cells, _without_score  # private: see tests/unit/test_package_fronts.py
 from mnemarket.run import CONTEXTS
@@ -63,7 +65,12 @@ class CellWatcher:
 
     def _total(self, run_dir: Path) -> int | None:
         key = str(run_dir)
-        if key not in self._totals:
+        if key not in self._totals and is_dataset_cell(run_dir):
+            asked = questions_asked(run_dir)
+            if asked is None:
+                return None
+            self._totals[key] = asked
+        elif key not in self._totals:
             from mnemarket.run import read_run_config
 
             try:
@@ -82,13 +89,14 @@ class CellWatcher:
                     progress.remove_task(task)
                     del self._tasks[cell.id]
                 continue
-            done = _lines(run_dir / CONTEXTS)
+            dataset = is_dataset_cell(run_dir)
+            done = _lines(run_dir / (ROWS_FILE if dataset else CONTEXTS))
             total = self._total(run_dir) if done else None
             if not done or total is None:
                 continue
             if task is None:
                 task = self._tasks[cell.id] = progress.add_task(f"cell {index}/{len(self._pending)} {cell.id}",
-                                                                total=total)
+                                                                total=total, unit="questions" if dataset else "agent turns")
             progress.update(task, completed=min(done, total))
 
     def stop_showing(self) -> None:
@@ -104,7 +112,7 @@ class CellWatcher:
             yield
             return
         progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                            TextColumn("agent turns, eta"), TimeRemainingColumn(), console=console, transient=True)
+                            TextColumn("{task.fields[unit]}, eta"), TimeRemainingColumn(), console=console, transient=True)
 
         def loop() -> None:
             while not self._stop.wait(POLL_SECONDS):
@@ -122,6 +130,8 @@ class CellWatcher:
 
 def results_table(document: dict[str, Any]) -> Table:
     """The comparison's groups as a terminal table (metric rows, one column per model/config)."""
+    if "locomo" in document:
+        return locomo_table(document)
     groups = document.get("groups") or []
     table = Table(title=f"{document.get('experiment')}: mean ± std over seeds")
     table.add_column("metric")
@@ -133,4 +143,19 @@ def results_table(document: dict[str, Any]) -> Table:
     return table
 
 
-__all__ = ["CellWatcher", "results_table"]
+def locomo_table(document: dict[str, Any]) -> Table:
+    """A dataset experiment's F1 per category (categories 1-4, overall, adversarial abstention) per model/config."""
+    from mnemarket.evals import category_rows, scored_groups
+
+    groups = scored_groups(document)
+    table = Table(title=f"{document.get('experiment')}: LoCoMo F1 (adversarial: abstained), pooled over seeds")
+    table.add_column("category")
+    for group in groups:
+        table.add_column(group_label(group), justify="right")
+    columns = [category_rows(g) for g in groups]
+    for index, name in enumerate([row["category"] for row in columns[0]] if columns else []):
+        table.add_row(name, *[f"{rows[index]['f1']:.3f} (n {rows[index]['n']})" for rows in columns])
+    return table
+
+
+__all__ = ["CellWatcher", "locomo_table", "results_table"]

@@ -28,6 +28,16 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from mnemarket.agents import AgentConfig, LLMSpec
 from mnemarket.errors import ConfigError, did_you_mean
 from mnemarket.experiments.cell import CELL_FILE, cell_done, run_cell
+from mnemarket.experiments.dataset_cells import (
+    DatasetSpec,
+    ReaderModel,
+    check_dataset,
+    check_dataset_fields,
+    conversation_sets,
+    data_dir,
+    prepare_dataset_cell,
+    write_dataset_comparison,
+)
 from mnemarket.experiments.interrupt import ignore_interrupts
 from mnemarket.experiments.ladder import LadderSpec, write_rung_scenario
 from mnemarket.jsonl import read_json_object
@@ -51,6 +61,9 @@ class ConfigOverride(BaseModel):
     oracle: Literal["write", "prompt"] | None = Field(
         None, description="memory ladder only: the harness stores each gold fact or lesson for the agent (write) "
                           "or puts it in the question (prompt), to tell formation, retrieval and use apart")
+    dataset: dict[str, Any] = Field(default_factory=dict, description="`dataset:` experiments only: eval options "
+                                                                      "(condition, rag_limit, ...) merged over the "
+                                                                      "experiment's `dataset:` (experiments/dataset_cells.py)")
 
 
 class ExperimentConfig(BaseModel):
@@ -60,10 +73,12 @@ class ExperimentConfig(BaseModel):
 
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
     description: str = ""
-    scenario: str | None = Field(None, description="the scenario file (or `ladder:`)")
+    scenario: str | None = Field(None, description="the scenario file (or `ladder:` or `dataset:`)")
     ladder: LadderSpec | None = Field(None, description="the memory ladder's rungs in place of `scenario:` "
                                                         "(experiments/ladder.py)")
-    models: list[LLMSpec] = Field(min_length=1, description="the models run: a list, or a mapping from model "
+    dataset: DatasetSpec | None = Field(None, description="a memory dataset's questions in place of `scenario:` "
+                                                          "(experiments/dataset_cells.py)")
+    models: list[ReaderModel] = Field(min_length=1, description="the models run: a list, or a mapping from model "
                                                              "string to its profile (providers/profiles.py)")
     profiles: dict[str, ModelProfile] = Field(default_factory=dict, description="filled from a models: mapping")
     configs: dict[str, ConfigOverride] = Field(default_factory=lambda: {"default": ConfigOverride()})
@@ -98,8 +113,10 @@ class ExperimentConfig(BaseModel):
 
     @model_validator(mode="after")
     def _one_scenario(self) -> ExperimentConfig:
-        if (self.scenario is None) == (self.ladder is None):
-            raise ValueError("name either `scenario:` (a scenario file) or `ladder:` (the memory ladder's rungs)")
+        if [self.scenario, self.ladder, self.dataset].count(None) != 2:
+            raise ValueError("name either `scenario:` (a scenario file), `ladder:` (the memory ladder's rungs) or "
+                             "`dataset:` (a memory dataset's questions)")
+        check_dataset_fields(self)
         oracles = [name for name, config in self.configs.items() if config.oracle is not None]
         if oracles and self.ladder is None:
             raise ValueError(f"configs {oracles} set `oracle:`, which only the memory ladder (`ladder:`) has")
@@ -126,10 +143,13 @@ class Cell:
     rung: str | None = None
     """The memory ladder's rung and level (None outside a ladder experiment)."""
     level: int | None = None
+    conversations: tuple[str, ...] | None = None
+    """A dataset experiment's conversation set (None otherwise)."""
 
     @property
     def id(self) -> str:
         where = f"{self.rung.lower()}-l{self.level}__" if self.rung is not None else ""
+        where += f"c{slug('-'.join(self.conversations))}__" if self.conversations else ""
         return f"{slug(self.model)}__{self.config}__{where}s{self.seed}"
 
 
@@ -151,6 +171,9 @@ class Experiment:
 
     def cells(self) -> list[Cell]:
         c = self.config
+        if c.dataset is not None:
+            return [Cell(model, name, seed, conversations=ids) for model in c.models
+                    for ids in conversation_sets(self) for name in c.configs for seed in c.seeds]
         points: list[tuple[str | None, int | None]] = list(c.ladder.points()) if c.ladder else [(None, None)]
         # A rung's configs next to each other: a run stopped part-way has whole memory/no_memory pairs.
         return [Cell(model, name, seed, rung, level) for model in c.models for rung, level in points
@@ -206,6 +229,9 @@ def check_experiment(experiment: Experiment) -> None:
     from mnemarket.agents import check_components, load_components
     from mnemarket.run import check_optimum, load_scenario
 
+    if experiment.config.dataset is not None:
+        check_dataset(experiment)
+        return
     configs = experiment.config.configs
     checked: set[tuple[Any, ...]] = set()
     with tempfile.TemporaryDirectory() as scratch:
@@ -232,6 +258,8 @@ def prepare_cell(experiment: Experiment, cell: Cell) -> Path:
     from mnemarket.agents import check_components, load_components
     from mnemarket.run import CONFIG_FILE, RunConfig, RunOptions, load_scenario, write_run_config
 
+    if experiment.config.dataset is not None:
+        return prepare_dataset_cell(experiment, cell)
     run_dir = experiment.cell_dir(cell)
     if (run_dir / CONFIG_FILE).exists():
         return run_dir
@@ -293,7 +321,8 @@ def run_experiment(path: str | Path, out: str | Path | None = None, *, max_worke
     _claim_out_dir(experiment.out_dir)
     write_atomic(experiment.out_dir / "experiment.yaml",
         yaml.safe_dump(experiment.config.model_dump(mode="json", exclude_none=True)
-                       | ({"scenario": str(experiment.scenario_path)} if experiment.scenario_path else {}),
+                       | ({"scenario": str(experiment.scenario_path)} if experiment.scenario_path else {})
+                       | dataset_paths(experiment),
                        sort_keys=False))
     cells = experiment.cells()
     dirs = {cell: prepare_cell(experiment, cell) for cell in cells}
@@ -325,6 +354,13 @@ def run_experiment(path: str | Path, out: str | Path | None = None, *, max_worke
                     if progress:
                         progress("cell", cell, outcomes[cell])
     return write_comparison(experiment, dirs, outcomes)
+
+
+def dataset_paths(experiment: Experiment) -> dict[str, Any]:
+    """A dataset experiment's data folder as an absolute path (experiment.yaml lives elsewhere)."""
+    if experiment.config.dataset is None:
+        return {}
+    return {"dataset": experiment.config.dataset.model_dump(mode="json") | {"data": str(data_dir(experiment))}}
 
 
 def is_local_model(model: str) -> bool:
@@ -375,6 +411,8 @@ def write_comparison(experiment: Experiment, dirs: dict[Cell, Path], outcomes: d
         write_reports,
     )
 
+    if experiment.config.dataset is not None:
+        return write_dataset_comparison(experiment, dirs, outcomes)
     embedder = None
     if experiment.config.metrics_embedder:
         from mnemarket.providers import MemoEmbedder, make_embedder

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from mnemarket.errors import ProviderError
+from mnemarket.evals import EXTRACTIVE
 from mnemarket.providers import check_llm_spec
 
 
@@ -20,6 +21,8 @@ def check_credentials(models: list[str]) -> None:
 
     missing = []
     for model in dict.fromkeys(models):
+        if model == EXTRACTIVE:  # the dataset eval's reference reader: no provider, no key
+            continue
         check_llm_spec(model)
         if model.startswith("gemini:") or model == "gemini":
             try:

@@ -15,8 +15,8 @@ from mnemarket.agents import Decision
 from mnemarket.errors import MnemarketError
 from mnemarket.providers import ModelProfile, make_llm
 
-#: Model string prefixes that are not called up front.
-NOT_CHECKED = ("local", "scripted", "random", "replay")
+#: Model string prefixes that are not called up front (`extractive`: the dataset eval's reference reader).
+NOT_CHECKED = ("local", "scripted", "random", "replay", "extractive")
 CHECK_MESSAGES = [
     {"role": "system", "content": "You are an agent in a small economy. Reply with one action as JSON."},
     {"role": "user", "content": "Nothing has happened yet. Choose the action noop, with a short reasoning."},

@@ -13,13 +13,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from mnemarket.errors import ConfigError, did_you_mean
+from mnemarket.evals import EXTRACTIVE
 from mnemarket.kernel import Invokable
 from mnemarket.providers import check_llm_spec
 
 
 def check_model(spec: str | None, path: str, field: str) -> None:
     """Raise ConfigError when a run could not start the model ``spec`` (no call, no key needed)."""
-    if not spec:
+    if not spec or spec == EXTRACTIVE:  # the dataset eval's reference reader (experiments/dataset_cells.py)
         return
     try:
         check_llm_spec(spec)

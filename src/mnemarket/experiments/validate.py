@@ -58,7 +58,7 @@ def file_kind(path: Path, bases: set[Path] | None = None) -> Kind:
         return "base"
     if path.parent.name == "components":
         return "component"
-    if ("scenario" in data or "ladder" in data) and "models" in data:
+    if ("scenario" in data or "ladder" in data or "dataset" in data) and "models" in data:
         return "experiment"
     if "agents" in data and "name" in data:
         return "scenario"
@@ -83,7 +83,6 @@ def validate_file(path: Path, bases: set[Path] | None = None, warnings: list[str
     ``warnings`` (when given) collects what a run would warn about, ``notes`` an experiment's
     cells and budget."""
     from mnemarket.agents import check_components, check_menus, load_agent_config, load_component_file, load_components
-    from mnemarket.experiments.experiment import check_experiment, load_experiment
     from mnemarket.experiments.setup_checks import check_model, check_plan_methods
     from mnemarket.genesis import load_genesis_config
     from mnemarket.run import check_optimum, load_scenario
@@ -92,13 +91,7 @@ def validate_file(path: Path, bases: set[Path] | None = None, warnings: list[str
         bases = extended_files(sorted(path.parent.glob("*.yaml")))
     kind = file_kind(path, bases)
     if kind == "experiment":
-        experiment = load_experiment(path)
-        check_experiment(experiment)
-        for index, model in enumerate(experiment.config.models):
-            check_model(model, str(path), f"models.{index}")
-        check_model(experiment.config.judge, str(path), "judge")
-        if warnings is not None:
-            warnings.extend(_experiment_budget_warnings(path, experiment, notes))
+        _validate_experiment(path, warnings, notes)
     elif kind == "scenario":
         resolved = load_scenario(path)
         components = load_components(resolved.components_path)
@@ -126,6 +119,24 @@ def validate_file(path: Path, bases: set[Path] | None = None, warnings: list[str
         # Without its scenario, only menu entries naming action types and genesis services are checkable.
         check_menus(_steps(agent), _services([]), where=f"{path}: ", only_known=True)
     return kind
+
+
+def _validate_experiment(path: Path, warnings: list[str] | None, notes: list[str] | None) -> None:
+    from mnemarket.experiments.dataset_cells import missing_data
+    from mnemarket.experiments.experiment import check_experiment, load_experiment
+    from mnemarket.experiments.setup_checks import check_model
+
+    experiment = load_experiment(path)
+    absent = missing_data(experiment)
+    if absent is None:
+        check_experiment(experiment)
+    elif warnings is not None:  # like a model's key: a run's input, not the file's mistake
+        warnings.append(f"{path}: {absent}")
+    for index, model in enumerate(experiment.config.models):
+        check_model(model, str(path), f"models.{index}")
+    check_model(experiment.config.judge, str(path), "judge")
+    if warnings is not None and experiment.config.dataset is None:  # a dataset cell plays no scenario
+        warnings.extend(_experiment_budget_warnings(path, experiment, notes))
 
 
 def _shipped_components() -> Path | None:

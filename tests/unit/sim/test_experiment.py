@@ -109,8 +109,9 @@ def test_per_agent_override_merges_deeply(tmp_path):
 def test_shipped_experiment_files_prepare_every_cell(path, tmp_path):
     experiment = load_experiment(path, tmp_path)
     assert len(experiment.cells()) >= 2
-    for cell in experiment.cells():
-        assert (prepare_cell(experiment, cell) / "config.json").exists()
+    for cell in experiment.cells():  # a run's config, or a dataset cell's eval options (locomo_dev.yaml)
+        prepared = "eval.json" if experiment.config.dataset is not None else "config.json"
+        assert (prepare_cell(experiment, cell) / prepared).exists()
 
 
 def test_reports_escape_names_from_files():
