@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from mnemarket.agents import Decision, LLMSpec, SessionReport, TurnFacts
-from mnemarket.errors import ConfigError
+from mnemarket.errors import ConfigError, validation_problems
 from mnemarket.providers import LLMResult, ModelProfile, Usage
 from mnemarket.run.output_dirs import write_atomic
 from mnemarket.run.scenario import ResolvedScenario
@@ -110,9 +110,8 @@ def read_run_config(run_dir: Path) -> RunConfig:
     try:
         return RunConfig.model_validate_json(path.read_bytes())
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "the top level"
-        problem = f"{exc.error_count()} problem(s), first at {where}: {first['msg']}"
+        first = validation_problems(exc, "the top level", limit=1, count_rest=False)
+        problem = f"{exc.error_count()} problem(s), first at {first}"
     except OSError as exc:
         problem = f"cannot be read: {exc.strerror}"
     raise ConfigError(f"{path} is damaged ({problem[:300]}); `mnemarket run` wrote it: restore it from a backup "

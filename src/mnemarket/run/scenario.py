@@ -157,8 +157,7 @@ def load_scenario(path: str | Path) -> ResolvedScenario:
             try:
                 agents.append(AgentConfig.model_validate(entry))
             except ValidationError as exc:
-                raise ConfigError(str(format_validation_error(exc, path, AgentConfig)).split(": ", 1)[1],
-                                  path=str(path), field=f"agents.{index}") from None
+                raise format_validation_error(exc, path, AgentConfig, field=f"agents.{index}") from None
     ids = [a.id for a in agents]
     if len(ids) != len(set(ids)):
         raise ConfigError(f"agent ids must be unique, got {ids}", path=str(path), field="agents")
