@@ -554,7 +554,7 @@ def compare(experiment: Path = typer.Argument(..., help="experiment YAML, e.g. c
         needs_check,
         plan_warnings,
         results_table,
-        run_experiment,
+        run_loaded,
     )
 
     if not experiment.exists():
@@ -590,8 +590,8 @@ def compare(experiment: Path = typer.Argument(..., help="experiment YAML, e.g. c
     previous = signal.signal(signal.SIGINT, _on_compare_interrupt(experiment, loaded, watcher))
     try:
         with allow_dirs(allow_dir or ()), watcher.showing(console, enabled=not report_only):  # cells' configs are written here
-            path = run_experiment(experiment, out, max_workers=workers, only_report=report_only, progress=report,
-                                  executor=executor, address=address)
+            path = run_loaded(loaded, max_workers=workers, only_report=report_only, progress=report,
+                              executor=executor, address=address)
     finally:
         signal.signal(signal.SIGINT, previous)
     document = json.loads(path.read_text())

@@ -18,9 +18,9 @@ import re
 import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -34,7 +34,11 @@ from mnemarket.jsonl import read_json_object
 from mnemarket.providers import ModelProfile, check_profiles
 from mnemarket.reports import EXPERIMENT_CELLS, MIN_SEEDS, paired_differences
 from mnemarket.run import MARKER, adopt_output_dir, owner_of, write_atomic
-from mnemarket.yaml_config import deep_merge, format_validation_error, load_model
+from mnemarket.yaml_config import deep_merge, describe_validation_error, load_model
+
+if TYPE_CHECKING:
+    from mnemarket.agents import Component
+    from mnemarket.run import ResolvedScenario, RunConfig
 
 CELLS_DIR = EXPERIMENT_CELLS
 _SLUG = re.compile(r"[^a-z0-9]+")
@@ -43,7 +47,7 @@ _SLUG = re.compile(r"[^a-z0-9]+")
 class ConfigOverride(BaseModel):
     """One memory configuration: fields deep-merged into every agent's config (lists replace)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     agents: dict[str, Any] = Field(default_factory=dict, description="merged into every agent")
     per_agent: dict[str, dict[str, Any]] = Field(default_factory=dict, description="agent id -> fields")
@@ -56,7 +60,7 @@ class ConfigOverride(BaseModel):
 class ExperimentConfig(BaseModel):
     """An experiment file. Paths are relative to the file."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
     description: str = ""
@@ -140,9 +144,16 @@ def slug(text: str) -> str:
 
 @dataclass
 class Experiment:
+    """An experiment file and where its cells go. Each scenario file a cell runs is read and
+    resolved once, and each configuration applied to it once: `check_experiment`, `prepare_cell`,
+    `validate` and the CLI's plan warnings share the frozen results."""
+
     config: ExperimentConfig
     path: Path
     out_dir: Path
+    _scenarios: dict[Path, ResolvedScenario] = field(default_factory=dict, init=False, repr=False)
+    _configured: dict[tuple[Path, str], ResolvedScenario] = field(default_factory=dict, init=False, repr=False)
+    _components: dict[Path, dict[str, Component]] = field(default_factory=dict, init=False, repr=False)
 
     @property
     def scenario_path(self) -> Path | None:
@@ -166,6 +177,39 @@ class Experiment:
 
     def cell_dir(self, cell: Cell) -> Path:
         return self.out_dir / CELLS_DIR / cell.id
+
+    def scenario(self, file: Path) -> ResolvedScenario:
+        """The scenario ``file`` with its agents and genesis loaded (once per file)."""
+        from mnemarket.run import load_scenario
+
+        file = file.resolve()
+        if file not in self._scenarios:
+            self._scenarios[file] = load_scenario(file)
+        return self._scenarios[file]
+
+    def components(self, resolved: ResolvedScenario) -> dict[str, Component]:
+        """The prompt components of ``resolved``'s folder (once per folder)."""
+        from mnemarket.agents import load_components
+
+        folder = resolved.components_path.resolve()
+        if folder not in self._components:
+            self._components[folder] = load_components(folder)
+        return self._components[folder]
+
+    def configured(self, file: Path, name: str) -> ResolvedScenario:
+        """The scenario ``file`` under configuration ``name``: its overrides merged into the agents,
+        re-validated and checked against the components (once per file and configuration)."""
+        from mnemarket.agents import check_components
+
+        key = (file.resolve(), name)
+        if key not in self._configured:
+            resolved, where = self.scenario(file), f"configs.{name}"
+            agents = apply_override(resolved.agents, self.config.configs[name], where, path=str(self.path))
+            components = self.components(resolved)
+            for agent in agents:
+                check_components(agent, components, path=f"{self.path}: {where}")
+            self._configured[key] = resolved.model_copy(update={"agents": agents})
+        return self._configured[key]
 
 
 def load_experiment(path: str | Path, out: str | Path | None = None) -> Experiment:
@@ -193,7 +237,7 @@ def apply_override(agents: list[AgentConfig], override: ConfigOverride, where: s
         try:
             result.append(AgentConfig.model_validate(data))
         except ValidationError as exc:
-            problem = format_validation_error(exc, None, AgentConfig)
+            problem = describe_validation_error(exc, AgentConfig)
             raise ConfigError(f"agent {agent.id!r} after the override: {problem}", path=path, field=where) from None
     return result
 
@@ -203,8 +247,7 @@ def check_experiment(experiment: Experiment) -> None:
     overrides applied to the scenario's agents, their components and the scenario itself."""
     import tempfile
 
-    from mnemarket.agents import check_components, load_components
-    from mnemarket.run import check_optimum, load_scenario
+    from mnemarket.run import check_optimum
 
     configs = experiment.config.configs
     checked: set[tuple[Any, ...]] = set()
@@ -214,40 +257,36 @@ def check_experiment(experiment: Experiment) -> None:
             if scenario_key in checked:
                 continue
             checked.add(scenario_key)
-            resolved = load_scenario(experiment.cell_scenario(cell, Path(scratch) / cell.id))
-            components = load_components(resolved.components_path)
+            file = experiment.cell_scenario(cell, Path(scratch) / cell.id)
             for name, override in configs.items():
                 if override.oracle != configs[cell.config].oracle:
                     continue
-                where = f"configs.{name}"
-                agents = apply_override(resolved.agents, override, where, path=str(experiment.path))
-                for agent in agents:
-                    check_components(agent, components, path=f"{experiment.path}: {where}")
                 # a benchmark's score means something only if its optimum is playable under the menus
-                check_optimum(resolved.model_copy(update={"agents": agents}), f"{experiment.path}: {where}")
+                check_optimum(experiment.configured(file, name), f"{experiment.path}: configs.{name}")
 
 
-def prepare_cell(experiment: Experiment, cell: Cell) -> Path:
-    """Write the cell's run directory config (once); returns the directory."""
-    from mnemarket.agents import check_components, load_components
-    from mnemarket.run import CONFIG_FILE, RunConfig, RunOptions, load_scenario, write_run_config
+def cell_run_config(experiment: Experiment, cell: Cell, run_dir: Path) -> RunConfig:
+    """What ``cell`` runs: its scenario under its configuration, with the matrix's options."""
+    from mnemarket.run import RunConfig, RunOptions
 
-    run_dir = experiment.cell_dir(cell)
-    if (run_dir / CONFIG_FILE).exists():
-        return run_dir
-    resolved = load_scenario(experiment.cell_scenario(cell, run_dir))
-    agents = apply_override(resolved.agents, experiment.config.configs[cell.config], f"configs.{cell.config}",
-                            path=str(experiment.path))
-    components = load_components(resolved.components_path)
-    for agent in agents:
-        check_components(agent, components, path=f"{experiment.path} configs.{cell.config}")
-    resolved = resolved.model_copy(update={"agents": agents})
     c = experiment.config
     profiles = {cell.model: c.profiles[cell.model]} if cell.model in c.profiles else {}
     options = RunOptions(model=cell.model, sessions=c.sessions, turns=c.turns, seed=cell.seed, record=c.record,
                          spend_cap_usd=c.spend_cap_usd, profiles=profiles)
+    return RunConfig(resolved=experiment.configured(experiment.cell_scenario(cell, run_dir), cell.config),
+                     options=options)
+
+
+def prepare_cell(experiment: Experiment, cell: Cell) -> Path:
+    """Write the cell's run directory config (once); returns the directory."""
+    from mnemarket.run import CONFIG_FILE, write_run_config
+
+    run_dir = experiment.cell_dir(cell)
+    if (run_dir / CONFIG_FILE).exists():
+        return run_dir
+    config = cell_run_config(experiment, cell, run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
-    write_run_config(run_dir, RunConfig(resolved=resolved, options=options))
+    write_run_config(run_dir, config)
     return run_dir
 
 
@@ -277,11 +316,17 @@ def run_experiment(path: str | Path, out: str | Path | None = None, *, max_worke
     ``executor`` is ``process`` (a local process pool, the default) or ``ray`` (Ray tasks on the
     cluster at ``address``, or on a local Ray started for the call; see `experiments.ray_executor`).
     """
+    return run_loaded(load_experiment(path, out), max_workers=max_workers, only_report=only_report,
+                      progress=progress, executor=executor, address=address)
+
+
+def run_loaded(experiment: Experiment, *, max_workers: int | None = None, only_report: bool = False,
+               progress: Progress | None = None, executor: str = "process", address: str | None = None) -> Path:
+    """`run_experiment` of an experiment already loaded (its resolved scenarios are reused)."""
     if executor not in ("process", "ray"):
         raise ConfigError(f"executor {executor!r} is unknown; use 'process' (default) or 'ray'")
     if address is not None and executor != "ray":
         raise ConfigError("--address needs --executor ray")
-    experiment = load_experiment(path, out)
     check_experiment(experiment)  # a configuration error is reported before any cell starts
     baseline_group(experiment.config)
     if not only_report:  # one error for a missing key, not one per cell (sim/experiment_checks.py)
@@ -289,7 +334,7 @@ def run_experiment(path: str | Path, out: str | Path | None = None, *, max_worke
 
         check_credentials(list(experiment.config.models))
     if max_workers is not None:
-        experiment.config.max_workers = max_workers
+        experiment.config = experiment.config.model_copy(update={"max_workers": max_workers})
     _claim_out_dir(experiment.out_dir)
     write_atomic(experiment.out_dir / "experiment.yaml",
         yaml.safe_dump(experiment.config.model_dump(mode="json", exclude_none=True)
@@ -435,5 +480,6 @@ def _first_rung(baseline: tuple[str, str], rows: list[dict[str, Any]]) -> tuple[
                        config)
 
 
-__all__ = ["CELL_FILE", "Cell", "ConfigOverride", "Experiment", "ExperimentConfig", "check_experiment",
-    "is_local_model", "load_experiment", "prepare_cell", "run_cell", "run_experiment", "slug"]
+__all__ = ["CELL_FILE", "Cell", "ConfigOverride", "Experiment", "ExperimentConfig", "cell_run_config",
+    "check_experiment", "is_local_model", "load_experiment", "prepare_cell", "run_cell", "run_experiment",
+    "run_loaded", "slug"]

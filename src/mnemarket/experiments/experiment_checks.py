@@ -34,12 +34,10 @@ def check_credentials(models: list[str]) -> None:
 def plan_warnings(experiment: Any) -> list[str]:
     """A warning for each agent whose scripted plan acts after the experiment's last turn or session
     (``experiment``: an `experiments.experiment.Experiment`, not imported here: that module calls
-    `check_credentials`, and imports must not circle)."""
-    from mnemarket.run import load_scenario
-
+    `check_credentials`, and imports must not circle; its resolved scenario is reused)."""
     if "scripted" not in experiment.config.models:
         return []
-    scenario = load_scenario(experiment.scenario_path).scenario
+    scenario = experiment.scenario(experiment.scenario_path).scenario
     sessions = experiment.config.sessions or scenario.sessions
     turns = experiment.config.turns or scenario.turns
     warnings = []

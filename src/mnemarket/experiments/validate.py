@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import functools
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from mnemarket.errors import ConfigError
 from mnemarket.yaml_config import read_yaml
+
+if TYPE_CHECKING:
+    from mnemarket.experiments.experiment import Experiment
 
 Kind = Literal["agent", "base", "component", "scenario", "genesis", "experiment"]
 
@@ -141,19 +144,16 @@ def _budget_warnings(agents: list[Any], components: dict[str, Any], services: di
         agent, [components[name] for name in agent.components], services, estimate_tokens)), estimated=True)
 
 
-def _experiment_budget_warnings(path: Path, experiment: Any) -> list[str]:
-    """`_budget_warnings` for each configuration's agents (its overrides applied)."""
-    from mnemarket.agents import load_components
-    from mnemarket.experiments.experiment import apply_override
-    from mnemarket.run import load_scenario
-
+def _experiment_budget_warnings(path: Path, experiment: Experiment) -> list[str]:
+    """`_budget_warnings` for each configuration's agents (its overrides applied), from the
+    configurations `check_experiment` resolved."""
     if experiment.scenario_path is None:  # the ladder: its generated rungs fit (tests/unit/sim/test_ladder.py)
         return []
-    resolved = load_scenario(experiment.scenario_path)
-    components = load_components(resolved.components_path)
+    resolved = experiment.scenario(experiment.scenario_path)
+    components = experiment.components(resolved)
     services = _services(resolved.scenario.services)
-    return [f"{path}: configs.{name}: {warning}" for name, override in experiment.config.configs.items()
-            for warning in _budget_warnings(apply_override(resolved.agents, override, f"configs.{name}"),
+    return [f"{path}: configs.{name}: {warning}" for name in experiment.config.configs
+            for warning in _budget_warnings(experiment.configured(experiment.scenario_path, name).agents,
                                             components, services)]
 
 

@@ -25,7 +25,7 @@ CONFIG_FILE = "config.json"
 class RunOptions(BaseModel):
     """What the command line may override; stored in the run directory for resume and replay."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     model: LLMSpec | None = None
     sessions: int | None = Field(None, ge=1)
@@ -41,7 +41,10 @@ class RunOptions(BaseModel):
 
 
 class RunConfig(BaseModel):
-    """The resolved scenario plus options: exactly what a run (and its resume) executes."""
+    """The resolved scenario plus options: exactly what a run (and its resume) executes (frozen,
+    as every part of it: the runner, its agents and the reports read one config)."""
+
+    model_config = ConfigDict(frozen=True)
 
     resolved: ResolvedScenario
     options: RunOptions

@@ -123,7 +123,7 @@ class Runner:
         config = read_run_config(run_dir)
         changed = config.options.model_copy(update={k: v for k, v in overrides.items() if v is not None})
         if changed != config.options:
-            config.options = changed
+            config = config.model_copy(update={"options": changed})
             write_run_config(run_dir, config)
         return cls(run_dir, config, report=report)
 

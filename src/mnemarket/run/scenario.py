@@ -16,7 +16,7 @@ from mnemarket.yaml_config import format_validation_error, resolve_yaml
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 class SeedArtifact(_Strict):
@@ -123,7 +123,11 @@ class ScenarioConfig(_Strict):
 
 
 class ResolvedScenario(BaseModel):
-    """A scenario with its agent files loaded: everything a run needs, and what resume re-reads."""
+    """A scenario with its agent files loaded: everything a run needs, and what resume re-reads.
+    Frozen: one resolved scenario is shared by every consumer (an experiment's cells, checks and
+    validate); a change is a `model_copy(update=...)`."""
+
+    model_config = ConfigDict(frozen=True)
 
     scenario: ScenarioConfig
     agents: list[AgentConfig]
