@@ -556,6 +556,7 @@ def compare(experiment: Path = typer.Argument(..., help="experiment YAML, e.g. c
         results_table,
         run_loaded,
     )
+    from mnemarket.reports import CellOutcome
 
     if not experiment.exists():
         _fail(f"experiment {str(experiment)!r} not found; try config/experiments/local_vs_scripted.yaml")
@@ -576,7 +577,7 @@ def compare(experiment: Path = typer.Argument(..., help="experiment YAML, e.g. c
     watcher = CellWatcher(loaded)
     finished = [0]
 
-    def report(kind: str, cell, outcome: dict) -> None:
+    def report(kind: str, cell, outcome: CellOutcome) -> None:
         finished[0] += 1
         watcher.done(cell)
         colour = "green" if outcome.get("state") == "finished" else "red"

@@ -13,14 +13,14 @@ import contextlib
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
 from mnemarket.errors import ConfigError
-from mnemarket.reports import METRICS, group_label, metric_label
+from mnemarket.reports import METRICS, ComparisonDocument, group_label, metric_label
 from mnemarket.reports.comparison_report import _group_cells, _without_score  # private: see tests/unit/test_package_fronts.py
 from mnemarket.run import CONTEXTS
 
@@ -120,7 +120,7 @@ class CellWatcher:
                 thread.join(timeout=POLL_SECONDS * 2)
 
 
-def results_table(document: dict[str, Any]) -> Table:
+def results_table(document: ComparisonDocument) -> Table:
     """The comparison's groups as a terminal table (metric rows, one column per model/config)."""
     groups = document.get("groups") or []
     table = Table(title=f"{document.get('experiment')}: mean ± std over seeds")

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -32,7 +32,21 @@ from mnemarket.experiments.interrupt import ignore_interrupts
 from mnemarket.experiments.ladder import LadderSpec, write_rung_scenario
 from mnemarket.jsonl import read_json_object
 from mnemarket.providers import ModelProfile, check_profiles
-from mnemarket.reports import EXPERIMENT_CELLS, MIN_SEEDS, paired_differences
+from mnemarket.reports import (
+    EXPERIMENT_CELLS,
+    MIN_SEEDS,
+    CellKey,
+    CellMetrics,
+    CellOutcome,
+    CellResult,
+    ComparisonDocument,
+    ConfigSpec,
+    Difference,
+    GroupSummary,
+    JudgeSummary,
+    LadderItem,
+    paired_differences,
+)
 from mnemarket.run import MARKER, adopt_output_dir, owner_of, write_atomic
 from mnemarket.yaml_config import deep_merge, describe_validation_error, load_model
 
@@ -49,8 +63,8 @@ class ConfigOverride(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    agents: dict[str, Any] = Field(default_factory=dict, description="merged into every agent")
-    per_agent: dict[str, dict[str, Any]] = Field(default_factory=dict, description="agent id -> fields")
+    agents: dict[str, object] = Field(default_factory=dict, description="merged into every agent")
+    per_agent: dict[str, dict[str, object]] = Field(default_factory=dict, description="agent id -> fields")
     description: str = ""
     oracle: Literal["write", "prompt"] | None = Field(
         None, description="memory ladder only: the harness stores each gold fact or lesson for the agent (write) "
@@ -305,7 +319,7 @@ def workers_for(experiment: Experiment, pending: int) -> int:
     return max(1, min(wanted, cores, pending))
 
 
-Progress = Callable[[str, Cell, dict[str, Any]], None]
+Progress = Callable[[str, Cell, CellOutcome], None]
 
 
 def run_experiment(path: str | Path, out: str | Path | None = None, *, max_workers: int | None = None,
@@ -343,7 +357,7 @@ def run_loaded(experiment: Experiment, *, max_workers: int | None = None, only_r
     cells = experiment.cells()
     dirs = {cell: prepare_cell(experiment, cell) for cell in cells}
     pending = [cell for cell in cells if not cell_done(dirs[cell])]
-    outcomes: dict[Cell, dict[str, Any]] = {}
+    outcomes: dict[Cell, CellOutcome] = {}
     if pending and not only_report and executor == "ray":
         from mnemarket.experiments.ray_executor import run_cells_on_ray
 
@@ -395,7 +409,7 @@ def baseline_group(config: ExperimentConfig) -> tuple[str, str]:
     return model, name
 
 
-def separation_warnings(differences: list[dict[str, Any]]) -> list[str]:
+def separation_warnings(differences: list[Difference]) -> list[str]:
     """One line per group whose seeds are too few to separate it from the baseline on some metrics."""
     unresolved: dict[tuple[str, str], list[str]] = {}
     for diff in differences:
@@ -407,7 +421,15 @@ def separation_warnings(differences: list[dict[str, Any]]) -> list[str]:
             f"run at least {MIN_SEEDS} seeds" for (model, config), metrics in unresolved.items()]
 
 
-def write_comparison(experiment: Experiment, dirs: dict[Cell, Path], outcomes: dict[Cell, dict[str, Any]]) -> Path:
+def _cell_key(cell: Cell, run_dir: Path) -> CellKey:
+    key: CellKey = {"id": cell.id, "model": cell.model, "config": cell.config, "seed": cell.seed,
+                    "run_dir": str(run_dir)}
+    if cell.rung is not None:
+        key["rung"], key["level"] = cell.rung, cell.level
+    return key
+
+
+def write_comparison(experiment: Experiment, dirs: dict[Cell, Path], outcomes: dict[Cell, CellOutcome]) -> Path:
     """Measure every finished cell and write comparison.json/.md/.html in the experiment directory."""
     from mnemarket.reports import aggregate_groups, cell_metrics, item_rows, load_run, summarise, write_ladder_csv, write_reports
 
@@ -417,63 +439,72 @@ def write_comparison(experiment: Experiment, dirs: dict[Cell, Path], outcomes: d
 
         # The duplicate rate and the per-lesson evidence embed the same lessons, and seeds repeat them.
         embedder = MemoEmbedder(make_embedder(experiment.config.metrics_embedder), capacity=8192)
-    rows = []
-    items: list[dict[str, Any]] = []  # the memory ladder's per-item outcomes (reports/ladder_results.py)
+    rows: list[CellResult] = []
+    items: list[LadderItem] = []  # the memory ladder's per-item outcomes (reports/ladder_results.py)
     for cell, run_dir in dirs.items():
-        row: dict[str, Any] = {"id": cell.id, "model": cell.model, "config": cell.config, "seed": cell.seed,
-                               "run_dir": str(run_dir)}
-        if cell.rung is not None:
-            row |= {"rung": cell.rung, "level": cell.level}
+        row: CellResult
         if cell_done(run_dir):
             info = read_json_object(run_dir / CELL_FILE) or {}  # damaged: only its timing is lost
             run = load_run(run_dir)
             if cell.rung is not None:
                 items += item_rows(run, cell.model, cell.config, cell.seed, experiment.config.configs[cell.config].oracle)
-            row |= {"status": "finished", "seconds": info.get("seconds"),
-                    "metrics": cell_metrics(run, embedder=embedder)}
+            # reports.metrics builds the figures as plain dicts: CellMetrics names their shape
+            metrics = cast("CellMetrics", cell_metrics(run, embedder=embedder))
+            row = {**_cell_key(cell, run_dir), "status": "finished", "seconds": info.get("seconds"), "metrics": metrics}
             if info.get("warnings"):  # e.g. a step over budget: its figures come from blind turns
                 row["warnings"] = info["warnings"]
         else:
-            outcome = outcomes.get(cell, {})
-            row |= {"status": outcome.get("state", "not run"), "message": outcome.get("message", "")}
+            outcome = outcomes.get(cell)
+            row = {**_cell_key(cell, run_dir), "status": outcome.get("state", "not run") if outcome else "not run",
+                   "message": outcome.get("message", "") if outcome else ""}
         rows.append(row)
     c = experiment.config
-    judged: dict[str, Any] | None = None
+    judged: JudgeSummary | None = None
     if c.judge:
         from mnemarket.experiments.judge import agreement, make_judge, rate_lessons
 
         finished = [row for row in rows if row["status"] == "finished"]
         rate_lessons(make_judge(c.judge, experiment.out_dir), finished)
-        judged = {"model": c.judge} | agreement(finished)
+        judged = {"model": c.judge, **agreement(finished)}
     baseline = baseline_group(c)
     # On the ladder a group is a config on one rung and level: seeds pair within it, never across rungs.
-    compared = [r | {"config": f"{r['config']}@{r['rung']}-L{r['level']}"} if "rung" in r else r for r in rows]
+    compared: list[CellResult] = [{**r, "config": f"{r['config']}@{r['rung']}-L{r['level']}"} if "rung" in r else r
+                                  for r in rows]
     differences = paired_differences(compared, baseline if c.ladder is None else _first_rung(baseline, compared))
-    document = {
+    document: ComparisonDocument = {
         "experiment": c.name,
         "description": c.description,
         "experiment_file": str(experiment.path),
         "scenario": str(experiment.scenario_path) if experiment.scenario_path else "memory ladder (one generated "
                     "scenario.yaml per cell)",
-        "matrix": {"models": c.models, "configs": {k: v.model_dump() for k, v in c.configs.items()},
+        "matrix": {"models": list(c.models), "configs": {k: _config_spec(v) for k, v in c.configs.items()},
                    "seeds": c.seeds, "sessions": c.sessions, "turns": c.turns},
         "metrics_embedder": c.metrics_embedder,
         "generated": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "machine": {"platform": platform.platform(), "machine": platform.machine(), "cores": os.cpu_count()},
         "cells": rows,
-        "groups": aggregate_groups(compared),
+        # reports.metrics reads and returns plain dicts: these are the shapes it reads and writes
+        "groups": cast("list[GroupSummary]", aggregate_groups(cast("list[dict[str, Any]]", compared))),
         "baseline": {"model": baseline[0], "config": baseline[1]},
         "differences": differences,
         "warnings": separation_warnings(differences),
         "judge": judged,
     }
     if c.ladder is not None:
-        document |= summarise(items, rows)
+        ladder = summarise(items, rows)
+        document["ladder"], document["memory_effect"] = ladder["ladder"], ladder["memory_effect"]
+        document["ladder_details"] = ladder["ladder_details"]
         write_ladder_csv(experiment.out_dir / "ladder.csv", items)
     return write_reports(experiment.out_dir, document)
 
 
-def _first_rung(baseline: tuple[str, str], rows: list[dict[str, Any]]) -> tuple[str, str]:
+def _config_spec(config: ConfigOverride) -> ConfigSpec:
+    """A configuration as the matrix lists it (its fields, as `model_dump` gives them)."""
+    return {"agents": dict(config.agents), "per_agent": {k: dict(v) for k, v in config.per_agent.items()},
+            "description": config.description, "oracle": config.oracle}
+
+
+def _first_rung(baseline: tuple[str, str], rows: list[CellResult]) -> tuple[str, str]:
     """The baseline group on the ladder: the baseline config on the first rung played."""
     model, config = baseline
     return model, next((r["config"] for r in rows if r["model"] == model and r["config"].startswith(config + "@")),
