@@ -73,7 +73,14 @@ def validation_problems(exc: ValidationError, root: str = "value", *,
     a location into the name the reader knows (default: dotted), ``limit`` reports the first
     problems (and how many more, unless not ``count_rest``), ``line`` words one problem given its field (default: ``field:
     message``; config files add the allowed values and fields, `yaml_config.format_validation_error`)."""
-    errors = exc.errors(include_url=False)
+    return describe_errors(exc.errors(include_url=False), root, label=label, limit=limit, count_rest=count_rest,
+                           line=line)
+
+
+def describe_errors(errors: Sequence[ErrorDetails], root: str = "value", *,
+                    label: Callable[[Sequence[Any]], str] | None = None, limit: int | None = None,
+                    count_rest: bool = True, line: Callable[[ErrorDetails, str], str] | None = None) -> str:
+    """`validation_problems` of error details got elsewhere (FastAPI's `RequestValidationError`)."""
     lines = []
     for err in errors[:limit]:
         field = (label(err["loc"]) if label else ".".join(map(str, err["loc"]))) or root
