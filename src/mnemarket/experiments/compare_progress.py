@@ -20,8 +20,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextC
 from rich.table import Table
 
 from mnemarket.errors import ConfigError
-from mnemarket.reports import METRICS, ComparisonDocument, group_label, metric_label
-from mnemarket.reports.comparison_report import _group_cells, _without_score  # private: see tests/unit/test_package_fronts.py
+from mnemarket.reports import METRICS, ComparisonDocument, group_label, group_stat_text, metric_label, without_score
 from mnemarket.run import CONTEXTS
 
 if TYPE_CHECKING:
@@ -128,8 +127,8 @@ def results_table(document: ComparisonDocument) -> Table:
     for group in groups:
         table.add_column(group_label(group), justify="right")
     table.add_row("seeds finished", *[str(g["seeds"]) for g in groups])
-    for key, label in _without_score(document, METRICS):
-        table.add_row(metric_label(key, label).split(":")[0], *[str(_group_cells(g, key)) for g in groups])
+    for key, label in without_score(document, METRICS):
+        table.add_row(metric_label(key, label).split(":")[0], *[str(group_stat_text(g, key)) for g in groups])
     return table
 
 

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from mnemarket.agents import AgentConfig, Component
     from mnemarket.experiments.experiment import Experiment
     from mnemarket.kernel import Invokable
-    from mnemarket.run.scenario import ServiceSpec
+    from mnemarket.run import ServiceSpec
 
 Kind = Literal["agent", "base", "component", "scenario", "genesis", "experiment"]
 

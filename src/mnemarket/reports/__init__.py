@@ -15,7 +15,7 @@ from mnemarket.lazy_front import lazy_exports
 _MODULES = {
     "comparison_data": ["Agreement", "CellKey", "CellMetrics", "CellOutcome", "CellResult", "ComparisonDocument",
                         "ConfigSpec", "Difference", "GroupSummary", "JudgeSummary", "LadderItem", "LessonVerdict"],
-    "comparison_report": ["METRICS", "group_label", "metric_label", "write_reports"],
+    "comparison_report": ["METRICS", "group_label", "group_stat_text", "metric_label", "without_score", "write_reports"],
     "inspect": ["RunView"],
     "interview": ["Interviewer", "questionnaire", "read_questions"],
     "ladder_results": ["item_rows", "summarise", "write_ladder_csv"],
@@ -42,7 +42,14 @@ if TYPE_CHECKING:
         LadderItem,
         LessonVerdict,
     )
-    from mnemarket.reports.comparison_report import METRICS, group_label, metric_label, write_reports
+    from mnemarket.reports.comparison_report import (
+        METRICS,
+        group_label,
+        group_stat_text,
+        metric_label,
+        without_score,
+        write_reports,
+    )
     from mnemarket.reports.inspect import RunView
     from mnemarket.reports.interview import Interviewer, questionnaire, read_questions
     from mnemarket.reports.ladder_results import item_rows, summarise, write_ladder_csv
@@ -52,10 +59,10 @@ if TYPE_CHECKING:
     from mnemarket.reports.world_at import parse_turn, world_at_turn
 
 __all__ = [
-    "Agreement", "CellKey", "CellMetrics", "CellOutcome", "CellResult", "ComparisonDocument", "ConfigSpec",
-    "Difference", "GroupSummary", "JudgeSummary", "LadderItem", "LessonVerdict",
-    "EXPERIMENT_CELLS", "METRICS", "MIN_SEEDS", "Interviewer", "MemoryReader", "RunData", "RunView", "agent_metrics",
-    "aggregate_groups", "cell_metrics", "group_label", "item_rows", "load_run", "metric_label", "paired_differences",
-    "parse_turn", "questionnaire", "read_questions", "render_report", "summarise", "world_at_turn", "write_ladder_csv",
+    "EXPERIMENT_CELLS", "METRICS", "MIN_SEEDS", "Agreement", "CellKey", "CellMetrics", "CellOutcome", "CellResult",
+    "ComparisonDocument", "ConfigSpec", "Difference", "GroupSummary", "Interviewer", "JudgeSummary", "LadderItem",
+    "LessonVerdict", "MemoryReader", "RunData", "RunView", "agent_metrics", "aggregate_groups", "cell_metrics",
+    "group_label", "group_stat_text", "item_rows", "load_run", "metric_label", "paired_differences", "parse_turn",
+    "questionnaire", "read_questions", "render_report", "summarise", "without_score", "world_at_turn", "write_ladder_csv",
     "write_report", "write_reports",
 ]

@@ -112,7 +112,8 @@ def _scored(document: ComparisonDocument) -> bool:
 Key = TypeVar("Key", str, tuple[str, str])
 
 
-def _without_score(document: ComparisonDocument, keys: tuple[Key, ...]) -> tuple[Key, ...]:
+def without_score(document: ComparisonDocument, keys: tuple[Key, ...]) -> tuple[Key, ...]:
+    """``keys`` (metric names, or (name, label) pairs) without `score` when no cell has one."""
     if _scored(document):
         return keys
     return tuple(k for k in keys if (k[0] if isinstance(k, tuple) else k) != "score")
@@ -262,7 +263,8 @@ def stat_text(stat: Stat | None, interval: list[float] | None = None) -> str:
     return text
 
 
-def _group_cells(group: GroupSummary, key: str) -> str:
+def group_stat_text(group: GroupSummary, key: str) -> str:
+    """A group's figure on ``key`` as the tables show it: mean ± std [interval]."""
     return stat_text(group["metrics"].get(key), (group.get("intervals") or {}).get(key))
 
 
@@ -319,8 +321,8 @@ def render_markdown(document: ComparisonDocument) -> str:
              "## Groups (mean ± sample std [95% bootstrap interval] over seeds)", ""]
     if groups:
         headers = ["metric", *[group_label(g) for g in groups]]
-        rows: list[list[object]] = [[metric_label(key, label), *[_group_cells(g, key) for g in groups]]
-                                    for key, label in _without_score(document, METRICS)]
+        rows: list[list[object]] = [[metric_label(key, label), *[group_stat_text(g, key) for g in groups]]
+                                    for key, label in without_score(document, METRICS)]
         rows.insert(0, ["seeds finished", *[g["seeds"] for g in groups]])
         parts.append(_md_table(headers, rows))
     else:
@@ -338,7 +340,7 @@ def render_markdown(document: ComparisonDocument) -> str:
         parts += ["", "## LLM judge of lesson quality", "", judge_text(judge)]
     parts += ["", "## Cells", ""]
     cell_rows = []
-    columns = _without_score(document, CELL_COLUMNS)
+    columns = without_score(document, CELL_COLUMNS)
     for row in document["cells"]:
         cell = row.get("metrics", {}).get("cell", {})
         cell_rows.append([row["id"], row["status"], row.get("seconds") or "–",
@@ -450,8 +452,8 @@ def render_html(document: ComparisonDocument, out_dir: Path | None = None) -> st
     groups = document["groups"]
     matrix = document["matrix"]
     labels = {k: v for k, v in METRICS}
-    metrics = _without_score(document, METRICS)
-    plotted, columns = _without_score(document, PLOTTED), _without_score(document, CELL_COLUMNS)
+    metrics = without_score(document, METRICS)
+    plotted, columns = without_score(document, PLOTTED), without_score(document, CELL_COLUMNS)
     seed_values: dict[str, dict[str, list[float]]] = {}
     for row in document["cells"]:
         cell = row.get("metrics", {}).get("cell")
@@ -464,7 +466,7 @@ def render_html(document: ComparisonDocument, out_dir: Path | None = None) -> st
                 seed_values.setdefault(key, {}).setdefault(label, []).append(float(value))
     group_table = _html_table(["metric", *[group_label(g) for g in groups]],
                               [["seeds finished", *[g["seeds"] for g in groups]]]
-                              + [[metric_label(key, label), *[_group_cells(g, key) for g in groups]]
+                              + [[metric_label(key, label), *[group_stat_text(g, key) for g in groups]]
                                  for key, label in metrics]) if groups else None
     cell_table = _html_table(["cell", "status", "seconds", *columns],
                              [[row["id"], row["status"], row.get("seconds") or "–",
@@ -509,4 +511,5 @@ def run_warnings(document: ComparisonDocument) -> list[str]:
     return [f"{', '.join(ids)}: {warning}" for warning, ids in cells.items()]
 
 
-__all__ = ["CSV_COLUMNS", "render_html", "render_markdown", "run_warnings", "write_reports"]
+__all__ = ["CSV_COLUMNS", "group_stat_text", "render_html", "render_markdown", "run_warnings", "without_score",
+    "write_reports"]
