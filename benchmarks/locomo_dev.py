@@ -5,7 +5,8 @@ LoCoMo: Maharana et al., "Evaluating Very Long-Term Conversational Memory of LLM
 memory each, added through the public ``MemoryStore`` API exactly as an application would:
 
     store = MemoryStore()                          # fresh store, defaults
-    store.add("<speaker>: <text>[ shares <caption>]", created=<session number>, metadata={"dia_id": ...})
+    store.add("<speaker>: <text>[ shares <caption>]", created=<session number>,
+              metadata={"dia_id": ..., "date": <the session's date and time>})
     store.search(question, k=10)
 
 and every question of categories 1-4 (multi-hop, temporal, open-domain, single-hop; 5 is
@@ -31,7 +32,7 @@ CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 class Conversation:
     name: str
     turns: list[dict] = field(default_factory=list)
-    """``{"text", "created", "dia_id"}`` in dialogue order."""
+    """``{"text", "created", "dia_id", "speaker", "date"}`` in dialogue order (``date``: the session's)."""
     questions: list[dict] = field(default_factory=list)
     """``{"question", "evidence": set of dia_ids, "category"}``."""
 
@@ -66,8 +67,10 @@ def load(path: Path | None = None) -> list[Conversation] | None:
         conv = Conversation(file.stem)
         session = 1
         while f"session_{session}" in data:
+            date = data.get(f"session_{session}_date_time", "")
             for turn in data[f"session_{session}"]:
-                conv.turns.append({"text": turn_text(turn), "created": float(session), "dia_id": turn["dia_id"]})
+                conv.turns.append({"text": turn_text(turn), "created": float(session), "dia_id": turn["dia_id"],
+                                   "speaker": turn["speaker"], "date": date})
             session += 1
         for qa in data["qa"]:
             # a few evidence entries list several ids in one string ("D1:3; D1:5")

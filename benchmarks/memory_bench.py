@@ -282,6 +282,27 @@ def context_ab(ann, vectors, items, config, index_path, qv, qt, flt, rounds) -> 
     del plain
 
 
+NO_CUES = RetrievalWeights(speaker_weight=0.0, session_weight=0.0, time_weight=0.0)
+"""The default weights without issue 37's speaker, session and time cues."""
+
+
+def cues_ab(vectors, items, qv, qt, rounds) -> None:
+    """Exact default search with and without the cues, on the same store in alternating rounds; the
+    records name their agent as ``speaker`` and every query is a "when" question naming one, so
+    all three cues run (their worst case)."""
+    spoken = [{**item, "metadata": {**item["metadata"], "speaker": item["metadata"]["agent"]}} for item in items]
+    store, _ = build_store(vectors, spoken, index="exact")
+    asked = [f"When did {AGENTS[i % len(AGENTS)]} see {text}?" for i, text in enumerate(qt)]
+    store.search(asked[0], query_embedding=qv[0], touch=False)  # build the BM25 index
+    p50s: dict[str, list[float]] = {"cues": [], "no cues": []}
+    for _ in range(rounds):
+        p50s["cues"].append(latency(store, qv, asked)[0])
+        p50s["no cues"].append(latency(store, qv, asked, weights=NO_CUES)[0])
+    new, old = (float(np.median(v)) for v in p50s.values())
+    print(f"A/B exact default search, when-questions naming a speaker: cues {new:.2f} ms, without {old:.2f} ms "
+          f"(median of {rounds} alternating rounds' p50): {100 * (new / old - 1):+.0f} %")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", default="10000,100000,1000000")
@@ -298,6 +319,9 @@ def main() -> None:
                         "(same sizes, shape and settings; the build is then not timed)")
     parser.add_argument("--context-ab", type=int, default=0, metavar="ROUNDS",
                         help="also time ANN hybrid against a store without contextual records, in alternating rounds")
+    parser.add_argument("--cues-ab", type=int, default=0, metavar="ROUNDS",
+                        help="also time the exact default search with and without the speaker, session and time "
+                        "cues, in alternating rounds")
     args = parser.parse_args()
     global CLOCK
     if args.cpu_time:
@@ -326,6 +350,8 @@ def main() -> None:
                                                                "weights": RetrievalWeights.generative_agents()})]:
             p50, p95 = latency(exact, qv, qt, **kwargs)
             print(f"exact  {label:30s} p50 {p50:7.2f} ms  p95 {p95:7.2f} ms")
+        if args.cues_ab:
+            cues_ab(vectors, items, qv, qt, args.cues_ab)
         if args.exact_only:
             continue
         if n <= 100_000:

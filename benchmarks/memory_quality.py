@@ -42,6 +42,8 @@ RELEVANCE_CONFIGS: list[tuple[str, str, RetrievalWeights]] = [
     ("hybrid zscore 0.5", "hybrid", RetrievalWeights(**REL, fusion="zscore", dense_weight=0.5)),
     ("hybrid zscore 0.6", "hybrid", RetrievalWeights(**REL, fusion="zscore", dense_weight=0.6)),
     ("hybrid zscore 0.65, no neighbour term", "hybrid", RetrievalWeights(**REL, dense_weight=0.65, context_weight=0)),
+    ("hybrid zscore 0.65, no cues (issue 20's default)", "hybrid",
+     RetrievalWeights(**REL, dense_weight=0.65, speaker_weight=0, session_weight=0, time_weight=0)),
     ("hybrid zscore 0.65", "hybrid", RetrievalWeights(**REL, fusion="zscore", dense_weight=0.65)),
     ("hybrid zscore 0.7", "hybrid", RetrievalWeights(**REL, fusion="zscore", dense_weight=0.7)),
     ("hybrid zscore 0.8", "hybrid", RetrievalWeights(**REL, fusion="zscore", dense_weight=0.8)),
@@ -87,13 +89,15 @@ def evaluate_locomo(embedder, conversations: list[locomo_dev.Conversation], ks=(
     """
     totals: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     by_type: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    by_conv.clear()
     configs = RELEVANCE_CONFIGS + [("store default", "default", RetrievalWeights())]
     ingest_seconds = turns = 0
     for conv in conversations:
         store = MemoryStore(embedder)
         start = time.perf_counter()
         for turn in conv.turns:
-            store.add(turn["text"], created=turn["created"], metadata={"dia_id": turn["dia_id"]})
+            store.add(turn["text"], created=turn["created"],
+                      metadata={"dia_id": turn["dia_id"], "date": turn["date"]})
         ingest_seconds += time.perf_counter() - start
         turns += len(conv.turns)
         dia_of = {r.id: r.metadata["dia_id"] for r in store.records()}
@@ -112,8 +116,27 @@ def evaluate_locomo(embedder, conversations: list[locomo_dev.Conversation], ks=(
                     totals[name][f"hit@{k}"].append(float(found > 0))
                 by_type[name][locomo_dev.CATEGORIES[q["category"]]].append(
                     len(q["evidence"] & set(got[:10])) / len(q["evidence"]))
+                by_conv[name][conv.name].append(len(q["evidence"] & set(got[:10])) / len(q["evidence"]))
     print(f"ingest through add(), one turn at a time, embedding included: {turns / ingest_seconds:.0f} records/s")
     return totals, by_type, [name for name, _, _ in configs]
+
+
+by_conv: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+"""recall@10 per config and conversation of the last `evaluate_locomo`."""
+TUNED_ON = ("26", "30", "41")
+"""The conversations issue 37's cue weights were chosen on; the others are held out."""
+
+
+def print_split(names) -> None:
+    """recall@10 on the conversations the cue weights were tuned on and on the held-out ones."""
+    print("\n| config | " + " | ".join(sorted(by_conv[names[0]])) + " | tuned on (" + ", ".join(TUNED_ON)
+          + ") | held out |\n|---|" + "---|" * (len(by_conv[names[0]]) + 2))
+    for name in names:
+        convs = by_conv[name]
+        tuned = [r for c, v in convs.items() if c in TUNED_ON for r in v]
+        held = [r for c, v in convs.items() if c not in TUNED_ON for r in v]
+        print(f"| {name} | " + " | ".join(f"{np.mean(convs[c]):.3f}" for c in sorted(convs))
+              + f" | {np.mean(tuned) if tuned else float('nan'):.3f} | {np.mean(held) if held else float('nan'):.3f} |")
 
 
 def print_table(totals, by_type, names) -> None:
@@ -160,6 +183,7 @@ def main() -> None:
                   f"{sum(len(c.questions) for c in conversations)} questions (categories 1-4)")
             totals, by_type, names = evaluate_locomo(embedder, conversations)
             print_table(totals, by_type, names)
+            print_split([n for n in names if n.startswith("hybrid zscore 0.65") or n == "store default"])
             recall10["locomo"] = {name: float(np.mean(v["recall@10"])) for name, v in totals.items()}
     if len(recall10) == 2:
         print("\n## Choosing the defaults: recall@10 on both sets\n\n"

@@ -8,6 +8,7 @@ adjacent turns of the same session (what the store sees as the same ``created`` 
 
     .venv/bin/python benchmarks/retrieval_candidates.py        # vectors cached in $TMPDIR
     .venv/bin/python benchmarks/retrieval_candidates.py --new  # only issue 37's cues, beside the default
+    .venv/bin/python benchmarks/retrieval_candidates.py --split  # issue 37's candidates, tuned / held-out
 """
 
 from __future__ import annotations
@@ -134,7 +135,11 @@ class Conv:
             "plural": BM25(texts, plural_fold), "stem": BM25(texts, tokenize),
             "stem+stop": BM25(texts, stem_more_stopwords), "prev": BM25(with_prev, tokenize),
             "next": BM25(with_next, tokenize), "both": BM25(with_both, tokenize),
+            # what the store indexes since issue 37: the previous turn and the session's date
+            "prev+date": BM25([f"{w} {t['date']}" for w, t in zip(with_prev, conv.turns)], tokenize),
         }
+        self.with_prev = with_prev
+        self.name = conv.name
         self._cache: dict = {}
 
     def bm25(self, key, qi, query=None):
@@ -209,6 +214,66 @@ def all_cues(c: Conv, qi, speaker=0.4, session=0.25, time=0.6):
     return x + time * c.timely if c.questions[qi].lower().startswith("when") else x
 
 
+def store_default(c: Conv, qi, key="prev+date", speaker=2.0, session=0.4, time=1.0, w=0.65):
+    """The store's default since issue 37: BM25 with the previous turn and the session's date, the
+    neighbour term, then the speaker, session and time cues (mnemarket.memory.cues)."""
+    x = zs(c.neighbours(w * zs(c.dense(qi)) + (1 - w) * zs(c.bm25(key, qi)), 0.15))
+    named = {word.lower() for word in _WORD.findall(c.questions[qi])}
+    x = x + speaker * np.array([s in named for s in c.speaker], dtype=float)
+    best = {s: x[c.session == s].max() for s in np.unique(c.session)}
+    x = x + session * np.array([best[s] for s in c.session])
+    return x + time * c.timely if c.questions[qi].lower().startswith("when") else x
+
+
+def bm25_params(k1, b):
+    """The issue 20 default with other BM25 constants (contextual records)."""
+    def score(c: Conv, qi):
+        key = f"prev k1={k1} b={b}"
+        if key not in c.bm:
+            c.bm[key] = BM25(c.with_prev, tokenize, k1=k1, b=b)
+        return c.neighbours(0.65 * zs(c.dense(qi)) + 0.35 * zs(c.bm25(key, qi)), 0.15)
+    return score
+
+
+def session_pool_by(c: Conv, qi, agg, weight):
+    """The default plus ``weight`` x ``agg`` of its z-scores over the turn's session."""
+    x = zs(default(c, qi))
+    pooled = {s: agg(np.sort(x[c.session == s])[::-1]) for s in np.unique(c.session)}
+    return x + weight * np.array([pooled[s] for s in c.session])
+
+
+SPLIT_CANDIDATES = [
+    ("issue 20's default", "", default),
+    ("BM25 k1 0.6 (b 0.75)", "no", bm25_params(0.6, 0.75)),
+    ("  k1 0.9", "no", bm25_params(0.9, 0.75)),
+    ("  k1 2.0", "no", bm25_params(2.0, 0.75)),
+    ("BM25 b 0.3 (k1 1.2)", "no", bm25_params(1.2, 0.3)),
+    ("  b 0.5", "no", bm25_params(1.2, 0.5)),
+    ("  b 0.9", "no", bm25_params(1.2, 0.9)),
+    ("dense weight 0.6", "no", lambda c, i: c.neighbours(fused(c, i, 0.6), 0.15)),
+    ("dense weight 0.7", "no", lambda c, i: c.neighbours(fused(c, i, 0.7), 0.15)),
+    ("neighbour term 0.3", "no", lambda c, i: c.neighbours(fused(c, i), 0.3)),
+    ("+ 0.2 x z(cosine with the previous turn embedded in)", "no",
+     lambda c, i: c.neighbours(fused(c, i) + 0.2 * zs(c.E_prev @ c.Q[i]), 0.15)),
+    ("+ session pool, mean of its top 3, 0.25", "no", lambda c, i: session_pool_by(c, i, lambda v: v[:3].mean(), 0.25)),
+    ("+ session pool, log-sum-exp, 0.25", "no",
+     lambda c, i: session_pool_by(c, i, lambda v: np.log(np.exp(v).sum()), 0.25)),
+    ("BM25 reads the session's date", "yes", lambda c, i: c.neighbours(fused_key(c, i, "prev+date"), 0.15)),
+    ("date + speaker 2.0 + session 0.4 + time 1.0 (the new default)", "yes", store_default),
+    ("  without the date", "", lambda c, i: store_default(c, i, key="prev")),
+    ("  without the speaker", "", lambda c, i: store_default(c, i, speaker=0)),
+    ("  without the session", "", lambda c, i: store_default(c, i, session=0)),
+    ("  without the time", "", lambda c, i: store_default(c, i, time=0)),
+]
+"""Issue 37's candidates, scored on the conversations the weights were tuned on and the held-out
+ones (``--split``)."""
+TUNED_ON = ("26", "30", "41")
+
+
+def fused_key(c: Conv, qi, key, w=0.65):
+    return w * zs(c.dense(qi)) + (1 - w) * zs(c.bm25(key, qi))
+
+
 NEW_CANDIDATES = [
     ("default (z-score 0.65 + neighbour 0.15)", "yes", default),
     ("  + speaker named in the question, 0.2", "", lambda c, i: speaker_cue(c, i, 0.2)),
@@ -267,6 +332,9 @@ def main() -> None:
         return np.stack([cache[hashlib.sha1(t.encode()).hexdigest()] for t in texts])
 
     convs = [Conv(c, embed) for c in conversations]
+    if "--split" in sys.argv:
+        print_split(convs)
+        return
     names = [locomo_dev.CATEGORIES[k] for k in sorted(locomo_dev.CATEGORIES)]
     print("| candidate | kept | recall@5 | recall@10 | hit@10 | " + " | ".join(f"r@10 {n}" for n in names) + " |")
     print("|---|---|---|---|---|" + "---|" * len(names))
@@ -283,6 +351,22 @@ def main() -> None:
         per = " | ".join(f"{np.mean(rec[k]):.3f}" for k in sorted(locomo_dev.CATEGORIES))
         print(f"| {name} | {kept} | {np.mean(rec[5]):.3f} | {np.mean(rec[10]):.3f} | {np.mean(rec['hit']):.3f} | {per} |",
               flush=True)
+
+
+def print_split(convs: list[Conv]) -> None:
+    """recall@10 of `SPLIT_CANDIDATES` on the tuning conversations, the held-out ones and all."""
+    print(f"| candidate | kept | tuned on ({', '.join(TUNED_ON)}) | held out | dev set | recall@5 |\n|---|---|---|---|---|---|")
+    for name, kept, score in SPLIT_CANDIDATES:
+        rec = defaultdict(list)
+        for c in convs:
+            for qi in range(len(c.questions)):
+                got = [c.dia[j] for j in np.argsort(-score(c, qi), kind="stable")[:10]]
+                r = len(c.evidence[qi] & set(got)) / len(c.evidence[qi])
+                rec["tuned" if c.name in TUNED_ON else "held"].append(r)
+                rec["all"].append(r)
+                rec[5].append(len(c.evidence[qi] & set(got[:5])) / len(c.evidence[qi]))
+        print(f"| {name} | {kept} | {np.mean(rec['tuned']):.3f} | {np.mean(rec['held']):.3f} | {np.mean(rec['all']):.3f} "
+              f"| {np.mean(rec[5]):.3f} |", flush=True)
 
 
 if __name__ == "__main__":

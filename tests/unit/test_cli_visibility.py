@@ -72,7 +72,7 @@ def test_the_report_holds_every_prompt_and_names_model_and_seed(demo_run):
     contexts = read_contexts(demo_run)
     assert len(contexts) == 30
     for record in contexts:  # the exact text, escaped as the templates escape it
-        assert str(escape(record["system"])) in page and str(escape(record["user"])) in page
+        assert str(escape(record.system)) in page and str(escape(record.user)) in page
     assert "model scripted" in page and "seed 7" in page and "2 sessions x 5 turns" in page
     trace = demo_run / "trace"
     assert sum(page_file.read_text().count('<details id="') for page_file in trace.glob("*-s*.html")) == 30

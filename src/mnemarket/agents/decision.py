@@ -83,11 +83,16 @@ class WorldView(BaseModel):
     stores: tuple[str, ...] = ()
     """Memory stores it can name (method arguments tagged ``x-names: store``)."""
     bounties: tuple[str, ...] = ()
-    """Open bounties (arguments tagged ``x-names: bounty``)."""
+    """Bounties a claim could still win (arguments tagged ``x-names: bounty``)."""
+    answer_bounties: tuple[str, ...] = ()
+    """Those of them that take an answer (``x-names: answer_bounty``)."""
+    artifact_bounties: tuple[str, ...] = ()
+    """Those of them that take an artifact (``x-names: artifact_bounty``)."""
 
     def names(self, kind: str) -> tuple[str, ...]:
         """The ids a method argument tagged ``x-names: kind`` may take (see `NAMES_KEY`)."""
-        return {"store": self.stores, "bounty": self.bounties, "own": self.own, "artifact": self.readable,
+        return {"store": self.stores, "bounty": self.bounties, "answer_bounty": self.answer_bounties,
+                "artifact_bounty": self.artifact_bounties, "own": self.own, "artifact": self.readable,
                 "principal": self.principals}.get(kind, ())
 
 

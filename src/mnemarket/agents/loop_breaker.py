@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
+from mnemarket.genesis import names_turn
 from mnemarket.kernel import Event
 
 Trigger = Literal["same_failure", "failure_streak", "same_action"]
@@ -53,7 +54,7 @@ class LoopBreaker:
     force_after: int = 3
 
     def state(self, history: list[Event]) -> LoopState:
-        turns = [e for e in history[-4 * WINDOW:] if "turn" in e.meta][-WINDOW:]
+        turns = [e for e in history[-4 * WINDOW:] if names_turn(e)][-WINDOW:]
         if not turns:
             return LoopState(0, 0, "")
         last = signature(turns[-1])

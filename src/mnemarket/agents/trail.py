@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Generic, TypeVar
 
 from mnemarket.agents.loop_breaker import WINDOW as LOOP_TURNS
-from mnemarket.genesis import TurnRecord, turn_record
+from mnemarket.genesis import TurnRecord, names_turn, turn_record
 from mnemarket.kernel import Event, World
 
 RECENT = 8
@@ -81,7 +81,7 @@ class Trail:
         for event in world.events(principal=self.principal, after=self.last_id) if new is None else new:
             self.count += 1
             self.recent.append(event)
-            if "turn" in event.meta:
+            if names_turn(event):
                 self._turns.add(self.count, event)
             record = turn_record(event)
             if record is not None:

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from mnemarket.agents.context import AssembledContext, Section
 from mnemarket.agents.loop_breaker import LoopState
+from mnemarket.genesis import ContextHit, ContextRecord, ContextSection
 from mnemarket.kernel import ActionResult
 from mnemarket.memory import MemoryHit
 from mnemarket.providers import LLMResult, Message
@@ -96,15 +96,16 @@ class TurnPlan:
                          loop_trigger=self.loop.trigger,
                          tokens=self.context.tokens, baseline_tokens=self.baseline_tokens)
 
-    def log_record(self) -> dict[str, Any]:
-        return {"agent": self.agent_id, "session": self.session, "turn": self.turn, "step": self.step,
-                "tokens": self.context.tokens, "budget": self.context.budget,
-                "baseline_tokens": self.baseline_tokens,
-                "sections": [s.model_dump() for s in self.context.sections],
-                "rag_query": self.rag_query,
-                "rag_hits": [{"id": h.id, "text": h.text, "score": round(h.score, 4)} for h in self.rag_hits],
-                "loop": self.loop.level, "loop_trigger": self.loop.trigger,
-                "system": self.context.system, "user": self.context.user}
+    def log_record(self, reply: str | None, reply_error: str | None) -> ContextRecord:
+        """The turn's line of the context log, with the model's reply (the trace shows it)."""
+        return ContextRecord(
+            agent=self.agent_id, session=self.session, turn=self.turn, step=self.step,
+            tokens=self.context.tokens, budget=self.context.budget, baseline_tokens=self.baseline_tokens,
+            sections=[ContextSection.model_validate(s, from_attributes=True) for s in self.context.sections],
+            rag_query=self.rag_query,
+            rag_hits=[ContextHit(id=h.id, text=h.text, score=round(h.score, 4)) for h in self.rag_hits],
+            loop=self.loop.level, loop_trigger=self.loop.trigger,
+            system=self.context.system, user=self.context.user, reply=reply, reply_error=reply_error)
 
 
 @dataclass

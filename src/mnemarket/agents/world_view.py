@@ -27,9 +27,9 @@ def world_view(world: World, genesis: Genesis, me: str, store_id: str, menu: Ste
         readable = sorted({*own, *world.invokables, *index.of_type(STORE_TYPE)[:MAX_VIEW_IDS]})[:MAX_VIEW_IDS]
     principals = list(islice((p for p in world.principal_ids() if p != me and p not in world.invokables),
                              MAX_VIEW_IDS))
-    services = tuple((inv.artifact_id, name, args_schema(spec.args))
+    services = tuple((inv.artifact_id, name, args_schema(form))
                      for inv in world.invokables.values() for name, spec in inv.methods.items()
-                     if menu.allows_method(inv.artifact_id, name))
+                     if menu.allows_method(inv.artifact_id, name) for form in spec.forms())
     # Its own long-term store first, then stores it may search, then the rest (to preview or
     # license): a small model tends to take the first choice it is offered.
     store_ids = index.of_type(STORE_TYPE)
@@ -39,8 +39,10 @@ def world_view(world: World, genesis: Genesis, me: str, store_id: str, menu: Ste
     artifacts = [a for i in store_ids if (a := world.get(i)) is not None and not a.deleted]
     stores = [a.id for a in sorted(artifacts, key=lambda a: (
         a.id != store_id, not a.access.allows("read", me, a.owner), a.id))][:MAX_VIEW_IDS]
-    bounties = sorted(genesis.bounty.claimable_by(me))[:MAX_VIEW_IDS]
+    bounties = sorted(genesis.bounty.claimable_by(me, world), key=lambda b: b.id)[:MAX_VIEW_IDS]
     return WorldView(readable=tuple(readable), own=tuple(own), principals=tuple(principals), services=services,
-                     avoid=avoid, stores=tuple(stores), bounties=tuple(bounties),
+                     avoid=avoid, stores=tuple(stores), bounties=tuple(b.id for b in bounties),
+                     answer_bounties=tuple(b.id for b in bounties if b.kind == "answer"),
+                     artifact_bounties=tuple(b.id for b in bounties if b.kind == "artifact"),
                      action_types=None if menu.action_types is None else tuple(sorted(menu.action_types)),
                      order=order)

@@ -11,7 +11,7 @@ import shutil
 import signal
 import sys
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -302,7 +302,7 @@ def inspect(run_dir: Path, agent: str = typer.Option(None, help="one agent's fig
     if at is not None:
         from mnemarket.reports import parse_turn, world_at_turn
 
-        document = world_at_turn(run_dir, parse_turn(at))
+        document: Mapping[str, Any] = world_at_turn(run_dir, parse_turn(at))
         if agent is not None:
             document = _agent_part(document, agent)
         if as_json:
@@ -356,14 +356,14 @@ def models_check(model: str = typer.Argument(..., help="a model string, e.g. gem
         typer.echo(result.line)
 
 
-def _agent_part(document: dict[str, Any], agent: str) -> dict[str, Any]:
+def _agent_part(document: Mapping[str, Any], agent: str) -> dict[str, Any]:
     """One agent's share of a world-at-turn document."""
     if agent not in document.get("agents", {}):
         _fail(f"no agent {agent!r} in this run; agents: {', '.join(document.get('agents', {}))}")
     return {"at": document["at"], "agent": agent, **document["agents"][agent]}
 
 
-def _print_mapping(data: dict[str, Any], indent: str = "") -> None:
+def _print_mapping(data: Mapping[str, Any], indent: str = "") -> None:
     """A nested mapping as indented `key: value` lines (not a Python dict on one line)."""
     for key, value in data.items():
         if isinstance(value, dict) and value:
@@ -383,11 +383,11 @@ def _print_mapping(data: dict[str, Any], indent: str = "") -> None:
 def report(run_dir: Path) -> None:
     """Rebuild RUN_DIR/report.html and its trace pages, also for a running or interrupted run."""
     from mnemarket.reports import MemoryReader, write_report
-    from mnemarket.run import run_status, saved_summary
+    from mnemarket.run import RunSummary, run_status, saved_summary
 
     with _view(run_dir) as view:
-        summary = {**saved_summary(run_dir), **view.summary(), "scenario": view.config.resolved.scenario.name,
-                   "status": run_status(run_dir)}
+        summary: RunSummary = {**saved_summary(run_dir), **view.summary(),
+                               "scenario": view.config.resolved.scenario.name, "status": run_status(run_dir)}
         path = write_report(run_dir, view.world, MemoryReader(view.store, view.config.resolved.genesis.bounties),
                             summary)
     console.print(f"report: {path} (status {summary['status']})", markup=False, highlight=False)
@@ -505,12 +505,15 @@ def validate(path: Path, allow_dir: list[Path] = _allow_dir_option()) -> None:
     if not path.exists():
         _fail(f"{str(path)!r} does not exist")
     warnings: list[str] = []
+    notes: list[str] = []
     with allow_dirs(allow_dir or ()):
-        problems, checked = validate_path(path, warnings)
+        problems, checked = validate_path(path, warnings, notes)
     for problem in problems:
         typer.echo(f"invalid: {problem}", err=True)
     for warning in warnings:
         typer.echo(f"warning: {warning}", err=True)
+    for note in notes:
+        typer.echo(f"budget: {note}")
     if problems:
         raise typer.Exit(code=1)
     console.print(f"[green]✓[/green] {checked} file(s) valid")

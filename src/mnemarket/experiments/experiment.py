@@ -431,7 +431,16 @@ def _cell_key(cell: Cell, run_dir: Path) -> CellKey:
 
 def write_comparison(experiment: Experiment, dirs: dict[Cell, Path], outcomes: dict[Cell, CellOutcome]) -> Path:
     """Measure every finished cell and write comparison.json/.md/.html in the experiment directory."""
-    from mnemarket.reports import aggregate_groups, cell_metrics, item_rows, load_run, summarise, write_ladder_csv, write_reports
+    from mnemarket.reports import (
+        abstention_summary,
+        aggregate_groups,
+        cell_metrics,
+        item_rows,
+        load_run,
+        summarise,
+        write_ladder_csv,
+        write_reports,
+    )
 
     embedder = None
     if experiment.config.metrics_embedder:
@@ -494,6 +503,7 @@ def write_comparison(experiment: Experiment, dirs: dict[Cell, Path], outcomes: d
         ladder = summarise(items, rows)
         document["ladder"], document["memory_effect"] = ladder["ladder"], ladder["memory_effect"]
         document["ladder_details"] = ladder["ladder_details"]
+        document["ladder_abstention"] = abstention_summary(items)
         write_ladder_csv(experiment.out_dir / "ladder.csv", items)
     return write_reports(experiment.out_dir, document)
 

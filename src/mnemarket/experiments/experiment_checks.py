@@ -32,12 +32,21 @@ def check_credentials(models: list[str]) -> None:
 
 
 def plan_warnings(experiment: Any) -> list[str]:
-    """A warning for each agent whose scripted plan acts after the experiment's last turn or session
-    (``experiment``: an `experiments.experiment.Experiment`, not imported here: that module calls
-    `check_credentials`, and imports must not circle; its resolved scenario is reused)."""
+    """A warning for each agent whose scripted plan acts after the experiment's last turn or session,
+    in each scenario its cells play (``experiment``: an `experiments.experiment.Experiment`, not
+    imported here: that module calls `check_credentials`, and imports must not circle)."""
+    from mnemarket.experiments.budget import cell_scenarios
+
     if "scripted" not in experiment.config.models:
         return []
-    scenario = experiment.scenario(experiment.scenario_path).scenario
+    warnings = []
+    for _, found in cell_scenarios(experiment):  # a ladder's: each generated rung and level
+        where = "" if found.where == "scenario" else f"{found.where}: "
+        warnings += [f"{experiment.path}: {where}{w}" for w in _plan_warnings(experiment, found.resolved.scenario)]
+    return warnings
+
+
+def _plan_warnings(experiment: Any, scenario: Any) -> list[str]:
     sessions = experiment.config.sessions or scenario.sessions
     turns = experiment.config.turns or scenario.turns
     warnings = []
@@ -45,11 +54,11 @@ def plan_warnings(experiment: Any) -> list[str]:
         for session, steps in enumerate(plan, 1):
             acting = [turn for turn, step in enumerate(steps, 1) if step and step.get("action_type", "noop") != "noop"]
             if session > sessions and acting:
-                warnings.append(f"{experiment.path}: the scripted plan of {agent!r} acts in session {session}, but the "
+                warnings.append(f"the scripted plan of {agent!r} acts in session {session}, but the "
                                 f"experiment plays {sessions} session(s): those actions never happen")
             elif acting and acting[-1] > turns:
                 late = [t for t in acting if t > turns]
-                warnings.append(f"{experiment.path}: the scripted plan of {agent!r} acts on session {session} turn(s) "
+                warnings.append(f"the scripted plan of {agent!r} acts on session {session} turn(s) "
                                 f"{', '.join(map(str, late))}, but the experiment plays {turns} turns a session: set "
                                 f"turns: {acting[-1]} (or more) or the scripted baseline loses those actions")
     return warnings

@@ -84,9 +84,11 @@ def components_dir_for(agent_file: Path) -> Path | None:
     return None
 
 
-def validate_file(path: Path, bases: set[Path] | None = None, warnings: list[str] | None = None) -> Kind:
+def validate_file(path: Path, bases: set[Path] | None = None, warnings: list[str] | None = None,
+                  notes: list[str] | None = None) -> Kind:
     """Raise ConfigError for the first problem of one file; returns what the file was checked as.
-    ``warnings`` (when given) collects what a run would warn about."""
+    ``warnings`` (when given) collects what a run would warn about, ``notes`` an experiment's
+    cells and budget."""
     from mnemarket.agents import check_components, check_menus, load_agent_config, load_component_file, load_components
     from mnemarket.experiments.experiment import check_experiment, load_experiment
     from mnemarket.experiments.setup_checks import check_model, check_plan_methods
@@ -103,7 +105,7 @@ def validate_file(path: Path, bases: set[Path] | None = None, warnings: list[str
             check_model(model, str(path), f"models.{index}")
         check_model(experiment.config.judge, str(path), "judge")
         if warnings is not None:
-            warnings.extend(_experiment_budget_warnings(path, experiment))
+            warnings.extend(_experiment_budget_warnings(path, experiment, notes))
     elif kind == "scenario":
         resolved = load_scenario(path)
         components = load_components(resolved.components_path)
@@ -149,17 +151,23 @@ def _budget_warnings(agents: list[AgentConfig], components: Mapping[str, Compone
         agent, [components[name] for name in agent.components], services, estimate_tokens)), estimated=True)
 
 
-def _experiment_budget_warnings(path: Path, experiment: Experiment) -> list[str]:
-    """`_budget_warnings` for each configuration's agents (its overrides applied), from the
-    configurations `check_experiment` resolved."""
-    if experiment.scenario_path is None:  # the ladder: its generated rungs fit (tests/unit/sim/test_ladder.py)
-        return []
-    resolved = experiment.scenario(experiment.scenario_path)
-    components = experiment.components(resolved)
-    services = _services(resolved.scenario.services)
-    return [f"{path}: configs.{name}: {warning}" for name in experiment.config.configs
-            for warning in _budget_warnings(experiment.configured(experiment.scenario_path, name).agents,
-                                            components, services)]
+def _experiment_budget_warnings(path: Path, experiment: Experiment, notes: list[str] | None = None) -> list[str]:
+    """`_budget_warnings` for each configuration's agents (its overrides applied) in each scenario
+    the cells play (a ladder's: each rung and level, generated), from the configurations the
+    experiment resolved; ``notes`` gets the experiment's cells and budget (experiments/budget.py)."""
+    from mnemarket.experiments.budget import cell_scenarios, experiment_budget
+
+    scenarios = dict(cell_scenarios(experiment, configured=True))
+    warnings = []
+    for found in scenarios.values():
+        components = experiment.components(found.resolved)
+        services = _services(found.resolved.scenario.services)
+        where = "" if found.where == "scenario" else f"{found.where}: "
+        warnings += [f"{path}: {where}configs.{name}: {warning}" for name, agents in found.agents.items()
+                     for warning in _budget_warnings(agents, components, services)]
+    if notes is not None:
+        notes.append(f"{path}: {experiment_budget(experiment, scenarios)}")
+    return warnings
 
 
 def _steps(agent: AgentConfig) -> list[tuple[str, list[str]]]:
@@ -181,15 +189,16 @@ def _services(specs: list[ServiceSpec]) -> dict[str, Invokable]:
     return dict(world.invokables)
 
 
-def validate_path(path: Path, warnings: list[str] | None = None) -> tuple[list[str], int]:
+def validate_path(path: Path, warnings: list[str] | None = None,
+                  notes: list[str] | None = None) -> tuple[list[str], int]:
     """Problems (one line each) and how many files were checked; ``warnings`` (when given)
-    collects what a run would warn about."""
+    collects what a run would warn about, ``notes`` each experiment's cells and budget."""
     files = sorted(path.rglob("*.yaml")) if path.is_dir() else [path]
     bases = extended_files(sorted({f for folder in {f.parent for f in files} for f in folder.glob("*.yaml")}))
     problems = []
     for file in files:
         try:
-            validate_file(file, bases, warnings)
+            validate_file(file, bases, warnings, notes)
         except ConfigError as exc:
             problems.append(str(exc))
         except Exception as exc:  # noqa: BLE001 - one file the checks did not foresee must not hide the others

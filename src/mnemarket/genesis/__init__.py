@@ -4,6 +4,7 @@ from mnemarket.genesis.answers import UNKNOWN, answer_tokens
 from mnemarket.genesis.artifact_store import GenesisStore
 from mnemarket.genesis.bounties import BOUNTY_ID, GenesisBounty
 from mnemarket.genesis.config import Bounty, BountyCosts, Costs, GenesisConfig, load_genesis_config
+from mnemarket.genesis.context_record import ContextHit, ContextRecord, ContextSection
 from mnemarket.genesis.embedder_service import GenesisEmbedder
 from mnemarket.genesis.escrow import GenesisEscrow
 from mnemarket.genesis.event_text import action_signature, clip, describe_event
@@ -20,11 +21,13 @@ from mnemarket.genesis.run_record import (
     LessonRecord,
     MigrationRecord,
     TurnRecord,
+    event_session,
     is_invalid_decision,
     is_lesson,
     is_migration,
     lesson_record,
     migration_record,
+    names_turn,
     succeeded,
     turn_record,
 )
@@ -36,5 +39,6 @@ __all__ = [
     "LessonRecord", "MigrationRecord", "Trade", "TurnRecord", "action_signature", "all_trades", "describe_event",
     "episodic_store_id", "install_genesis", "is_lesson", "is_migration", "lesson_record", "load_genesis_config",
     "render_genesis_docs", "turn_record", "world_memory", "UNKNOWN", "answer_tokens", "BOUNTY_ID", "BountyCosts",
-    "clip", "is_invalid_decision", "migration_record", "succeeded",
+    "clip", "is_invalid_decision", "migration_record", "succeeded", "ContextHit", "ContextRecord", "ContextSection",
+    "event_session", "names_turn",
 ]

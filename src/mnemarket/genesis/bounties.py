@@ -36,6 +36,22 @@ class ClaimArgs(BaseModel):
     answer: str | None = Field(None, max_length=500, description="for answer bounties")
 
 
+class ClaimWithAnswer(BaseModel):
+    """A claim's reply form for an answer bounty: the argument an artifact bounty takes is not offered."""
+
+    model_config = ConfigDict(extra="forbid")
+    bounty_id: str = Field(json_schema_extra=names("answer_bounty"))
+    answer: str = Field(max_length=500, description="the value alone")
+
+
+class ClaimWithArtifact(BaseModel):
+    """A claim's reply form for an artifact bounty: one of the caller's own artifacts, no answer."""
+
+    model_config = ConfigDict(extra="forbid")
+    bounty_id: str = Field(json_schema_extra=names("artifact_bounty"))
+    artifact_id: str = Field(json_schema_extra=names("own"))
+
+
 class GenesisBounty(Invokable):
     """A bounty board. Each bounty pays at most `max_claims` times, once per claimant."""
 
@@ -50,7 +66,7 @@ class GenesisBounty(Invokable):
         self.add(MethodSpec("claim", ClaimArgs, self._claim,
                             "claim a bounty with an artifact you created or an answer (a wrong claim costs "
                             f"{costs.wrong_answer} scrip; {costs.wrong_answers} wrong claims per bounty)",
-                            cost=costs.claim))
+                            cost=costs.claim, reply_forms=(ClaimWithAnswer, ClaimWithArtifact)))
 
     def on_register(self, world: WorldView) -> None:
         world.register_rule(MINT_RULE, "mint", "a verified bounty claim mints the bounty's reward")
@@ -60,11 +76,17 @@ class GenesisBounty(Invokable):
         return bounty.opens_session <= self.session and (bounty.closes_session is None
                                                           or self.session <= bounty.closes_session)
 
-    def claimable_by(self, principal: str) -> list[str]:
-        """Ids of the bounties open this session that ``principal`` may claim (claims left are
-        counted at claim time)."""
-        return [b.id for b in self.bounties.values()
-                if self.is_open(b) and (not b.claimants or principal in b.claimants)]
+    def claimable_by(self, principal: str, world: World | None = None) -> list[Bounty]:
+        """The bounties open this session that ``principal`` may claim; given ``world``, only those
+        a claim could still win: not claimed by it, with claims and tries left (a reply schema
+        then offers no bounty whose claim must fail)."""
+        found = [b for b in self.bounties.values() if self.is_open(b) and (not b.claimants or principal in b.claimants)]
+        if world is None:
+            return found
+        tries = self.costs.wrong_answers
+        return [b for b in found if principal not in (claims := world.state.get((self.artifact_id, b.id)) or [])
+                and len(claims) < b.max_claims
+                and int(world.state.get((self.artifact_id, _wrong_key(b, principal))) or 0) < tries]
 
     def open_for(self, world: World, principal: str) -> list[Bounty]:
         """Bounties with claims left that ``principal`` has not claimed (whether it may claim them

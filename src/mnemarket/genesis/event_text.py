@@ -11,7 +11,7 @@ the relevance metric's values and the report; each form is kept exactly as it wa
 - ``action``: the report's timeline: what the action tried, content clipped, no outcome (the
   timeline shows the outcome in a column of its own).
 
-Events are kernel `Event` objects or the dicts of events.jsonl. It lives beside the run record,
+Events are kernel `Event` objects (the metrics read events.jsonl into them). It lives beside the run record,
 below agents, scenarios and sim, so each of them can import it.
 """
 
@@ -20,7 +20,10 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
-from mnemarket.genesis.run_record import EventLike, event_meta, event_part, succeeded
+from pydantic import ValidationError
+
+from mnemarket.genesis.run_record import lesson_record, turn_record
+from mnemarket.kernel import Event
 
 DescribeForm = Literal["history", "outcome", "action"]
 
@@ -36,11 +39,10 @@ def clip(text: Any, limit: int = SNIPPET_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def action_signature(event: EventLike) -> tuple[str, str] | None:
+def action_signature(event: Event) -> tuple[str, str] | None:
     """What an action did, for matching repeats: (artifact, method) or (action type, artifact);
     None for an unparseable reply."""
-    action = event_part(event, "action") or {}
-    kind = event_part(event, "action_type")
+    action, kind = event.action, event.action_type
     if kind == "invalid":
         return None
     if kind == "invoke_artifact":
@@ -48,7 +50,7 @@ def action_signature(event: EventLike) -> tuple[str, str] | None:
     return (str(kind), str(action.get("artifact_id") or action.get("method") or ""))
 
 
-def describe_event(event: EventLike, form: DescribeForm = "history") -> str:
+def describe_event(event: Event, form: DescribeForm = "history") -> str:
     """One line saying what ``event`` did, in the form its reader needs (see the module docstring)."""
     if form == "history":
         return _history(event)
@@ -57,39 +59,44 @@ def describe_event(event: EventLike, form: DescribeForm = "history") -> str:
     return _action(event)
 
 
-def _history(event: EventLike) -> str:
-    action, result = event_part(event, "action") or {}, event_part(event, "result") or {}
-    kind = event_part(event, "action_type")
+def _history(event: Event) -> str:
+    action, result, kind = event.action, event.result, event.action_type
     if kind == "invalid":
         what = "an unparseable reply"
     else:
         parts = [str(kind)] + [f"{k}={json.dumps(v)[:60]}" for k, v in action.items()
                                if k not in ("action_type", "reasoning") and v not in (None, "", {}, [])]
         what = " ".join(parts)
-    meta = event_meta(event)
-    turn, session = meta.get("turn"), meta.get("session")
-    if turn is not None:  # history spans sessions: name both
-        prefix = f"[session {session} turn {turn}] " if session is not None else f"[turn {turn}] "
-    elif meta.get("lesson_step"):
-        prefix = f"[session {session} lesson step] "
-    else:
-        prefix = ""
+    prefix = _history_prefix(event)
     if result.get("success"):
         return f"{prefix}{what} -> OK: {result.get('message', '')}"[:HISTORY_CHARS]
     return f"{prefix}{what} -> FAILED: {result.get('message', '')} FIX: {result.get('hint', '')}"[:HISTORY_CHARS]
 
 
-def _outcome(event: EventLike) -> str:
+def _history_prefix(event: Event) -> str:
+    """Which turn (or lesson step) of which session: history spans sessions. A foreign event whose
+    meta does not make a run record (a tool's own) gets none."""
+    try:
+        if (record := turn_record(event)) is not None:
+            return f"[session {record.session} turn {record.turn}] "
+        if (lesson := lesson_record(event)) is not None:
+            return f"[session {lesson.session} lesson step] "
+    except ValidationError:
+        pass
+    return ""
+
+
+def _outcome(event: Event) -> str:
     sig = action_signature(event)
-    result = event_part(event, "result") or {}
+    result = event.result
     what = "an unparseable reply" if sig is None else (
-        f"{sig[0]}.{sig[1]}" if event_part(event, "action_type") == "invoke_artifact" else f"{sig[0]} {sig[1]}")
-    status = "OK" if succeeded(event) else "FAILED"
+        f"{sig[0]}.{sig[1]}" if event.action_type == "invoke_artifact" else f"{sig[0]} {sig[1]}")
+    status = "OK" if event.success else "FAILED"
     return f"{what} -> {status}: {result.get('message') or ''} {result.get('hint') or ''}".strip()
 
 
-def _action(event: EventLike) -> str:
-    action, kind = event_part(event, "action") or {}, event_part(event, "action_type")
+def _action(event: Event) -> str:
+    action, kind = event.action, event.action_type
     if kind == "invoke_artifact":
         args = action.get("args")
         shown = json.dumps(args, ensure_ascii=False) if args else ""

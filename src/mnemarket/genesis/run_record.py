@@ -2,22 +2,18 @@
 
 The agent writes a :class:`TurnRecord` (`Agent.apply`); the runner, metrics, inspection, the
 report and scenario services read it back with :func:`turn_record`, never by string key. A
-session-end migration writes a :class:`MigrationRecord`. Both work on `Event` objects and on
-the dicts of `events.jsonl`. It lives here, below agents, scenarios and sim, so each can import it.
+session-end migration writes a :class:`MigrationRecord`. They read kernel `Event` objects only
+(the metrics read events.jsonl into `Event`s). It lives here, below agents, scenarios and sim, so each can import it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from mnemarket.genesis.memory_service import MEMORY_ID
 from mnemarket.kernel import BAD_ARGS, ErrorCode, Event
-
-EventLike = Event | Mapping[str, Any]
-"""A kernel event, or its JSON form (a line of events.jsonl)."""
 
 
 class TurnRecord(BaseModel):
@@ -94,67 +90,76 @@ class LessonRecord(BaseModel):
         return self.model_dump(exclude_none=True)
 
 
-def event_part(event: EventLike, name: str) -> Any:
-    """One field of an event (`action`, `result`, `action_type`, ...), whichever form it has."""
-    return getattr(event, name) if isinstance(event, Event) else event.get(name)
+def succeeded(event: Event) -> bool:
+    return event.success
 
 
-def event_meta(event: EventLike) -> Mapping[str, Any]:
-    return event_part(event, "meta") or {}
+def is_migration(event: Event) -> bool:
+    return bool(event.meta.get("migration"))
 
 
-def succeeded(event: EventLike) -> bool:
-    if isinstance(event, Event):
-        return event.success
-    return bool(event.get("success", (event.get("result") or {}).get("success")))
+def names_turn(event: Event) -> bool:
+    """Whether an event's record names a turn (an agent's turn, or a failed one the runner records);
+    cheap, no validation: the agent's trail and loop breaker ask it of every event they see."""
+    return "turn" in event.meta
 
 
-def is_migration(event: EventLike) -> bool:
-    return bool(event_meta(event).get("migration"))
-
-
-def turn_record(event: EventLike) -> TurnRecord | None:
+def turn_record(event: Event) -> TurnRecord | None:
     """The turn record of an agent's turn event; None for any other event (migrations included)."""
-    meta = event_meta(event)
-    if "turn" not in meta or meta.get("migration"):
+    if not names_turn(event) or event.meta.get("migration"):
         return None
-    return TurnRecord.model_validate(meta)
+    return TurnRecord.model_validate(event.meta)
 
 
-def migration_record(event: EventLike) -> MigrationRecord | None:
+def migration_record(event: Event) -> MigrationRecord | None:
     """The migration record of a session-end migration event; None for any other event."""
-    return MigrationRecord.model_validate(event_meta(event)) if is_migration(event) else None
+    return MigrationRecord.model_validate(event.meta) if is_migration(event) else None
 
 
-def lesson_record(event: EventLike) -> LessonRecord | None:
+def lesson_record(event: Event) -> LessonRecord | None:
     """The record of a lesson step's event; None for any other event."""
-    meta = event_meta(event)
-    return LessonRecord.model_validate(meta) if meta.get("lesson_step") else None
+    return LessonRecord.model_validate(event.meta) if event.meta.get("lesson_step") else None
+
+
+class _SessionMark(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True, strict=True)
+
+    session: int
+
+
+def event_session(event: Event) -> int | None:
+    """The session an event's record names (a turn, a migration, a lesson step); None when it
+    names none (world setup, a service's own event) or not as a whole number."""
+    if "session" not in event.meta:
+        return None
+    try:
+        return _SessionMark.model_validate(event.meta).session
+    except ValidationError:
+        return None
 
 
 INVALID_DECISION_CODES = frozenset({ErrorCode.INVALID_ACTION, ErrorCode.UNKNOWN_ARTIFACT, ErrorCode.UNKNOWN_PRINCIPAL,
                                     ErrorCode.UNKNOWN_METHOD, ErrorCode.NOT_INVOKABLE})
 
 
-def is_invalid_decision(event: EventLike) -> bool:
+def is_invalid_decision(event: Event) -> bool:
     """A decision that could not be parsed or failed validation: unknown action, target, method
     or arguments. World-rule failures (too little scrip, a wrong answer, no permission) are not."""
-    if event_part(event, "action_type") == "invalid":
+    if event.action_type == "invalid":
         return True
-    if succeeded(event):
+    if event.success:
         return False
-    result = event_part(event, "result") or {}
+    result = event.result
     code, message = result.get("error_code"), str(result.get("message") or "")
     return code in INVALID_DECISION_CODES or (code == ErrorCode.INVALID_ARGUMENTS and message.startswith(BAD_ARGS))
 
 
-def is_lesson(event: EventLike) -> bool:
+def is_lesson(event: Event) -> bool:
     """A successful `genesis_memory.add`: what an agent chose to keep (its own action or a migration)."""
-    action = event_part(event, "action") or {}
-    return (event_part(event, "action_type") == "invoke_artifact" and action.get("artifact_id") == MEMORY_ID
-            and action.get("method") == "add" and succeeded(event))
+    action = event.action
+    return (event.action_type == "invoke_artifact" and action.get("artifact_id") == MEMORY_ID
+            and action.get("method") == "add" and event.success)
 
 
-__all__ = ["EventLike", "LessonRecord", "MigrationRecord", "TurnRecord", "event_meta", "event_part",
-           "is_invalid_decision", "is_lesson", "is_migration", "lesson_record", "migration_record", "succeeded",
-           "turn_record"]
+__all__ = ["LessonRecord", "MigrationRecord", "TurnRecord", "event_session", "is_invalid_decision", "names_turn", "is_lesson",
+           "is_migration", "lesson_record", "migration_record", "succeeded", "turn_record"]

@@ -128,6 +128,14 @@ class MethodSpec:
     cost_text: str | None = None
     permission: Permission | None = None
     permission_text: str = "anyone"
+    reply_forms: tuple[type[BaseModel], ...] = ()
+    """The shapes a model's reply may give the arguments, when `args` serves several uses (a claim
+    with an answer or with an artifact): each takes a subset of `args`' fields, all it needs
+    required, so a decoding schema offers no argument meaningless for that use. Empty: `args`."""
+
+    def forms(self) -> tuple[type[BaseModel], ...]:
+        """The argument models a reply schema offers for this method."""
+        return self.reply_forms or (self.args,)
 
     def cost_for(self, args: BaseModel) -> int:
         return self.cost(args) if callable(self.cost) else self.cost
@@ -171,7 +179,7 @@ class MethodSpec:
 NAMES_KEY = "x-names"
 """Tag on a method argument's JSON schema saying which ids of the caller's it takes, so a reply
 schema can offer exactly those as an enum (agents/decision.py). Set it with `names`."""
-NameKind = Literal["store", "bounty", "own", "artifact", "principal"]
+NameKind = Literal["store", "bounty", "answer_bounty", "artifact_bounty", "own", "artifact", "principal"]
 
 
 BAD_ARGS = "bad args for "
@@ -188,7 +196,8 @@ def advanced() -> dict[str, Any]:
 
 def names(kind: NameKind) -> dict[str, Any]:
     """``Field(json_schema_extra=names("store"))``: the argument takes a memory store's id (``bounty``:
-    an open bounty's; ``own``: an artifact the caller owns; ``artifact``: one it may read)."""
+    a bounty the caller may claim now; ``answer_bounty``/``artifact_bounty``: one of that kind;
+    ``own``: an artifact the caller owns; ``artifact``: one it may read)."""
     return {NAMES_KEY: kind}
 
 

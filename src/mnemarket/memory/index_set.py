@@ -11,11 +11,15 @@ import numpy as np
 
 from mnemarket.memory.alias_index import AliasIndex
 from mnemarket.memory.columns import grow
+from mnemarket.memory.cues import has_time, speaker_of
 from mnemarket.memory.dense import DenseMatrix
 from mnemarket.memory.lexical import BM25Index
 from mnemarket.memory.record_table import RecordTable
 from mnemarket.memory.scoring import top_k
 from mnemarket.memory.vector_index import AnnConfig, IndexMode, UsearchVectorIndex
+
+DATE_FACET = "date"
+"""The metadata key whose value (a date in words) BM25 indexes with a record's text."""
 
 
 class IndexSet:
@@ -36,6 +40,11 @@ class IndexSet:
         self.dense: DenseMatrix | None = None
         self.lexical: BM25Index | None = None
         self.lexical_context = np.zeros(16, dtype=np.int64)  # row whose text each row was indexed with (-1: none)
+        self.lexical_date = np.zeros(16, dtype=np.int32)  # code of the date facet each row was indexed with (-1: none)
+        self.timely = np.zeros(16, dtype=bool)  # whether a row's own text holds a time expression (cues.has_time)
+        self.speakers = np.full(16, -1, dtype=np.int32)  # code in speaker_names of a row's speaker (cues.speaker_of)
+        self.speaker_names: list[tuple[str, ...]] = []
+        self._speaker_code: dict[tuple[str, ...], int] = {}
         self.ann: UsearchVectorIndex | None = None
         self.aliases = AliasIndex()
 
@@ -89,7 +98,10 @@ class IndexSet:
         the same time (one conversation or episode told as several memories). A question's words
         are often in the turn that asked for the answer rather than in the answer itself.
         Embeddings stay per record: the same context in the vector drowned MiniLM (both measured
-        on the LoCoMo dev set: plans/retrieval-defaults.md, benchmarks/README.md)."""
+        on the LoCoMo dev set: plans/retrieval-defaults.md, benchmarks/README.md).
+
+        A record's ``metadata["date"]`` (a calendar date as words) is indexed with it too: questions
+        name the day a thing was said ("on 7 July, 2023"), the turns saying it do not."""
         if rows.size == 0:
             return
         cols, values = self.table.cols, self.table.values
@@ -112,14 +124,40 @@ class IndexSet:
         else:
             wanted = np.union1d(rows, np.asarray(context)[np.asarray(context) >= 0]).tolist()
         texts = dict(zip(wanted, values.take_values("text", wanted)))
-        index.add(rows_list, [f"{texts[c]} {texts[r]}" if c >= 0 else texts[r] for r, c in zip(rows_list, context)])
+        self.timely = grow(self.timely, rows_list[-1] + 1, False)
+        self.timely[rows] = [has_time(texts[r]) for r in rows_list]
+        self.speakers = grow(self.speakers, rows_list[-1] + 1, -1)
+        self.speakers[rows] = [self._speaker(texts[r]) for r in rows_list]
+        self.lexical_date = grow(self.lexical_date, rows_list[-1] + 1, -1)
+        dates = self.table.cols.metadata.get(DATE_FACET)
+        self.lexical_date[rows] = -1 if dates is None else dates.codes[rows]
+        index.add(rows_list, [self._with_date(f"{texts[c]} {texts[r]}" if c >= 0 else texts[r], r)
+                              for r, c in zip(rows_list, context)])
+
+    def _speaker(self, text: str) -> int:
+        name = speaker_of(text)
+        if not name:
+            return -1
+        code = self._speaker_code.get(name)
+        if code is None:
+            code = self._speaker_code[name] = len(self.speaker_names)
+            self.speaker_names.append(name)
+        return code
+
+    def _with_date(self, text: str, row: int) -> str:
+        """``text`` and the date facet ``row`` was indexed with, if it had a date in words."""
+        code = int(self.lexical_date[row])
+        dates = self.table.cols.metadata.get(DATE_FACET)
+        if code < 0 or dates is None or not isinstance(dates.keys[code], str):
+            return text
+        return f"{text} {dates.keys[code]}"
 
     def lexical_text(self, row: int) -> str:
         """The text ``row`` was indexed under (see `index_lexical`)."""
         context = int(self.lexical_context[row])
         values = self.table.values
         text = values.get("text", row)
-        return f"{values.get('text', context)} {text}" if context >= 0 else text
+        return self._with_date(f"{values.get('text', context)} {text}" if context >= 0 else text, row)
 
     # -- HNSW ------------------------------------------------------------------------------------------
     def use_ann(self) -> bool:

@@ -9,6 +9,7 @@ from collections.abc import Callable
 import numpy as np
 
 from mnemarket.errors import UserError
+from mnemarket.memory.cues import with_cues
 from mnemarket.memory.index_set import IndexSet
 from mnemarket.memory.record_table import RecordTable
 from mnemarket.memory.records import MemoryHit, MemoryRecord
@@ -45,9 +46,7 @@ def search_relevance(indexes: IndexSet, query: str, embed: Callable[[], np.ndarr
     if mode == "dense":
         return rows, dense_sim if weights.normalise else (dense_sim + 1.0) / 2.0, dense_sim, None
     rows, dense_sim, lexical_score = indexes.with_lexical(query, q, mask, k, rows, dense_sim)
-    relevance = fuse(dense_sim, lexical_score, weights)
-    if indexes.neighbour_context and weights.context_weight > 0:
-        relevance = with_neighbours(indexes, rows, relevance, weights.context_weight)
+    relevance = in_context(indexes, rows, fuse(dense_sim, lexical_score, weights), query, weights)
     return rows, relevance, dense_sim, lexical_score
 
 
@@ -91,11 +90,20 @@ def relevance_scores(indexes: IndexSet, query: str, q: Callable[[], np.ndarray],
     if mode == "dense":
         out[rows] = sims
         return out
-    fused = fuse(sims, indexes.ensure_lexical().scores(query, n, live)[rows], weights)
+    out[rows] = in_context(indexes, rows, fuse(sims, indexes.ensure_lexical().scores(query, n, live)[rows], weights),
+                           query, weights)
+    return out
+
+
+def in_context(indexes: IndexSet, rows: np.ndarray, fused: np.ndarray, query: str,
+               weights: RetrievalWeights) -> np.ndarray:
+    """Hybrid relevance read in context: the neighbour term, then the speaker, session and time
+    cues (mnemarket.memory.cues)."""
     if indexes.neighbour_context and weights.context_weight > 0:
         fused = with_neighbours(indexes, rows, fused, weights.context_weight)
-    out[rows] = fused
-    return out
+    return with_cues(rows, fused, query, weights, created=indexes.table.cols.numbers["created"],
+                     speakers=indexes.speakers, names=indexes.speaker_names, timely=indexes.timely,
+                     sessions=indexes.neighbour_context)
 
 
 def with_neighbours(indexes: IndexSet, rows: np.ndarray, relevance: np.ndarray, weight: float) -> np.ndarray:

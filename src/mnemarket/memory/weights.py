@@ -61,6 +61,15 @@ class RetrievalWeights(BaseModel):
     context_weight: float = Field(default=0.15, ge=0.0)
     """Hybrid mode: share of the better same-time neighbour's fused relevance added to a record's
     (see ``MemoryStore(neighbour_context=...)``); 0 turns it off."""
+    speaker_weight: float = Field(default=2.0, ge=0.0)
+    """Hybrid mode: z-units a record gains when the query names its ``metadata["speaker"]``
+    (see mnemarket.memory.cues); 0 turns it off."""
+    session_weight: float = Field(default=0.4, ge=0.0)
+    """Hybrid mode: share of the best score among the candidates of a record's ``created`` time
+    added to it (one conversation session, one episode); 0 turns it off."""
+    time_weight: float = Field(default=1.0, ge=0.0)
+    """Hybrid mode: z-units a record whose text holds a time expression gains for a "when"
+    question; 0 turns it off."""
     rrf_k: int = Field(default=60, ge=1)
     """Rank offset of reciprocal-rank fusion."""
     fusion_depth: int = Field(default=100, ge=1)

@@ -18,6 +18,7 @@ _MODULES = {
     "comparison_report": ["METRICS", "group_label", "group_stat_text", "metric_label", "without_score", "write_reports"],
     "inspect": ["RunView"],
     "interview": ["Interviewer", "questionnaire", "read_questions"],
+    "ladder_abstention": ["abstention_summary"],
     "ladder_results": ["item_rows", "summarise", "write_ladder_csv"],
     "metrics": ["RunData", "agent_metrics", "aggregate_groups", "cell_metrics", "load_run"],
     "report": ["EXPERIMENT_CELLS", "MemoryReader", "render_report", "write_report"],
@@ -52,6 +53,7 @@ if TYPE_CHECKING:
     )
     from mnemarket.reports.inspect import RunView
     from mnemarket.reports.interview import Interviewer, questionnaire, read_questions
+    from mnemarket.reports.ladder_abstention import abstention_summary
     from mnemarket.reports.ladder_results import item_rows, summarise, write_ladder_csv
     from mnemarket.reports.metrics import RunData, agent_metrics, aggregate_groups, cell_metrics, load_run
     from mnemarket.reports.report import EXPERIMENT_CELLS, MemoryReader, render_report, write_report
@@ -61,8 +63,8 @@ if TYPE_CHECKING:
 __all__ = [
     "EXPERIMENT_CELLS", "METRICS", "MIN_SEEDS", "Agreement", "CellKey", "CellMetrics", "CellOutcome", "CellResult",
     "ComparisonDocument", "ConfigSpec", "Difference", "GroupSummary", "Interviewer", "JudgeSummary", "LadderItem",
-    "LessonVerdict", "MemoryReader", "RunData", "RunView", "agent_metrics", "aggregate_groups", "cell_metrics",
-    "group_label", "group_stat_text", "item_rows", "load_run", "metric_label", "paired_differences", "parse_turn",
-    "questionnaire", "read_questions", "render_report", "summarise", "without_score", "world_at_turn", "write_ladder_csv",
-    "write_report", "write_reports",
+    "LessonVerdict", "MemoryReader", "RunData", "RunView", "abstention_summary", "agent_metrics", "aggregate_groups",
+    "cell_metrics", "group_label", "group_stat_text", "item_rows", "load_run", "metric_label", "paired_differences",
+    "parse_turn", "questionnaire", "read_questions", "render_report", "summarise", "without_score", "world_at_turn",
+    "write_ladder_csv", "write_report", "write_reports",
 ]

@@ -227,6 +227,23 @@ class BesideRandom(TypedDict):
     net: float | None
 
 
+class AbstentionRate(TypedDict):
+    rate: float | None
+    ci: Interval | None
+    n: int
+
+
+class Abstention(TypedDict):
+    """R7 beside false abstention for one group (`reports.ladder_abstention.abstention_summary`)."""
+
+    r7: RungSuccess | None
+    false_abstention: AbstentionRate | None
+    net: float | None
+    """R7 success - false abstention, rounded to 4 places; None unless both are known."""
+
+
+AbstentionTable = dict[str, Abstention]
+""""<model>/<config>" -> R7 beside false abstention."""
 LadderTable = dict[str, dict[str, RungSuccess]]
 """"<model>/<config>" -> rung -> success."""
 EffectTable = dict[str, dict[str, MemoryEffect]]
@@ -299,10 +316,13 @@ class ComparisonDocument(TypedDict):
     ladder: NotRequired[LadderTable]
     memory_effect: NotRequired[EffectTable]
     ladder_details: NotRequired[LadderDetails]
+    ladder_abstention: NotRequired[AbstentionTable]
 
 
-__all__ = ["Agreement", "BesideRandom", "CellKey", "CellMetrics", "CellOutcome", "CellResult", "ComparisonDocument",
-    "ConfigSpec", "Difference", "EffectTable", "Figure", "Funnel", "GroupKey", "GroupSummary", "Interval",
-    "JudgeSummary", "LadderDetails", "LadderItem", "LadderSummary", "LadderTable", "LeaderboardRow", "LessonEvidence",
-    "LessonVerdict", "Machine", "Matrix", "MemoryEffect", "Outcome", "Rate", "Retrieval", "RungSuccess",
-    "SessionPoint", "Stat"]
+__all__ = [
+    "Abstention", "AbstentionRate", "AbstentionTable", "Agreement", "BesideRandom", "CellKey", "CellMetrics",
+    "CellOutcome", "CellResult", "ComparisonDocument", "ConfigSpec", "Difference", "EffectTable", "Figure", "Funnel",
+    "GroupKey", "GroupSummary", "Interval", "JudgeSummary", "LadderDetails", "LadderItem", "LadderSummary",
+    "LadderTable", "LeaderboardRow", "LessonEvidence", "LessonVerdict", "Machine", "Matrix", "MemoryEffect", "Outcome",
+    "Rate", "Retrieval", "RungSuccess", "SessionPoint", "Stat",
+]

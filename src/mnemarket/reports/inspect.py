@@ -7,12 +7,11 @@ file left behind), memory through the memory engine's API, no model loaded, noth
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from mnemarket.kernel import World
 from mnemarket.memory import MemoryStore
 from mnemarket.providers import make_embedder
-from mnemarket.run import RunConfig, memory_stores, read_run_config, summarize
+from mnemarket.run import RunConfig, RunSummary, memory_stores, read_run_config, summarize
 from mnemarket.store import SqlMemoryPersistence, SqlWorldStore, make_engine
 
 
@@ -45,7 +44,7 @@ class RunView:
             self._stores[key] = MemoryStore(embedder, persistence=self._memory(), store_id=store_id, index="exact")
         return self._stores[key]
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> RunSummary:
         """The run's summary as `summarize` computes it (not summary.json: that is the runner's)."""
         return summarize(self.world, open_store=self.store)
 

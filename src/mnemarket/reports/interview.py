@@ -16,11 +16,12 @@ import os
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from pydantic import BaseModel, Field
 
 from mnemarket.errors import ConfigError
+from mnemarket.providers import LLM
 from mnemarket.reports.inspect import RunView
 from mnemarket.reports.world_at import TurnRef, turn_tick, working_memory_at
 from mnemarket.run import atomic_writer
@@ -43,6 +44,14 @@ class InterviewAnswer(BaseModel):
     answer: str = Field(max_length=400, description="the answer, in character, in one to three sentences")
 
 
+class Recalled(TypedDict):
+    """A long-term memory an interview gave the model (as interviews.jsonl records it)."""
+
+    id: str
+    score: float
+    text: str
+
+
 @dataclass
 class Interview:
     """One question put to one agent, and its answer."""
@@ -53,14 +62,14 @@ class Interview:
     model: str
     at: str
     """"SESSION:TURN", or "end" for the run as it stands."""
-    memories: list[dict[str, Any]] = field(default_factory=list)
+    memories: list[Recalled] = field(default_factory=list)
     """The retrieved memories given to the model: id, score, text."""
     working_memory: str = ""
     error: str = ""
     asked_at: str = ""
 
 
-def _scripted_answer(memories: list[dict[str, Any]]) -> str:
+def _scripted_answer(memories: list[Recalled]) -> str:
     return memories[0]["text"] if memories else "(I remember nothing about that.)"
 
 
@@ -79,7 +88,7 @@ class Interviewer:
         self.at = at
         self.tick = turn_tick(self.view.world, at) if at is not None else None
         self.model = model
-        self._llms: dict[str, Any] = {}
+        self._llms: dict[str, LLM] = {}
         self.agents = {a.id: a for a in self.view.config.resolved.agents}
 
     def __enter__(self) -> Interviewer:
@@ -91,14 +100,14 @@ class Interviewer:
     def _model_for(self, agent: str) -> str:
         return self.model or self.view.config.model_for(self.agents[agent].model)
 
-    def _llm(self, model: str) -> Any:
+    def _llm(self, model: str) -> LLM:
         if model not in self._llms:
             from mnemarket.providers import make_llm
 
             self._llms[model] = make_llm(model)
         return self._llms[model]
 
-    def memories(self, agent: str, question: str) -> list[dict[str, Any]]:
+    def memories(self, agent: str, question: str) -> list[Recalled]:
         """The agent's long-term memories nearest the question, among those it held at the point."""
         store_id = self.agents[agent].store_id
         if store_id not in self.view.world.artifacts:
@@ -163,10 +172,10 @@ def questionnaire(interviewer: Interviewer, questions: list[str], out: Path) -> 
     for agent in interviewer.agents:
         for question in questions:
             done = interviewer.ask(agent, question)
-            top = done.memories[0] if done.memories else {}
+            top = done.memories[0] if done.memories else None
             rows.append({"agent": agent, "at": done.at, "model": done.model, "question": question,
-                         "answer": done.answer, "top_memory": top.get("text", ""), "top_score": top.get("score", ""),
-                         "error": done.error})
+                         "answer": done.answer, "top_memory": top["text"] if top else "",
+                         "top_score": top["score"] if top else "", "error": done.error})
     with atomic_writer(out, newline="", encoding="utf-8") as handle:
         writer = csv.DictWriter(handle, fieldnames=CSV_COLUMNS)
         writer.writeheader()

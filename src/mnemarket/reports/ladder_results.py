@@ -25,7 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from mnemarket.genesis import UNKNOWN, answer_tokens, is_lesson
+from mnemarket.genesis import UNKNOWN, answer_tokens, is_lesson, turn_record
+from mnemarket.kernel import Event
 from mnemarket.reports.comparison_data import (
     BesideRandom,
     CellResult,
@@ -54,11 +55,10 @@ def _contains(text: str, gold: Sequence[str]) -> bool:
     return bool(gold) and any(words[i:i + len(gold)] == list(gold) for i in range(len(words) - len(gold) + 1))
 
 
-def _claims(run: RunData, agent: str, bounty_id: str) -> list[dict[str, Any]]:
+def _claims(run: RunData, agent: str, bounty_id: str) -> list[Event]:
     return [e for e in run.events_of(agent)
-            if (e.get("action") or {}).get("artifact_id") == "genesis_bounty"
-            and (e.get("action") or {}).get("method") == "claim"
-            and ((e.get("action") or {}).get("args") or {}).get("bounty_id") == bounty_id]
+            if e.action.get("artifact_id") == "genesis_bounty" and e.action.get("method") == "claim"
+            and (e.action.get("args") or {}).get("bounty_id") == bounty_id]
 
 
 def _gold(bounty: dict[str, Any]) -> list[str]:
@@ -67,16 +67,16 @@ def _gold(bounty: dict[str, Any]) -> list[str]:
     return answer_tokens(str((bounty.get("must_contain") or [""])[-1]))
 
 
-def _outcome(bounty: dict[str, Any], claims: list[dict[str, Any]]) -> Outcome:
-    if any(e.get("result", {}).get("success") for e in claims):
+def _outcome(bounty: dict[str, Any], claims: list[Event]) -> Outcome:
+    if any(e.success for e in claims):
         return "right"
-    answers = [((e.get("action") or {}).get("args") or {}).get("answer") for e in claims]
+    answers = [(e.action.get("args") or {}).get("answer") for e in claims]
     if any(isinstance(a, str) and answer_tokens(a) == [UNKNOWN] for a in answers):
         return "abstained"
     return "wrong" if claims else "no_claim"
 
 
-def _retrieval(run: RunData, agent: str, bounty: dict[str, Any], decision: dict[str, Any] | None,
+def _retrieval(run: RunData, agent: str, bounty: dict[str, Any], decision: Event | None,
                gold: list[str]) -> tuple[bool | None, int | None, str]:
     """(retrieved, RAG rank, how) for the decision turn."""
     if not gold:
@@ -85,25 +85,23 @@ def _retrieval(run: RunData, agent: str, bounty: dict[str, Any], decision: dict[
         return True, None, "prompt"
     if decision is None:
         return False, None, ""
-    meta = decision.get("meta") or {}
+    turn = turn_record(decision)
     for record in run.contexts_of(agent):
-        if record.get("session") == meta.get("session") and record.get("turn") == meta.get("turn"):
-            for rank, hit in enumerate(record.get("rag_hits") or [], 1):
-                if _contains(str(hit.get("text", "")), gold):
+        if turn is not None and (record.session, record.turn) == (turn.session, turn.turn):
+            for rank, hit in enumerate(record.rag_hits or [], 1):
+                if _contains(hit.text, gold):
                     return True, rank, "rag"
     for event in run.events_of(agent):  # found by its own search before deciding
-        if int(event["id"]) >= int(decision["id"]):
+        if event.id >= decision.id:
             break
-        action = event.get("action") or {}
-        if action.get("method") == "search" and event.get("result", {}).get("success") and _contains(
-                str(event.get("result", {}).get("data")), gold):
+        if event.action.get("method") == "search" and event.success and _contains(str(event.result.get("data")), gold):
             return True, None, "search"
     return False, None, ""
 
 
 def item_rows(run: RunData, model: str, config: str, seed: int, oracle: str | None = None) -> list[LadderItem]:
     """One row per ladder item of a finished cell (bounties labelled `item`)."""
-    bounties = [b for b in run.config["resolved"]["genesis"]["bounties"] if (b.get("labels") or {}).get("item")]
+    bounties = [b.model_dump() for b in run.config.resolved.genesis.bounties if b.labels.get("item")]
     if not bounties:
         return []
     agent = bounties[0]["claimants"][0]
@@ -117,15 +115,15 @@ def item_rows(run: RunData, model: str, config: str, seed: int, oracle: str | No
         labels = bounty["labels"]
         claims = _claims(run, agent, bounty["id"])
         outcome = _outcome(bounty, claims)
-        won = [e for e in claims if e.get("result", {}).get("success")]
-        turn_events = [e for e in run.events_of(agent) if "turn" in (e.get("meta") or {})
-                       and (e.get("meta") or {}).get("session") == bounty.get("opens_session", 1)]
+        won = [e for e in claims if e.success]
+        turn_events = [e for e in run.events_of(agent) if (r := turn_record(e)) is not None
+                       and r.session == bounty.get("opens_session", 1)]
         decision = won[0] if won else claims[-1] if claims else turn_events[-1] if turn_events else None
         gold = _gold(bounty)
         retrieved, rank, how = _retrieval(run, agent, bounty, decision, gold)
         formed = None
         if labels["rung"] in FORMATION_RUNGS and oracle != "write" and gold:
-            formed = any(_contains(str(((e.get("action") or {}).get("args") or {}).get("text", "")), gold)
+            formed = any(_contains(str((e.action.get("args") or {}).get("text", "")), gold)
                          for e in stored)
         rows.append({"model": model, "config": config, "seed": seed, "rung": labels["rung"],
                      "level": labels.get("level"), "instance": labels.get("instance"), "bounty": bounty["id"],

@@ -11,7 +11,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from mnemarket.reports.comparison_data import ComparisonDocument, Interval, LadderDetails, LadderTable, MemoryEffect
+from mnemarket.reports.comparison_data import (
+    Abstention,
+    ComparisonDocument,
+    Interval,
+    LadderDetails,
+    LadderTable,
+    MemoryEffect,
+)
 from mnemarket.reports.html_templates import Column, Table
 from mnemarket.reports.report_charts import colours
 
@@ -114,15 +121,29 @@ def _interval(value: float | None, ci: Interval | None) -> str:
     return f"{text} [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else f"{text} (interval n/a)"
 
 
-def leaderboard_table(ladder: LadderTable, details: LadderDetails) -> Table:
+def _abstention(found: Abstention | None) -> list[str]:
+    """False abstention and R7 - false abstention (reports/ladder_abstention.py): R7 alone is won
+    by answering "unknown" to everything."""
+    rate = found["false_abstention"] if found else None
+    net = found["net"] if found else None
+    return ["–" if rate is None else _interval(rate["rate"], rate["ci"]), "–" if net is None else f"{net:+.2f}"]
+
+
+def leaderboard_table(document: ComparisonDocument) -> Table:
+    """The leaderboard of a ladder document (its `ladder` and `ladder_details`; `ladder_abstention`
+    is absent in a comparison.json written before it was added)."""
+    ladder, details = document["ladder"], document["ladder_details"]
+    abstention = document.get("ladder_abstention", {})
     rungs = sorted({r for g in ladder.values() for r in g})
     rows = []
     for row in details["leaderboard"]:
         rows.append([row["model"], row["config"], "–" if row["ladder_score"] is None else f"{row['ladder_score']:.2f}",
                      *[_interval(s["success"], s["ci"]) if (s := row["rungs"].get(r)) else "–" for r in rungs],
+                     *_abstention(abstention.get(f"{row['model']}/{row['config']}")),
                      "–" if row["delta_mean"] is None else f"{row['delta_mean']:+.2f}",
                      "–" if row["tokens_per_turn"] is None else str(row["tokens_per_turn"]), f"{row['cost_usd']:.4f}"])
-    headers = ["model", "config", "ladder score", *[f"{r} success [95% CI]" for r in rungs], "Delta (mean over rungs)",
+    headers = ["model", "config", "ladder score", *[f"{r} success [95% CI]" for r in rungs],
+               "false abstention (gold in the episode)", "R7 - false abstention", "Delta (mean over rungs)",
                "model tokens/turn", "cost USD"]
     return Table([Column(h, "" if i < 2 else "num") for i, h in enumerate(headers)], rows, empty="no finished items")
 
@@ -204,7 +225,7 @@ def ladder_views(document: ComparisonDocument) -> LadderViews | None:
         return None
     ladder, details = document["ladder"], document["ladder_details"]
     bars, height = funnel_bars(details)
-    return LadderViews(leaderboard_table(ladder, details), lessons_table(details), ladder_plot(ladder), bars, height,
+    return LadderViews(leaderboard_table(document), lessons_table(details), ladder_plot(ladder), bars, height,
                        forest_plot(document.get("memory_effect", {})))
 
 

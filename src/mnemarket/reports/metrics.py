@@ -17,16 +17,19 @@ from bisect import bisect_left
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard, TypeVar, cast
 
 import numpy as np
+from pydantic import ValidationError
 
+from mnemarket.agents import AgentConfig
 from mnemarket.errors import ConfigError
 from mnemarket.genesis import (
-    LONGTERM_STORE_TEMPLATE,
+    ContextRecord,
     TurnRecord,
     answer_tokens,
     describe_event,
+    event_session,
     is_lesson,
     is_migration,
     succeeded,
@@ -34,9 +37,25 @@ from mnemarket.genesis import (
 )
 from mnemarket.genesis import action_signature as signature
 from mnemarket.jsonl import read_json_object, read_lines
+from mnemarket.kernel import Event
 from mnemarket.memory import DEFAULT_WEIGHTS, normalise_text, tokenize
+from mnemarket.reports.metric_rows import (
+    AgentMetrics,
+    Application,
+    CellMetrics,
+    CellTotals,
+    Costs,
+    Economy,
+    LessonEvidence,
+    LessonQuality,
+    PooledApplication,
+    Relevance,
+    Retrieval,
+    SessionRow,
+    Uptake,
+)
 from mnemarket.reports.name_finder import NameFinder
-from mnemarket.run import SharedDecoder, read_contexts
+from mnemarket.run import RunConfig, RunSummary, SharedDecoder, read_contexts, read_run_config
 
 DUPLICATE_COSINE = 0.92
 """Same threshold as the memory engine's de-duplication default."""
@@ -65,67 +84,80 @@ class RunData:
     """What the metrics read from a run directory (of the contexts, only `CONTEXT_FIELDS`)."""
 
     run_dir: Path
-    config: dict[str, Any]
-    events: list[dict[str, Any]]
-    contexts: list[dict[str, Any]] = field(default_factory=list)
-    summary: dict[str, Any] = field(default_factory=dict)
-    _derived: dict[Any, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
+    config: RunConfig
+    events: list[Event]
+    contexts: list[ContextRecord] = field(default_factory=list)
+    summary: RunSummary = field(default_factory=lambda: RunSummary())
+    _derived: dict[object, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
     """Indexes built on first use from the events and contexts (each agent's share, its failures),
     so a metric per agent reads its own share instead of scanning the whole run again. A RunData
     is a finished run's snapshot: to change its events, build a new one."""
 
     @property
-    def agents(self) -> list[dict[str, Any]]:
-        return self.config["resolved"]["agents"]
+    def agents(self) -> list[AgentConfig]:
+        return self.config.resolved.agents
 
     def agent_ids(self) -> list[str]:
-        return [a["id"] for a in self.agents]
+        return [a.id for a in self.agents]
+
+    def agent(self, agent_id: str) -> AgentConfig:
+        return next(a for a in self.agents if a.id == agent_id)
 
     def store_id(self, agent_id: str) -> str:
-        agent = next(a for a in self.agents if a["id"] == agent_id)
-        return agent.get("memory", {}).get("store_id", LONGTERM_STORE_TEMPLATE).format(id=agent_id)
+        return self.agent(agent_id).store_id
 
     def starting_scrip(self, agent_id: str) -> int:
-        return int(next(a for a in self.agents if a["id"] == agent_id).get("starting_scrip", 0))
+        return self.agent(agent_id).starting_scrip
 
-    def events_of(self, agent_id: str) -> list[dict[str, Any]]:
+    def events_of(self, agent_id: str) -> list[Event]:
         """The agent's events (those it is the principal of), in event order."""
-        return self._group("events", self.events, "principal").get(agent_id, [])
+        return self.derived("events", lambda: _grouped(self.events, lambda e: e.principal)).get(agent_id, [])
 
-    def contexts_of(self, agent_id: str) -> list[dict[str, Any]]:
+    def contexts_of(self, agent_id: str) -> list[ContextRecord]:
         """The agent's logged turn contexts, in log order."""
-        return self._group("contexts", self.contexts, "agent").get(agent_id, [])
+        return self.derived("contexts", lambda: _grouped(self.contexts, lambda r: r.agent)).get(agent_id, [])
 
-    def derived(self, key: Any, build: Callable[[], Any]) -> Any:
+    def derived(self, key: object, build: Callable[[], T]) -> T:
         """``build()``'s value, built on first use and kept (see ``_derived``)."""
         if key not in self._derived:
             self._derived[key] = build()
-        return self._derived[key]
+        return cast(T, self._derived[key])
 
-    def _group(self, name: str, records: list[dict[str, Any]], key: str) -> dict[Any, list[dict[str, Any]]]:
-        def build() -> dict[Any, list[dict[str, Any]]]:
-            groups: dict[Any, list[dict[str, Any]]] = {}
-            for record in records:
-                groups.setdefault(record.get(key), []).append(record)
-            return groups
-        return self.derived(name, build)
-
-    def step_prompt(self, agent_id: str, step: str) -> str:
-        agent = next(a for a in self.agents if a["id"] == agent_id)
-        steps = agent.get("workflow", {}).get("steps", [])
-        return next((s["prompt"] for s in steps if s["name"] == step), "")
+    def step_prompt(self, agent_id: str, step: str | None) -> str:
+        steps = self.agent(agent_id).workflow.steps
+        return next((s.prompt for s in steps if s.name == step), "")
 
 
-def _jsonl(path: Path) -> list[dict[str, Any]]:
-    """The records of a JSON-lines file, read line by line, keys and short values shared
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+def _grouped(records: Iterable[R], key: Callable[[R], str]) -> dict[str, list[R]]:
+    groups: dict[str, list[R]] = {}
+    for record in records:
+        groups.setdefault(key(record), []).append(record)
+    return groups
+
+
+def _events(path: Path) -> list[Event]:
+    """The events of events.jsonl, read line by line, keys and short values shared
     (`SharedDecoder`): a long run's events repeat them, and `json.loads` would copy them into
-    every record. Lines that are not a JSON object are left out."""
+    every record. A line cut by a kill, not UTF-8 or not an event is left out (`mnemarket.jsonl`)."""
     decoder = SharedDecoder()
-    # A line cut by a kill, not UTF-8 or not an event is left out (`mnemarket.jsonl`).
-    return [record for _, record in read_lines(path, decoder.decode) if _is_event(record)]
+    events = []
+    for _, record in read_lines(path, decoder.decode):
+        if _is_event(record):
+            try:
+                events.append(Event.model_validate({k: v for k, v in record.items() if k in EVENT_FIELDS}))
+            except ValidationError:
+                continue
+    return events
 
 
-def _is_event(record: Any) -> bool:
+EVENT_FIELDS = frozenset(Event.model_fields)
+
+
+def _is_event(record: object) -> TypeGuard[dict[str, object]]:
     """The shape the metrics read of an events.jsonl line."""
     return (isinstance(record, dict) and type(record.get("id")) is int and isinstance(record.get("principal"), str)
             and isinstance(record.get("action_type"), str)
@@ -135,23 +167,24 @@ def _is_event(record: Any) -> bool:
 def load_run(run_dir: str | Path) -> RunData:
     """Read a finished run directory (events.jsonl is written when a run ends)."""
     run_dir = Path(run_dir)
-    config = read_json_object(run_dir / "config.json")
-    if config is None:
+    try:
+        config = read_run_config(run_dir)
+    except ConfigError:
         raise ConfigError(f"{run_dir / 'config.json'} is missing or damaged; `mnemarket run` wrote it: restore it "
-                          "from a backup or run the cell again")
-    return RunData(run_dir=run_dir, config=config, events=_jsonl(run_dir / "events.jsonl"),
+                          "from a backup or run the cell again") from None
+    return RunData(run_dir=run_dir, config=config, events=_events(run_dir / "events.jsonl"),
                    contexts=read_contexts(run_dir, fields=CONTEXT_FIELDS),
-                   summary=read_json_object(run_dir / "summary.json") or {})
+                   summary=cast(RunSummary, read_json_object(run_dir / "summary.json") or {}))
 
 
 # -- events -------------------------------------------------------------------------------------------------
 
-def is_turn(event: dict[str, Any]) -> bool:
+def is_turn(event: Event) -> bool:
     """An agent's turn action (not a session-end migration)."""
     return turn_record(event) is not None
 
 
-def _turns(run: RunData, agent: str) -> list[tuple[dict[str, Any], TurnRecord]]:
+def _turns(run: RunData, agent: str) -> list[tuple[Event, TurnRecord]]:
     """The agent's turn events with their typed run records, in event order."""
     return [(e, r) for e in run.events_of(agent) if (r := turn_record(e)) is not None]
 
@@ -163,7 +196,7 @@ def vocabulary(run: RunData) -> set[str]:
     """Artifact ids and method names the run used: the 'named artifacts and methods' of specificity."""
     words: set[str] = set()
     for event in run.events:
-        action = event.get("action", {})
+        action = event.action
         for key in ("artifact_id", "method"):
             if isinstance(action.get(key), str) and action[key]:
                 words.add(action[key].lower())
@@ -193,10 +226,10 @@ def lessons(run: RunData, agent: str | None = None) -> list[Lesson]:
     found = []
     for event in run.events if agent is None else run.events_of(agent):
         if is_lesson(event):
-            args = event["action"].get("args") or {}
-            data = event.get("result", {}).get("data") or {}
-            found.append(Lesson(id=str(data.get("entry_id", f"e{event['id']}")), agent=event["principal"],
-                                text=str(args.get("text", "")), event_id=int(event["id"]),
+            args = event.action.get("args") or {}
+            data = event.result.get("data") or {}
+            found.append(Lesson(id=str(data.get("entry_id", f"e{event.id}")), agent=event.principal,
+                                text=str(args.get("text", "")), event_id=event.id,
                                 store_id=str(args.get("store_id", "")),
                                 migrated=is_migration(event)))
     return found
@@ -242,11 +275,11 @@ def paid_answers(run: RunData, agent: str) -> list[tuple[int, list[str]]]:
     def build() -> list[tuple[int, list[str]]]:
         found = []
         for event in run.events_of(agent):
-            action = event.get("action") or {}
+            action = event.action
             answer = (action.get("args") or {}).get("answer") if isinstance(action.get("args"), dict) else None
             if (action.get("artifact_id") == "genesis_bounty" and action.get("method") == "claim"
-                    and isinstance(answer, str) and event.get("result", {}).get("success")):
-                found.append((int(event["id"]), answer_tokens(answer)))
+                    and isinstance(answer, str) and event.success):
+                found.append((event.id, answer_tokens(answer)))
         return found
     return run.derived(("paid_answers", agent), build)
 
@@ -290,7 +323,7 @@ def duplicate_flags(texts: Sequence[str], embedder: Any = None, threshold: float
 
 
 def lesson_quality(run: RunData, agent: str, embedder: Any = None,
-                   vocab: Vocabulary | None = None) -> dict[str, Any]:
+                   vocab: Vocabulary | None = None) -> LessonQuality:
     """Lessons stored, duplicate rate, generic rate, mean specificity of one agent's lessons."""
     mine = lessons(run, agent)
     vocab = _names(run, vocab)
@@ -316,11 +349,11 @@ def first_retrievals(run: RunData, agent: str) -> dict[str, int]:
     first: dict[str, int] = {}
     for event, record in _turns(run, agent):
         for rid in record.rag_hits:
-            first.setdefault(str(rid), int(event["id"]))
+            first.setdefault(str(rid), event.id)
     return first
 
 
-def uptake(run: RunData, agent: str) -> dict[str, Any]:
+def uptake(run: RunData, agent: str) -> Uptake:
     """Share of the agent's lessons in its own long-term (RAG) store later retrieved into a prompt."""
     store = run.store_id(agent)
     eligible = [lesson for lesson in lessons(run, agent) if lesson.store_id == store]
@@ -354,9 +387,9 @@ class _Failures:
     lookup or a bisection, so the metrics stay linear in a run's length (asking each lesson to
     scan every turn made them quadratic)."""
 
-    def __init__(self, turns: list[dict[str, Any]]) -> None:
-        turns = sorted(turns, key=lambda e: int(e["id"]))
-        self.ids = [int(e["id"]) for e in turns]
+    def __init__(self, turns: list[Event]) -> None:
+        turns = sorted(turns, key=lambda e: e.id)
+        self.ids = [e.id for e in turns]
         self.attempts: dict[tuple[str, str], list[int]] = {}
         self.failures: dict[tuple[str, str], list[int]] = {}
         self.last_failure: dict[str, int] = {}  # by "artifact.method", as `lesson_evidence` names them
@@ -405,7 +438,7 @@ def _failures(run: RunData, agent: str) -> _Failures:
     return run.derived(("failures", agent), lambda: _Failures([e for e, _ in _turns(run, agent)]))
 
 
-def application(run: RunData, agent: str) -> dict[str, Any]:
+def application(run: RunData, agent: str) -> Application:
     """Failure lessons and what happened after they were first retrieved.
 
     A lesson is about a failure when the agent failed an action before storing the lesson and the
@@ -447,7 +480,7 @@ def application(run: RunData, agent: str) -> dict[str, Any]:
 
 # -- per-lesson evidence -------------------------------------------------------------------------------------
 
-def lesson_evidence(run: RunData, embedder: Any = None, vocab: Vocabulary | None = None) -> list[dict[str, Any]]:
+def lesson_evidence(run: RunData, embedder: Any = None, vocab: Vocabulary | None = None) -> list[LessonEvidence]:
     """Every stored lesson with the judgement behind each metric: which earlier lesson it
     duplicates, why it is generic, the specific items it names, every later retrieval (session,
     turn, rank, score) and, for a lesson about a failure, whether that failure recurred after the
@@ -461,17 +494,17 @@ def lesson_evidence(run: RunData, embedder: Any = None, vocab: Vocabulary | None
         mine = [i for i, lesson in enumerate(everything) if lesson.agent == agent]
         for i, source in zip(mine, duplicate_sources([everything[i].text for i in mine], embedder)):
             duplicate_of[i] = everything[mine[source]].id if source is not None else ""
-    events = {int(e["id"]): e for e in run.events}
-    models = {a["id"]: a.get("model", "") for a in run.agents}
-    model = run.config.get("options", {}).get("model")
+    events = {e.id: e for e in run.events}
+    models = {a.id: a.model for a in run.agents}
+    model = run.config.options.model
     # One pass over the contexts and the events for all lessons (each lesson reads its agent's share).
-    retrieved: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    retrieved: dict[tuple[str, str], list[Retrieval]] = {}
     for record in run.contexts:
-        for rank, hit in enumerate(record.get("rag_hits") or []):
-            retrieved.setdefault((str(record.get("agent")), str(hit.get("id"))), []).append(
-                {"session": record["session"], "turn": record["turn"], "rank": rank + 1, "score": hit.get("score")})
+        for rank, hit in enumerate(record.rag_hits or []):
+            retrieved.setdefault((record.agent, hit.id), []).append(
+                {"session": record.session, "turn": record.turn, "rank": rank + 1, "score": hit.score})
     firsts = {agent: first_retrievals(run, agent) for agent in {lesson.agent for lesson in everything}}
-    rows = []
+    rows: list[LessonEvidence] = []
     for index, lesson in enumerate(everything):
         retrievals = retrieved.get((lesson.agent, lesson.id), [])
         failures = _failures(run, lesson.agent)
@@ -479,10 +512,11 @@ def lesson_evidence(run: RunData, embedder: Any = None, vocab: Vocabulary | None
         first = firsts[lesson.agent].get(lesson.id)
         recurred = None if not named or first is None else failures.fails_since(named, first)
         recurred_after_stored = failures.fails_since(named, lesson.event_id) if named else None
-        meta = events.get(lesson.event_id, {}).get("meta", {})
+        event = events.get(lesson.event_id)
         rows.append({
             "lesson_id": lesson.id, "agent": lesson.agent, "model": model or models.get(lesson.agent, ""),
-            "session": meta.get("session"), "migrated": lesson.migrated, "store_id": lesson.store_id,
+            "session": event_session(event) if event is not None else None, "migrated": lesson.migrated,
+            "store_id": lesson.store_id,
             "text": lesson.text, "duplicate_of": duplicate_of[index], "generic": lesson_is_generic(run, lesson),
             "generic_reason": "names no outcome, condition or number, and carries no value a paid claim used"
             if lesson_is_generic(run, lesson) else "",
@@ -502,22 +536,23 @@ def situations(run: RunData, agent: str, vocab: Vocabulary | None = None) -> lis
     agent faces, independent of the RAG query that produced the hits.
     """
     names = _names(run, vocab)
-    history = [e for e, _ in _turns(run, agent)]
-    keys = [(e["meta"]["session"], e["meta"]["turn"]) for e in history]
+    turns = _turns(run, agent)
+    history = [e for e, _ in turns]
+    keys = [(r.session, r.turn) for _, r in turns]
     in_order = all(a <= b for a, b in zip(keys, keys[1:]))
     out = []
     for record in run.contexts_of(agent):
-        if not record.get("rag_hits"):
+        if not record.rag_hits:
             continue
-        previous = _last_before(history, keys, (record["session"], record["turn"]), in_order)
+        previous = _last_before(history, keys, (record.session, record.turn), in_order)
         last = describe_event(previous, "outcome") if previous is not None else "no action yet"
-        text = f"{run.step_prompt(agent, record.get('step', ''))} Last action: {last}"
-        out.append((text, [h["text"] for h in record["rag_hits"]], names.found(text.lower())))
+        text = f"{run.step_prompt(agent, record.step or '')} Last action: {last}"
+        out.append((text, [h.text for h in record.rag_hits], names.found(text.lower())))
     return out
 
 
-def _last_before(history: list[dict[str, Any]], keys: list[tuple[Any, Any]], key: tuple[Any, Any],
-                 in_order: bool) -> dict[str, Any] | None:
+def _last_before(history: list[Event], keys: list[tuple[int, int]], key: tuple[int, int],
+                 in_order: bool) -> Event | None:
     """The last event (in event order) of an earlier (session, turn) than ``key``: a bisection when
     the turns' keys never go back, as a run's do, else a scan from the end."""
     if in_order:
@@ -534,7 +569,7 @@ def term_share(situation: str, text: str) -> float:
 
 
 def retrieval_relevance(run: RunData, agent: str, embedder: Any = None,
-                        vocab: Vocabulary | None = None) -> dict[str, Any]:
+                        vocab: Vocabulary | None = None) -> Relevance:
     """How relevant the RAG hits were to the turn's situation.
 
     ``relevance_hybrid`` follows the memory store's default search (hybrid: dense and BM25 terms,
@@ -566,23 +601,23 @@ def retrieval_relevance(run: RunData, agent: str, embedder: Any = None,
 
 # -- economy and cost ---------------------------------------------------------------------------------------
 
-def economy(run: RunData, agent: str) -> dict[str, Any]:
+def economy(run: RunData, agent: str) -> Economy:
     """Final scrip, change since the start, bounties won, memory trades bought and sold."""
     balance = run.summary.get("balances", {}).get(agent)
     claims = [e for e in run.events_of(agent) if _ok(e)
-              and e.get("action", {}).get("artifact_id") == "genesis_bounty" and e["action"].get("method") == "claim"]
+              and e.action.get("artifact_id") == "genesis_bounty" and e.action.get("method") == "claim"]
     trades = run.summary.get("trades", [])
     memory = [t for t in trades if t.get("kind") in MEMORY_TRADE_KINDS]
     return {"balance": balance,
             "scrip_delta": None if balance is None else balance - run.starting_scrip(agent),
             "bounties_won": len(claims),
-            "bounty_reward": sum(int((e["result"].get("data") or {}).get("reward", 0)) for e in claims),
+            "bounty_reward": sum(int((e.result.get("data") or {}).get("reward", 0)) for e in claims),
             "memory_bought": sum(1 for t in memory if t["buyer"] == agent),
             "memory_sold": sum(1 for t in memory if t["seller"] == agent),
             "trades": sum(1 for t in trades if agent in (t["buyer"], t["seller"]))}
 
 
-def costs(run: RunData, agent: str) -> dict[str, Any]:
+def costs(run: RunData, agent: str) -> Costs:
     """Turns, context and model tokens per turn, cost, invalid and unparseable rates, loop triggers."""
     pairs = _turns(run, agent)
     n = len(pairs)
@@ -593,7 +628,7 @@ def costs(run: RunData, agent: str) -> dict[str, Any]:
             if n else None,
             "cost_usd": round(sum(r.cost for r in records), 6),
             "invalid_action_rate": _rate(sum(1 for e, _ in pairs if not _ok(e)), n),
-            "unparseable_rate": _rate(sum(1 for e, _ in pairs if e.get("action_type") == "invalid"), n),
+            "unparseable_rate": _rate(sum(1 for e, _ in pairs if e.action_type == "invalid"), n),
             "loop_breaker_triggers": sum(1 for r in records if r.loop > 0),
             "loop_triggers": {kind: sum(1 for r in records if r.loop_trigger == kind)
                               for kind in sorted({r.loop_trigger for r in records if r.loop_trigger})}}
@@ -601,29 +636,27 @@ def costs(run: RunData, agent: str) -> dict[str, Any]:
 
 # -- per agent, per cell, per group ---------------------------------------------------------------------------
 
-def agent_metrics(run: RunData, agent: str, embedder: Any = None, vocab: Vocabulary | None = None) -> dict[str, Any]:
+def agent_metrics(run: RunData, agent: str, embedder: Any = None, vocab: Vocabulary | None = None) -> AgentMetrics:
     names = _names(run, vocab)
-    return (lesson_quality(run, agent, embedder, names) | uptake(run, agent) | application(run, agent)
-            | retrieval_relevance(run, agent, embedder, names) | economy(run, agent) | costs(run, agent))
+    return {**lesson_quality(run, agent, embedder, names), **uptake(run, agent), **application(run, agent),
+            **retrieval_relevance(run, agent, embedder, names), **economy(run, agent), **costs(run, agent)}
 
 
-POOLED = {  # cell rate -> (numerator, denominator) summed over agents
-    "duplicate_rate": ("duplicates", "lessons_stored"),
-    "generic_rate": ("generic", "lessons_stored"),
-    "uptake_rate": ("lessons_retrieved", "lessons_in_rag_store"),
-}
-
-
-def cell_metrics(run: RunData, embedder: Any = None) -> dict[str, Any]:
+def cell_metrics(run: RunData, embedder: Any = None) -> CellMetrics:
     """Per-agent metrics and the cell's totals (counts summed, rates pooled over agents)."""
     names = _names(run, None)  # the run's names, found once and shared by every metric below
     agents = {agent: agent_metrics(run, agent, embedder, names) for agent in run.agent_ids()}
     rows = list(agents.values())
 
-    def total(key: str) -> float:
-        return sum(r[key] or 0 for r in rows)
+    def total(figure: Callable[[AgentMetrics], float | None]) -> float:
+        return sum(figure(r) or 0 for r in rows)
 
-    turns = total("turns")
+    def per_turn(figure: Callable[[AgentMetrics], float | None]) -> float:
+        """A per-turn figure's sum over the agents' turns."""
+        return sum((figure(r) or 0) * r["turns"] for r in rows)
+
+    turns = total(lambda r: r["turns"])
+    lessons_stored = total(lambda r: r["lessons_stored"])
     texts = [lesson.text for lesson in lessons(run)]
     relevance = [(r["relevance_cosine"], r["rag_hits"]) for r in rows if r["relevance_cosine"] is not None]
     hybrid = [(r["relevance_hybrid"], r["rag_hits"]) for r in rows if r["relevance_hybrid"] is not None]
@@ -631,74 +664,86 @@ def cell_metrics(run: RunData, embedder: Any = None) -> dict[str, Any]:
     app = _pooled_application(rows)
     buyers = [r["scrip_delta"] for r in rows if r["memory_bought"] and r["scrip_delta"] is not None]
     others = [r["scrip_delta"] for r in rows if not r["memory_bought"] and r["scrip_delta"] is not None]
-    upper = run.config.get("resolved", {}).get("scenario", {}).get("upper_bound")
-    cell = {
-        "score": round(total("bounty_reward") / upper, 3) if upper else None,
+    upper = run.config.resolved.scenario.upper_bound
+    bounty_reward = total(lambda r: r["bounty_reward"])
+    cell: CellTotals = {
+        "score": round(bounty_reward / upper, 3) if upper else None,
         "agents": len(rows),
         "turns": turns,
-        "lessons_stored": total("lessons_stored"),
-        "lessons_by_action": total("lessons_by_action"),
-        "lessons_migrated": total("lessons_migrated"),
-        **{key: _rate(total(num), total(den)) for key, (num, den) in POOLED.items()},
+        "lessons_stored": lessons_stored,
+        "lessons_by_action": total(lambda r: r["lessons_by_action"]),
+        "lessons_migrated": total(lambda r: r["lessons_migrated"]),
+        # rates pooled over agents: the numerators summed over the denominators summed
+        "duplicate_rate": _rate(total(lambda r: r["duplicates"]), lessons_stored),
+        "generic_rate": _rate(total(lambda r: r["generic"]), lessons_stored),
+        "uptake_rate": _rate(total(lambda r: r["lessons_retrieved"]), total(lambda r: r["lessons_in_rag_store"])),
         "specificity_mean": round(float(np.mean([specificity(t, names) for t in texts])), 3) if texts else None,
-        "lesson_retrievals": total("lesson_retrievals"),
+        "lesson_retrievals": total(lambda r: r["lesson_retrievals"]),
         **app,
         "relevance_hybrid": _weighted(hybrid),
         "relevance_cosine": _weighted(relevance),
         "relevance_lexical": _weighted(lexical),
-        "scrip_delta_total": total("scrip_delta"),
-        "bounties_won": total("bounties_won"),
-        "bounty_reward": total("bounty_reward"),
+        "scrip_delta_total": total(lambda r: r["scrip_delta"]),
+        "bounties_won": total(lambda r: r["bounties_won"]),
+        "bounty_reward": bounty_reward,
         "memory_trades": sum(1 for t in run.summary.get("trades", []) if t.get("kind") in MEMORY_TRADE_KINDS),
         "buyers_scrip_delta_mean": round(float(np.mean(buyers)), 2) if buyers else None,
         "non_buyers_scrip_delta_mean": round(float(np.mean(others)), 2) if others else None,
-        "context_tokens_per_turn": round(sum((r["context_tokens_per_turn"] or 0) * r["turns"] for r in rows)
-                                         / turns, 1) if turns else None,
-        "model_tokens_per_turn": round(sum((r["model_tokens_per_turn"] or 0) * r["turns"] for r in rows)
-                                       / turns, 1) if turns else None,
-        "cost_usd": round(total("cost_usd"), 6),
-        "invalid_action_rate": _rate(sum((r["invalid_action_rate"] or 0) * r["turns"] for r in rows), turns),
-        "unparseable_rate": _rate(sum((r["unparseable_rate"] or 0) * r["turns"] for r in rows), turns),
-        "loop_breaker_triggers": total("loop_breaker_triggers"),
+        "context_tokens_per_turn": round(per_turn(lambda r: r["context_tokens_per_turn"]) / turns, 1) if turns else None,
+        "model_tokens_per_turn": round(per_turn(lambda r: r["model_tokens_per_turn"]) / turns, 1) if turns else None,
+        "cost_usd": round(total(lambda r: r["cost_usd"]), 6),
+        "invalid_action_rate": _rate(per_turn(lambda r: r["invalid_action_rate"]), turns),
+        "unparseable_rate": _rate(per_turn(lambda r: r["unparseable_rate"]), turns),
+        "loop_breaker_triggers": total(lambda r: r["loop_breaker_triggers"]),
         "supply_ok": run.summary.get("supply_ok"),
     }
     return {"cell": cell, "agents": agents, "lessons": lesson_evidence(run, embedder, names),
             "sessions": session_curve(run)}
 
 
-def session_curve(run: RunData) -> list[dict[str, Any]]:
+@dataclass
+class _SessionTally:
+    turns: int = 0
+    failures: int = 0
+    bounty_reward: int = 0
+    lessons_stored: int = 0
+
+
+def session_curve(run: RunData) -> list[SessionRow]:
     """Per session (all agents): bounty reward earned, lessons stored, failed actions per turn.
     What a learning curve plots: a system that learns earns more and fails less as sessions pass."""
-    by_session: dict[int, dict[str, float]] = {}
+    by_session: dict[int, _SessionTally] = {}
     for event in run.events:
-        meta = event.get("meta") or {}
-        session = meta.get("session")
-        if not isinstance(session, int):
+        session = event_session(event)
+        if session is None:
             continue
-        row = by_session.setdefault(session, {"turns": 0, "failures": 0, "bounty_reward": 0, "lessons_stored": 0})
+        row = by_session.setdefault(session, _SessionTally())
         if is_lesson(event):
-            row["lessons_stored"] += 1
+            row.lessons_stored += 1
         if not is_turn(event):
             continue
-        row["turns"] += 1
-        row["failures"] += 0 if _ok(event) else 1
-        action = event.get("action") or {}
+        row.turns += 1
+        row.failures += 0 if _ok(event) else 1
+        action = event.action
         if _ok(event) and action.get("artifact_id") == "genesis_bounty" and action.get("method") == "claim":
-            row["bounty_reward"] += int((event.get("result", {}).get("data") or {}).get("reward", 0))
-    return [{"session": session, **row, "failures_per_turn": _rate(row["failures"], row["turns"])}
+            row.bounty_reward += int((event.result.get("data") or {}).get("reward", 0))
+    return [{"session": session, "turns": row.turns, "failures": row.failures, "bounty_reward": row.bounty_reward,
+             "lessons_stored": row.lessons_stored, "failures_per_turn": _rate(row.failures, row.turns)}
             for session, row in sorted(by_session.items())]
 
 
-def _pooled_application(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+def _pooled_application(rows: Sequence[Application]) -> PooledApplication:
     """Application over all agents: the raw counts summed, then the rates."""
-    def total(key: str) -> int:
-        return sum(r[key] for r in rows)
+    def total(figure: Callable[[Application], int]) -> int:
+        return sum(figure(r) for r in rows)
 
-    return {"failure_lessons": total("failure_lessons"), "application_pairs": total("application_pairs"),
-            "failures_per_turn_before": _rate(total("failures_before"), total("turns_before")),
-            "failures_per_turn_after": _rate(total("failures_after"), total("turns_after")),
-            "failure_rate_before": _rate(total("failures_before"), total("attempts_before")),
-            "failure_rate_after": _rate(total("failures_after"), total("attempts_after"))}
+    failures_before, failures_after = total(lambda r: r["failures_before"]), total(lambda r: r["failures_after"])
+    return {"failure_lessons": total(lambda r: r["failure_lessons"]),
+            "application_pairs": total(lambda r: r["application_pairs"]),
+            "failures_per_turn_before": _rate(failures_before, total(lambda r: r["turns_before"])),
+            "failures_per_turn_after": _rate(failures_after, total(lambda r: r["turns_after"])),
+            "failure_rate_before": _rate(failures_before, total(lambda r: r["attempts_before"])),
+            "failure_rate_after": _rate(failures_after, total(lambda r: r["attempts_after"]))}
 
 
 def aggregate_groups(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -13,10 +13,10 @@ templates/report.html.j2, rendered with autoescape, so every piece of agent-writ
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 
@@ -24,19 +24,40 @@ from mnemarket.genesis import (
     BOUNTY_ID,
     MEMORY_ID,
     Bounty,
+    ContextRecord,
     Genesis,
     clip,
     describe_event,
     episodic_store_id,
     is_migration,
+    migration_record,
     turn_record,
 )
 from mnemarket.kernel import Event, LedgerEntry, World
 from mnemarket.memory import MemoryRecord, MemoryStore
 from mnemarket.reports.html_templates import Action, Cell, Column, Table, render
 from mnemarket.reports.report_charts import Series, colours, cumulative_counts, line_chart, sample_steps, tick_grid
-from mnemarket.reports.trace import TRACE_DIR, outcome, page_name, turn_view, write_trace_pages
-from mnemarket.run import header_line, memory_stores, newest_contexts, run_header, write_atomic
+from mnemarket.reports.trace import (
+    TRACE_DIR,
+    TracePage,
+    TurnKey,
+    TurnView,
+    outcome,
+    page_name,
+    turn_view,
+    write_trace_pages,
+)
+from mnemarket.run import (
+    AgentFigures,
+    RunSummary,
+    StoreRow,
+    TradeRow,
+    header_line,
+    memory_stores,
+    newest_contexts,
+    run_header,
+    write_atomic,
+)
 
 EXPERIMENT_CELLS = "cells"
 """The folder experiment cells run in (experiments/experiment.py CELLS_DIR): their reports link back."""
@@ -72,7 +93,7 @@ class MemoryReader:
 
 
 def write_report(run_dir: Path, world: World, genesis: Genesis | MemoryReader | None,
-                 summary: dict[str, Any]) -> Path:
+                 summary: RunSummary) -> Path:
     """Write `run_dir/report.html` describing the run and return its path.
 
     Args:
@@ -92,17 +113,17 @@ def write_report(run_dir: Path, world: World, genesis: Genesis | MemoryReader | 
     return path
 
 
-def render_report(world: World, genesis: Genesis | MemoryReader | None, summary: dict[str, Any],
-                  contexts: Sequence[dict[str, Any]] = (), *, back_link: bool = False,
+def render_report(world: World, genesis: Genesis | MemoryReader | None, summary: RunSummary,
+                  contexts: Sequence[ContextRecord] = (), *, back_link: bool = False,
                   turns_logged: int | None = None, run_line: str = "",
-                  trace_pages: Sequence[dict[str, Any]] = ()) -> str:
+                  trace_pages: Sequence[TracePage] = ()) -> str:
     """The report page as one HTML string (see `write_report`); ``contexts`` are the logged turn
     contexts (contexts.jsonl) the per-turn view shows, the newest of ``turns_logged`` (default: all
     of them are given); ``back_link`` adds a link to the experiment's comparison.html two folders up
     (the run is one of its cells); ``run_line`` names what made the run (model, seed, ...) and
     ``trace_pages`` indexes the trace viewer's pages (sim/trace.py)."""
     reader = MemoryReader.of(genesis)
-    shown_turns = {(r.get("agent"), r.get("session"), r.get("turn")) for r in contexts}
+    shown_turns = {(r.agent, r.session, r.turn) for r in contexts}
     events = _EventDigest.read(world.iter_events(), shown_turns)
     agents = _agents(world, summary)
     palette = colours(agents)
@@ -129,7 +150,7 @@ def render_report(world: World, genesis: Genesis | MemoryReader | None, summary:
         lessons=[_lesson_group("Stored by action", events.stored, "lessons stored", _turn_label,
                                "no genesis_memory.add actions"),
                  _lesson_group("Migrated from working memory at session end", events.migrated, "migrations",
-                               lambda e: f"end of session {e.meta.get('session', '?')}", "no migrations")],
+                               _migration_label, "no migrations")],
         timeline=_timeline(events),
         turns=_drilldown(contexts, events.applied, len(contexts) if turns_logged is None else turns_logged,
                          trace_pages),
@@ -190,14 +211,14 @@ class _EventDigest:
     migrated: _Newest = field(default_factory=lambda: _Newest(LESSON_LIMIT))
     claims: list[Event] = field(default_factory=list)
     session_starts: dict[int, int] = field(default_factory=dict)
-    applied: dict[tuple[Any, ...], Event] = field(default_factory=dict)
+    applied: dict[TurnKey, Event] = field(default_factory=dict)
 
     @property
     def count(self) -> int:
         return self.timeline.count
 
     @classmethod
-    def read(cls, events: Iterable[Event], shown_turns: set[tuple[Any, ...]]) -> _EventDigest:
+    def read(cls, events: Iterable[Event], shown_turns: set[TurnKey]) -> _EventDigest:
         digest = cls()
         for event in events:
             digest.timeline.add(event)
@@ -214,13 +235,28 @@ class _EventDigest:
         return digest
 
 
-def _agents(world: World, summary: dict[str, Any]) -> list[str]:
+def _agents(world: World, summary: RunSummary) -> list[str]:
     """Agents that acted (summary) plus every agent principal, sorted so colours are stable."""
     return sorted(set(summary.get("agents", {})) | {p for p, kind in world.principals.items() if kind == "agent"})
 
 
 # -- overview ------------------------------------------------------------------------------------------
-def _overview(summary: dict[str, Any], world: World) -> dict[str, Any]:
+class _Supply(TypedDict):
+    ok: bool
+    total: int
+    initial: int
+    minted: int
+    burned: int
+    negative: str
+
+
+class _Overview(TypedDict):
+    cards: list[tuple[str, str]]
+    message: str
+    supply: _Supply
+
+
+def _overview(summary: RunSummary, world: World) -> _Overview:
     supply = world.check_supply()  # recomputed from the world: the page proves conservation itself
     cards = [("status", summary.get("status", "—")), ("tick", world.tick), ("events", world.event_count),
              ("agent turns", summary.get("turns", "—")), ("trades", len(summary.get("trades", []))),
@@ -253,7 +289,19 @@ def _balance_series(ledger: Sequence[LedgerEntry], agents: Sequence[str], grid: 
 
 
 # -- trades --------------------------------------------------------------------------------------------
-def _trades(trades: Sequence[dict[str, Any]]) -> dict[str, Any]:
+class _Listing(TypedDict):
+    """A table the page shows with its count and what it leaves out."""
+
+    count: int
+    omitted: str
+    table: Table
+
+
+class _Trades(_Listing):
+    total: int
+
+
+def _trades(trades: Sequence[TradeRow]) -> _Trades:
     shown, omitted = _newest(trades, TIMELINE_LIMIT, "trades")
     rows = [[str(t.get(k)) for k in ("tick", "artifact_id", "kind", "seller", "buyer", "price")] for t in reversed(shown)]
     return {"count": len(trades), "total": sum(t.get("price", 0) for t in trades), "omitted": omitted,
@@ -261,17 +309,27 @@ def _trades(trades: Sequence[dict[str, Any]]) -> dict[str, Any]:
                             numeric=("tick", "price"), empty="no trades")}
 
 
-def _drilldown(contexts: Sequence[dict[str, Any]], applied: dict[tuple[Any, ...], Event], logged: int,
-              pages: Sequence[dict[str, Any]] = ()) -> dict[str, Any]:
+class _IndexedPage(TracePage):
+    failed_href: str
+
+
+class _Drilldown(TypedDict):
+    omitted: str
+    shown: list[TurnView]
+    pages: list[_IndexedPage]
+
+
+def _drilldown(contexts: Sequence[ContextRecord], applied: dict[TurnKey, Event], logged: int,
+              pages: Sequence[TracePage] = ()) -> _Drilldown:
     """The newest turns, each folded as the trace viewer shows it (sim/trace.py: the exact system
     and user prompt, token counts against the budget with dropped sections, the retrieval query and
     memories with scores, the reply, the applied action with its result data), and the index of
     the trace pages holding every turn. ``contexts`` are the newest records of the ``logged`` in
     contexts.jsonl; ``applied`` maps (agent, session, turn) to the turn's applied event."""
     shown, omitted = _newest(list(contexts), DRILLDOWN_LIMIT, "turns", logged, "trace/")
-    items = [turn_view(record, applied.get((record.get("agent"), record.get("session"), record.get("turn"))))
+    items = [turn_view(record, applied.get((record.agent, record.session, record.turn)))
              for record in reversed(shown)]
-    index = [{**page, "failed_href": f"{TRACE_DIR}/{page_name(page['agent'])}"} for page in pages]
+    index = [_IndexedPage(**page, failed_href=f"{TRACE_DIR}/{page_name(page['agent'])}") for page in pages]
     return {"omitted": omitted, "shown": items, "pages": index}
 
 
@@ -287,7 +345,14 @@ def _run_line(run_dir: Path, world: World, status: str | None) -> str:
     return header_line(run_header(run_dir, config, world, status))
 
 
-def _bounties(reader: MemoryReader | None, claims: Sequence[Event]) -> dict[str, Any]:
+class _Bounties(TypedDict):
+    posted: int
+    paid: int
+    minted: int
+    table: Table
+
+
+def _bounties(reader: MemoryReader | None, claims: Sequence[Event]) -> _Bounties:
     """Each bounty posted: reward, when it is open, who may claim, who was paid and the wrong claims."""
     posted = list(reader.bounties) if reader is not None else []
     rows = []
@@ -323,7 +388,12 @@ def _is_memory_add(event: Event) -> bool:
             and event.action.get("method") == "add")
 
 
-def _lesson_group(title: str, adds: _Newest, what: str, when: Callable[[Event], str], empty: str) -> dict[str, Any]:
+class _LessonGroup(_Listing):
+    title: str
+    succeeded: int
+
+
+def _lesson_group(title: str, adds: _Newest, what: str, when: Callable[[Event], str], empty: str) -> _LessonGroup:
     """One lesson table: the newest memory adds first, with how many there are and how many are left out."""
     shown, omitted = _newest(list(adds.items), adds.limit, what, adds.count)
     rows: list[list[Cell]] = []
@@ -338,16 +408,23 @@ def _lesson_group(title: str, adds: _Newest, what: str, when: Callable[[Event], 
 
 # -- timeline ------------------------------------------------------------------------------------------
 def _turn_label(event: Event) -> str:
-    meta = event.meta
-    if meta.get("migration"):
-        return f"s{meta.get('session', '?')} migration"
-    if "turn" in meta:
-        label = f"s{meta.get('session', '?')} t{meta['turn']}"
-        return label + (f" step {meta['step']}" if meta.get("step") not in (None, 0, 1) else "")
+    if (migration := migration_record(event)) is not None:
+        return f"s{migration.session} migration"
+    if (record := turn_record(event)) is not None:
+        return f"s{record.session} t{record.turn}" + (f" step {record.step}" if record.step not in ("0", "1") else "")
     return ""
 
 
-def _timeline(events: _EventDigest) -> dict[str, Any]:
+def _migration_label(event: Event) -> str:
+    record = migration_record(event)
+    return f"end of session {record.session if record is not None else '?'}"
+
+
+class _Timeline(_Listing):
+    failed: int
+
+
+def _timeline(events: _EventDigest) -> _Timeline:
     shown, omitted = _newest(list(events.timeline.items), TIMELINE_LIMIT, "events", events.count)
     rows: list[list[Cell]] = []
     for event in reversed(shown):
@@ -422,11 +499,11 @@ class _AgentMemory:
             out[agent] = (grid, cumulative_counts(created, grid))
         return out
 
-    def view(self) -> dict[str, Any]:
+    def view(self) -> _MemoryView:
         """Per agent: each long-term store's newest entries, and the newest episodic entries."""
-        agents = []
+        agents: list[_AgentMemoryView] = []
         for agent in self.agents:
-            stores = []
+            stores: list[_StoreView] = []
             for store_id, store in self.longterm[agent].items():
                 shown, omitted = _newest(store.newest, LONGTERM_LIMIT, f"entries of {store_id}", total=len(store.created))
                 stores.append({"id": store_id, "count": len(store.created), "omitted": omitted,
@@ -437,6 +514,27 @@ class _AgentMemory:
                            "episodic": len(stream.created) if stream else 0, "stores": stores, "recent": len(recent),
                            "recent_table": _records_table(recent)})
         return {"available": self.available, "agents": agents}
+
+
+class _StoreView(TypedDict):
+    id: str
+    count: int
+    omitted: str
+    table: Table
+
+
+class _AgentMemoryView(TypedDict):
+    name: str
+    longterm: int
+    episodic: int
+    stores: list[_StoreView]
+    recent: int
+    recent_table: Table
+
+
+class _MemoryView(TypedDict):
+    available: bool
+    agents: list[_AgentMemoryView]
 
 
 def _records_table(records: Sequence[MemoryRecord]) -> Table:
@@ -454,7 +552,7 @@ def _records_table(records: Sequence[MemoryRecord]) -> Table:
                   numeric=("tick", "importance"), empty="no entries")
 
 
-def _stores_table(stores: Sequence[dict[str, Any]]) -> Table:
+def _stores_table(stores: Sequence[StoreRow]) -> Table:
     rows = [[str(s.get(k)) for k in ("id", "owner", "creator", "entries")] for s in stores]
     return _table(["store", "owner", "creator", "entries"], rows, numeric=("entries",), empty="no memory stores")
 
@@ -466,7 +564,7 @@ def _figure(value: Any) -> str:
     return str(value)
 
 
-def _figures_table(agents: dict[str, dict[str, Any]]) -> Table:
+def _figures_table(agents: Mapping[str, AgentFigures]) -> Table:
     columns: list[str] = []
     for figures in agents.values():
         columns += [k for k in figures if k not in columns]

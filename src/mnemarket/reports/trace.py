@@ -17,9 +17,9 @@ import shutil
 from collections import defaultdict
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
-from mnemarket.genesis import clip, describe_event, turn_record
+from mnemarket.genesis import ContextRecord, clip, describe_event, turn_record
 from mnemarket.kernel import Event, World
 from mnemarket.reports.html_templates import Outcome, render
 from mnemarket.run import iter_contexts, write_atomic
@@ -31,6 +31,39 @@ FAILED_LIMIT = 500
 """Failed turns an agent's failure page lists (the newest); its session pages hold every one."""
 
 TurnKey = tuple[str, int, int]
+
+
+class TurnView(TypedDict):
+    """One turn as the trace template shows it (plain strings; the template escapes them)."""
+
+    id: str
+    summary: str
+    failed: bool
+    over: bool
+    tokens: str
+    dropped: str
+    sections: list[tuple[str, str, str]]
+    system: str
+    user: str
+    query: str
+    hits: list[tuple[str, str, str]]
+    reply: str
+    error: str
+    applied: str
+    outcome: Outcome | None
+    result: str
+    data: str
+
+
+class TracePage(TypedDict):
+    """A row of the trace index: an agent's session page and its counts."""
+
+    agent: str
+    session: int | None
+    turns: int
+    href: str
+    failed: int
+    over: int
 
 
 def applied_events(events: Iterable[Event]) -> dict[TurnKey, Event]:
@@ -52,30 +85,29 @@ def outcome(event: Event) -> Outcome:
                    hint=clip(result["hint"], 300) if result.get("hint") else "")
 
 
-def turn_view(record: dict[str, Any], event: Event | None) -> dict[str, Any]:
+def turn_view(record: ContextRecord, event: Event | None) -> TurnView:
     """What the trace shows of one turn (plain strings; the templates escape them)."""
-    tokens, budget = record.get("tokens") or 0, record.get("budget")
-    sections = record.get("sections") or []
-    dropped = [str(s.get("name")) for s in sections if s.get("status") == "dropped"]
+    tokens, budget = record.tokens or 0, record.budget
+    sections = record.sections or []
+    dropped = [s.name for s in sections if s.status == "dropped"]
     over = budget is not None and tokens > budget
     what = describe_event(event, "action") if event is not None else "not applied yet"
-    reply, error = record.get("reply"), record.get("reply_error")
     failed = event is not None and not event.success
     data = json.dumps(event.result.get("data"), indent=1, ensure_ascii=False, default=str) \
         if event is not None and event.result.get("data") is not None else ""
     return {
-        "id": f"{record.get('agent')}-s{record.get('session')}-t{record.get('turn')}",
-        "summary": f"s{record.get('session')} t{record.get('turn')} {record.get('agent')} · step {record.get('step')} · "
+        "id": f"{record.agent}-s{record.session}-t{record.turn}",
+        "summary": f"s{record.session} t{record.turn} {record.agent} · step {record.step} · "
                    f"{tokens}/{budget} tokens{' OVER' if over else ''} · {'FAILED' if failed else 'ok'} · {clip(what, 100)}",
         "failed": failed or event is None, "over": over,
         "tokens": f"{tokens} of {budget} tokens" + (f" (over by {tokens - budget})" if budget is not None and over else ""),
         "dropped": ", ".join(dropped),
-        "sections": [(str(s.get("name")), str(s.get("tokens")), str(s.get("status"))) for s in sections],
-        "system": str(record.get("system") or ""), "user": str(record.get("user") or ""),
-        "query": str(record.get("rag_query") or ""),
-        "hits": [(f"{h.get('score')}", str(h.get("id") or ""), str(h.get("text"))) for h in record.get("rag_hits") or []],
-        "reply": str(reply if reply is not None else "(not logged)"),
-        "error": clip(error, 300) if error else "",
+        "sections": [(s.name, str(s.tokens), s.status) for s in sections],
+        "system": record.system or "", "user": record.user or "",
+        "query": record.rag_query or "",
+        "hits": [(f"{h.score}", h.id, h.text) for h in record.rag_hits or []],
+        "reply": record.reply if record.reply is not None else "(not logged)",
+        "error": clip(record.reply_error, 300) if record.reply_error else "",
         "applied": what, "outcome": outcome(event) if event is not None else None,
         "result": clip(str(event.result.get("message") or ""), 500) if event is not None else "",
         "data": clip(data, RESULT_CHARS),
@@ -99,15 +131,15 @@ def _trace_dir(run_dir: Path) -> Path:
     return folder
 
 
-def write_trace_pages(run_dir: Path, world: World, title: str, header: str) -> list[dict[str, Any]]:
+def write_trace_pages(run_dir: Path, world: World, title: str, header: str) -> list[TracePage]:
     """Write every turn of every agent to run_dir/trace/ and return the index the report links:
     one row per agent and session (turns, failed, over budget, page), failure pages per agent."""
     run_dir = Path(run_dir)
     folder = _trace_dir(run_dir)
     applied = applied_events(world.iter_events())
-    index: list[dict[str, Any]] = []
-    failures: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    batch: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    index: list[TracePage] = []
+    failures: dict[str, list[TurnView]] = defaultdict(list)
+    batch: dict[str, list[TurnView]] = defaultdict(list)
     session: int | None = None
 
     def flush() -> None:
@@ -120,15 +152,14 @@ def write_trace_pages(run_dir: Path, world: World, title: str, header: str) -> l
         batch.clear()
 
     for record in iter_contexts(run_dir):
-        if record.get("session") != session:
+        if record.session != session:
             flush()
-            session = record.get("session")
-        agent = str(record.get("agent"))
-        view = turn_view(record, applied.get((agent, record.get("session"), record.get("turn"))))  # type: ignore[arg-type]
-        batch[agent].append(view)
+            session = record.session
+        view = turn_view(record, applied.get((record.agent, record.session, record.turn)))
+        batch[record.agent].append(view)
         if view["failed"]:
-            failures[agent].append(view)
-            del failures[agent][:-FAILED_LIMIT]
+            failures[record.agent].append(view)
+            del failures[record.agent][:-FAILED_LIMIT]
     flush()
     for agent in sorted({row["agent"] for row in index}):
         views = failures.get(agent, [])

@@ -15,13 +15,13 @@ from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from mnemarket.errors import ConfigError
 from mnemarket.genesis import all_trades, turn_record
 from mnemarket.kernel import SYSTEM_PRINCIPAL, Event, World
 from mnemarket.reports.inspect import RunView
-from mnemarket.run import memory_stores
+from mnemarket.run import AgentFigures, RunSummary, StoreRow, TradeRow, agent_totals, memory_stores
 from mnemarket.run.summary import _agent_figures  # private: see tests/unit/test_package_fronts.py
 
 
@@ -118,7 +118,27 @@ def working_memory_at(world: World, artifact_id: str, tick: int) -> str:
     return content
 
 
-def world_at_turn(run_dir: Path, at: TurnRef) -> dict[str, Any]:
+class EntryAt(TypedDict):
+    id: str
+    kind: str
+    created: float
+    text: str
+
+
+class AgentAt(AgentFigures, total=False):
+    """An agent's figures as of a turn, with its working memory's text and its stores' entries."""
+
+    working_memory: str
+    memory: dict[str, list[EntryAt]]
+
+
+class WorldAt(RunSummary, total=False):
+    """The `inspect --at` document: `RunSummary`'s keys as of a turn, and which turn."""
+
+    at: str
+
+
+def world_at_turn(run_dir: Path, at: TurnRef) -> WorldAt:
     """The `inspect --json` document as of turn ``at`` (see the module doc), plus ``at`` and each
     agent's ``working_memory`` and ``memory`` (its stores' entries created by then)."""
     with RunView(run_dir) as view:
@@ -126,8 +146,8 @@ def world_at_turn(run_dir: Path, at: TurnRef) -> dict[str, Any]:
         tick = turn_tick(world, at)
         balances, supply = _ledger_at(world, tick)
         per_agent, migrated = _agent_figures(_EventsUpTo(world, tick, balances))  # type: ignore[arg-type]
-        stores = []
-        entries: dict[str, list[dict[str, Any]]] = {}
+        stores: list[StoreRow] = []
+        entries: dict[str, list[EntryAt]] = {}
         for artifact in memory_stores(world):
             if artifact.created_tick > tick:
                 continue
@@ -137,13 +157,15 @@ def world_at_turn(run_dir: Path, at: TurnRef) -> dict[str, Any]:
             stores.append({"id": artifact.id, "owner": artifact.owner, "creator": artifact.creator,
                            "entries": sum(1 for r in records if not r.archived)})
         agents_config = {a.id: a for a in view.config.resolved.agents}
+        agents: dict[str, AgentAt] = {}
         for agent, figures in per_agent.items():
+            agents[agent] = row = AgentAt(**figures)
             config = agents_config.get(agent)
             if config is None:
                 continue
-            figures["working_memory"] = working_memory_at(world, config.working_memory_id, tick)
-            figures["memory"] = {store: entries.get(store, []) for store in (config.store_id, config.episodic_store_id)}
-        trades = [{"artifact_id": t.artifact_id, "seller": t.seller, "buyer": t.buyer, "price": t.price,
+            row["working_memory"] = working_memory_at(world, config.working_memory_id, tick)
+            row["memory"] = {store: entries.get(store, []) for store in (config.store_id, config.episodic_store_id)}
+        trades: list[TradeRow] = [{"artifact_id": t.artifact_id, "seller": t.seller, "buyer": t.buyer, "price": t.price,
                    "kind": t.kind, "tick": t.tick} for t in all_trades(world.state) if t.tick <= tick]
         events = sum(1 for _ in _EventsUpTo(world, tick, balances).iter_events())
         total = sum(balances.values())
@@ -160,11 +182,9 @@ def world_at_turn(run_dir: Path, at: TurnRef) -> dict[str, Any]:
             "trades": trades,
             "lessons_migrated": migrated,
             "events": events,
-            "turns": sum(a["turns"] for a in per_agent.values()),
-            **{key: sum(a[key] for a in per_agent.values())
-               for key in ("invalid_actions", "failed_actions", "lessons_written", "memory_invokes", "bounties_paid")},
+            **agent_totals(per_agent.values()),
             "tick": tick,
-            "agents": per_agent,
+            "agents": agents,
         }
 
 

@@ -4,11 +4,13 @@ A turn's prompt is mostly what the previous turn sent: the system prompt, the ac
 descriptions, components, the step prompt, most history lines. Each long text field of a record
 is cut into pieces (lines and sentences) and each piece is written once to `contexts.parts.jsonl`
 (one JSON string a line; its line number is its id); the record names its pieces by id, runs of
-consecutive ids as ``a-b``. `read_contexts` gives back the records exactly as they were logged,
-so the metrics and the report read them as before; it streams the log and can rebuild only the
-fields a reader needs, so reading a long run's log does not hold its prompts all at once; it
-reads pieces from the file by offset as it needs them. Pieces seen recently are remembered in a
-bounded table (an evicted piece is simply written again), so memory stays flat over a long run.
+consecutive ids as ``a-b``. The records are `ContextRecord`s (genesis/context_record.py): the
+agent builds one a turn, and `iter_contexts` (with `read_contexts` and `newest_contexts` on it) is
+the one reader every reader uses (metrics, report, trace pages, budget overruns); it gives each
+record back as it was logged, streams the log and can rebuild only the fields a reader needs,
+so reading a long run's log does not hold its prompts all at once; it reads pieces from the file
+by offset as it needs them. Pieces seen recently are remembered in a bounded table (an evicted
+piece is simply written again), so memory stays flat over a long run.
 A record is written after its pieces, so a run killed in between leaves only unused pieces.
 """
 
@@ -24,6 +26,7 @@ from collections.abc import Callable, Collection, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from mnemarket.genesis import ContextRecord
 from mnemarket.jsonl import MAX_LINE_BYTES, raw_lines, read_lines
 from mnemarket.kernel import decode_part
 from mnemarket.run.context_refs import (
@@ -79,7 +82,7 @@ class ContextLog:
         self._known: OrderedDict[bytes, int] = OrderedDict()
         self._capacity = max(KNOWN_PIECES, KNOWN_PIECES_PER_AGENT * agents)
 
-    def write(self, records: Iterable[dict[str, Any]]) -> None:
+    def write(self, records: Iterable[ContextRecord]) -> None:
         new: list[str] = []
         lines = [json.dumps(self._encode(record, new)) for record in records]
         if new:
@@ -88,17 +91,17 @@ class ContextLog:
         with self.path.open("a") as log:
             log.write("".join(line + "\n" for line in lines))
 
-    def _encode(self, record: dict[str, Any], new: list[str]) -> dict[str, Any]:
-        out = dict(record)
+    def _encode(self, record: ContextRecord, new: list[str]) -> dict[str, object]:
+        """The record's JSON form (`ContextRecord.json_form`) with its long texts as piece references."""
+        out: dict[str, object] = record.json_form()
         for name in TEXT_FIELDS:
-            if isinstance(out.get(name), str):
-                out[name] = self._ref(out[name], new)
-        if isinstance(out.get("sections"), list):
-            out["sections"] = self._ref(json.dumps(out["sections"]), new, always=True)
-        if isinstance(out.get("rag_hits"), list):
+            if isinstance(text := out.get(name), str):
+                out[name] = self._ref(text, new)
+        if isinstance(sections := out.get("sections"), list):
+            out["sections"] = self._ref(json.dumps(sections), new, always=True)
+        if isinstance(hits := out.get("rag_hits"), list):
             # hit texts recur turn after turn (the same memories come back): always by reference
-            out["rag_hits"] = [{**h, "text": self._ref(h["text"], new, always=True)}
-                               if isinstance(h.get("text"), str) else h for h in out["rag_hits"]]
+            out["rag_hits"] = [{**h, "text": self._ref(h["text"], new, always=True)} for h in hits]
         return out
 
     def _ref(self, text: str, new: list[str], always: bool = False) -> str | dict[str, str]:
@@ -122,8 +125,8 @@ class ContextLog:
         return {"$": _runs(ids)}
 
 
-def read_contexts(run_dir: str | Path, *, fields: Collection[str] | None = None) -> list[dict[str, Any]]:
-    """Every logged turn record, as it was logged (plain records of older runs pass through).
+def read_contexts(run_dir: str | Path, *, fields: Collection[str] | None = None) -> list[ContextRecord]:
+    """Every logged turn record, as it was logged (plain records of older runs read the same way).
 
     Args:
         run_dir: the run directory.
@@ -133,13 +136,14 @@ def read_contexts(run_dir: str | Path, *, fields: Collection[str] | None = None)
     return list(iter_contexts(run_dir, fields=fields))
 
 
-def iter_contexts(run_dir: str | Path, *, fields: Collection[str] | None = None) -> Iterator[dict[str, Any]]:
-    """`read_contexts` one record at a time, streamed from the file: a long run's log is never held whole."""
+def iter_contexts(run_dir: str | Path, *, fields: Collection[str] | None = None) -> Iterator[ContextRecord]:
+    """`read_contexts` one record at a time, streamed from the file: a long run's log is never held whole.
+    This is the log's one reader: every reader of turn contexts goes through it (or the two above)."""
     run_dir = Path(run_dir)
     yield from _decoded(run_dir, _kept(run_dir / CONTEXTS), fields)
 
 
-def newest_contexts(run_dir: str | Path, limit: int) -> tuple[list[dict[str, Any]], int]:
+def newest_contexts(run_dir: str | Path, limit: int) -> tuple[list[ContextRecord], int]:
     """The last ``limit`` records of `read_contexts` and how many records there are in all; only
     the records returned are rebuilt."""
     kept = _kept(Path(run_dir) / CONTEXTS)
@@ -196,7 +200,7 @@ def _highest_piece(path: Path) -> int:
     return highest
 
 
-def _decoded(run_dir: Path, kept: _Kept, fields: Collection[str] | None) -> Iterator[dict[str, Any]]:
+def _decoded(run_dir: Path, kept: _Kept, fields: Collection[str] | None) -> Iterator[ContextRecord]:
     wanted = set(kept)
     decode = SharedDecoder().decode  # the records may be kept: they share their keys and short values
     pieces: _Pieces | None = None
@@ -214,7 +218,7 @@ def _decoded(run_dir: Path, kept: _Kept, fields: Collection[str] | None) -> Iter
                 pieces = _Pieces(run_dir / PARTS)
             if pieces is not None:
                 record = _decode(record, pieces, kept.lost.bound(number, pieces.count))
-            yield shaped(record, LOST_TEXT)
+            yield ContextRecord.from_json(shaped(record, LOST_TEXT))
     finally:
         if pieces is not None:
             pieces.close()
@@ -277,12 +281,13 @@ class _Pieces:
             self._file.close()
 
 
-def _has_refs(record: dict[str, Any]) -> bool:
+def _has_refs(record: dict[str, object]) -> bool:
+    hits = record.get("rag_hits")
     return (any(isinstance(record.get(name), dict) for name in (*TEXT_FIELDS, "sections"))
-            or any(isinstance(h, dict) and isinstance(h.get("text"), dict) for h in record.get("rag_hits") or ()))
+            or any(isinstance(h, dict) and isinstance(h.get("text"), dict) for h in (hits if isinstance(hits, list) else ())))
 
 
-def _decode(record: dict[str, Any], pieces: _Pieces, bound: int) -> dict[str, Any]:
+def _decode(record: dict[str, object], pieces: _Pieces, bound: int) -> dict[str, object]:
     """The record with its texts rebuilt from the pieces below ``bound`` (retrieved texts shared:
     `_Pieces`); a text that cannot be rebuilt reads `LOST_TEXT` (`context_refs.shaped` names it)."""
     def text(value: Any, rebuild: Callable[[str, int], str] = pieces.text) -> Any:
@@ -297,12 +302,12 @@ def _decode(record: dict[str, Any], pieces: _Pieces, bound: int) -> dict[str, An
     for name in TEXT_FIELDS:
         if name in out:
             out[name] = text(out[name])
-    if isinstance(out.get("sections"), dict):
-        rebuilt = text(out["sections"])
+    if isinstance(sections := out.get("sections"), dict):
+        rebuilt = text(sections)
         out["sections"] = sections_from(rebuilt) if rebuilt != LOST_TEXT else None
-    if isinstance(out.get("rag_hits"), list):
+    if isinstance(hits := out.get("rag_hits"), list):
         out["rag_hits"] = [{**h, "text": text(h.get("text"), pieces.shared_text)} if isinstance(h, dict) else h
-                           for h in out["rag_hits"]]  # `shaped` drops a hit that is no object, and says so
+                           for h in hits]  # `shaped` drops a hit that is no object, and says so
     return out
 
 

@@ -54,7 +54,7 @@ def piece_ids(ref: Any, bound: int) -> Iterator[int]:
         yield from range(first, last + 1)
 
 
-def highest_piece(record: dict[str, Any]) -> int:
+def highest_piece(record: dict[str, object]) -> int:
     """The highest piece id ``record`` names (-1 for none); a garbled reference is skipped (it reads as lost)."""
     refs = [record.get(name) for name in (*TEXT_FIELDS, "sections")]
     hits = record.get("rag_hits")
@@ -72,7 +72,7 @@ def highest_piece(record: dict[str, Any]) -> int:
     return highest
 
 
-def identity(record: dict[str, Any]) -> tuple[str, int, int, str | None] | None:
+def identity(record: dict[str, object]) -> tuple[str, int, int, str | None] | None:
     """(agent, session, turn, step) of a turn record; None when any has the wrong type."""
     agent, session, turn, step = (record.get(k) for k in ("agent", "session", "turn", "step"))
     if not isinstance(agent, str) or not _is_int(session) or not _is_int(turn):
@@ -93,7 +93,7 @@ class LostPieces:
         self._lines: list[int] = []
         self._from: list[int] = []
 
-    def add(self, line: int, record: dict[str, Any]) -> bool:
+    def add(self, line: int, record: dict[str, object]) -> bool:
         """Take ``record`` if it is a lost-pieces line (then True)."""
         value = record.get(LOST_FROM)
         if len(record) != 1 or not _is_int(value) or value < 0:
@@ -108,7 +108,7 @@ class LostPieces:
         return min([pieces, *self._from[start:]])
 
 
-def shaped(record: dict[str, Any], lost_text: str) -> dict[str, Any]:
+def shaped(record: dict[str, object], lost_text: str) -> dict[str, object]:
     """``record`` (its texts already rebuilt) with every field its readers use in the expected
     shape; what had to be replaced is named in ``lost``."""
     lost = [name for name in TEXT_FIELDS if record.get(name) == lost_text]

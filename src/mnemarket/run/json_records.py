@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any
 
 SHARED_VALUE_CHARS = 64
 """String values up to this long are shared; longer ones (texts, messages) rarely repeat."""
@@ -25,12 +24,12 @@ class SharedDecoder:
         self._values: dict[str, str] = {}
         self._decoder = json.JSONDecoder(object_pairs_hook=self._shared)
 
-    def _shared(self, pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    def _shared(self, pairs: list[tuple[str, object]]) -> dict[str, object]:
         values = self._values
         return {sys.intern(key): values.setdefault(value, value)
                 if type(value) is str and len(value) <= SHARED_VALUE_CHARS else value for key, value in pairs}
 
-    def decode(self, text: str) -> dict[str, Any]:
+    def decode(self, text: str) -> dict[str, object]:
         """One JSON object from ``text``.
 
         Raises:

@@ -2,6 +2,12 @@
 applied (`PendingDecision`, kept as world state), a session's end (`SessionReport`) and how a run
 part ended (`RunStatus`). The runner writes them, replay, inspect, metrics and experiments read
 them from here; their on-disk forms are unchanged, so older run directories still resume.
+
+The records an agent writes live below the agents (so the agent can build them) and are named
+here too: a turn event's `TurnRecord` (and `MigrationRecord`, `LessonRecord`,
+`genesis/run_record.py`), a line of contexts.jsonl, `ContextRecord` (`genesis/context_record.py`,
+read back through `run.context_log.iter_contexts` only), and summary.json, `RunSummary`
+(`run/summary_record.py`).
 """
 
 from __future__ import annotations
@@ -9,15 +15,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from mnemarket.agents import Decision, LLMSpec, SessionReport, TurnFacts
 from mnemarket.errors import ConfigError, validation_problems
+from mnemarket.genesis import ContextRecord, LessonRecord, MigrationRecord, TurnRecord
 from mnemarket.providers import LLMResult, ModelProfile, Usage
 from mnemarket.run.output_dirs import write_atomic
 from mnemarket.run.scenario import ResolvedScenario
+from mnemarket.run.summary_record import RunSummary
 
 CONFIG_FILE = "config.json"
 
@@ -89,17 +96,19 @@ class PendingDecision:
     plan: TurnFacts
     decision: LLMResult
 
-    def to_state(self) -> dict[str, Any]:
+    def to_state(self) -> dict[str, object]:
         return {"plan": self.plan.model_dump(by_alias=True), "decision": _dump_result(self.decision)}
 
     @classmethod
-    def from_state(cls, data: Mapping[str, Any]) -> PendingDecision:
+    def from_state(cls, data: object) -> PendingDecision:
         """Raises (KeyError, TypeError, ValidationError) on an entry it cannot read: the runner records
         that as the agent's failed action."""
+        if not isinstance(data, Mapping):
+            raise TypeError(f"a pending decision is a mapping, not {type(data).__name__}")
         return cls(TurnFacts.model_validate(data["plan"]), _load_result(data["decision"]))
 
     @staticmethod
-    def step_of(data: Mapping[str, Any]) -> str:
+    def step_of(data: object) -> str:
         """The step of an entry `from_state` could not read ("" when that is unreadable too)."""
         plan = data.get("plan") if isinstance(data, Mapping) else None
         return str(plan.get("step", "")) if isinstance(plan, Mapping) else ""
@@ -131,18 +140,21 @@ def write_run_config(run_dir: Path, config: RunConfig) -> None:
                           "(inspect and memory commands read a run without writing)") from None
 
 
-def _dump_result(result: LLMResult) -> dict[str, Any]:
-    data = result.model_dump(exclude={"parsed"})
+def _dump_result(result: LLMResult) -> dict[str, object]:
+    data: dict[str, object] = result.model_dump(exclude={"parsed"})
     data["parsed"] = result.parsed.model_dump() if isinstance(result.parsed, BaseModel) else None
     return data
 
 
-def _load_result(data: dict[str, Any]) -> LLMResult:
-    data = dict(data)
-    parsed = data.pop("parsed")
-    data["usage"] = Usage(**data["usage"])
-    return LLMResult(**data, parsed=Decision.model_validate(parsed) if parsed is not None else None)
+def _load_result(data: object) -> LLMResult:
+    if not isinstance(data, Mapping):
+        raise TypeError(f"a recorded decision is a mapping, not {type(data).__name__}")
+    fields = dict(data)
+    parsed = fields.pop("parsed")  # a missing one is a KeyError, as before
+    fields["usage"] = Usage.model_validate(fields["usage"])
+    fields["parsed"] = Decision.model_validate(parsed) if parsed is not None else None
+    return LLMResult.model_validate(fields)
 
 
-__all__ = ["CONFIG_FILE", "PendingDecision", "RunConfig", "RunOptions", "RunStatus", "SessionReport",
-    "read_run_config", "write_run_config"]
+__all__ = ["CONFIG_FILE", "ContextRecord", "LessonRecord", "MigrationRecord", "PendingDecision", "RunConfig",
+    "RunOptions", "RunStatus", "RunSummary", "SessionReport", "TurnRecord", "read_run_config", "write_run_config"]

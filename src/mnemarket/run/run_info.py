@@ -13,13 +13,15 @@ import json
 import os
 import time
 from collections import defaultdict
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict, cast
 
 from mnemarket.jsonl import read_json_object
 from mnemarket.run.context_log import iter_contexts
 from mnemarket.run.output_dirs import write_atomic
 from mnemarket.run.run_lock import LOCK_FILE
+from mnemarket.run.summary_record import BudgetOverrun, RunSummary
 
 if TYPE_CHECKING:
     from mnemarket.kernel import World
@@ -45,9 +47,10 @@ def writer_active(run_dir: Path) -> bool:
     return False
 
 
-def saved_summary(run_dir: Path) -> dict[str, Any]:
-    """summary.json as the runner (or an interrupt) last wrote it; {} when there is none or it is damaged."""
-    return read_json_object(Path(run_dir) / SUMMARY) or {}  # bounded read: a huge or damaged file is {}
+def saved_summary(run_dir: Path) -> RunSummary:
+    """summary.json as the runner (or an interrupt) last wrote it; {} when there is none or it is damaged.
+    Its keys are not checked: a reader takes each with ``.get`` (an older run may lack some)."""
+    return cast("RunSummary", read_json_object(Path(run_dir) / SUMMARY) or {})  # bounded: a huge or damaged file is {}
 
 
 def run_status(run_dir: Path) -> str:
@@ -69,7 +72,23 @@ def _iso(seconds: float | None) -> str | None:
     return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(seconds)) if seconds else None
 
 
-def run_header(run_dir: Path, config: RunConfig, world: World | None = None, status: str | None = None) -> dict[str, Any]:
+class RunHeader(TypedDict):
+    """What made a run and how it stands (the report's header, `inspect --json`'s ``run``)."""
+
+    scenario: str
+    models: dict[str, str]
+    """Agent id -> model string."""
+    seed: int
+    sessions: int
+    turns: int
+    status: str
+    started: str | None
+    last_written: str | None
+    progress: str | None
+    """The last turn played as "session:turn"."""
+
+
+def run_header(run_dir: Path, config: RunConfig, world: World | None = None, status: str | None = None) -> RunHeader:
     """The facts that say what made the run, for the report's header and `inspect` (``status``:
     the one being written, when the writer itself asks; default read from the run directory).
 
@@ -94,7 +113,7 @@ def run_header(run_dir: Path, config: RunConfig, world: World | None = None, sta
     }
 
 
-def header_line(header: dict[str, Any]) -> str:
+def header_line(header: RunHeader) -> str:
     """The header as one line: `scenario demo · model local · seed 7 · 2 sessions x 5 turns · ...`."""
     models = sorted(set(header["models"].values()))
     parts = [f"scenario {header['scenario']}",
@@ -110,23 +129,31 @@ def header_line(header: dict[str, Any]) -> str:
     return " · ".join(parts)
 
 
-def budget_overruns(run_dir: Path) -> list[dict[str, Any]]:
+@dataclass
+class _StepTokens:
+    turns: int = 0
+    over: int = 0
+    max_tokens: int = 0
+    budget: int | None = None
+    dropped: set[str] = field(default_factory=set)
+
+
+def budget_overruns(run_dir: Path) -> list[BudgetOverrun]:
     """Turns whose prompt ran over its token budget, per agent and workflow step: how many of the
     step's turns, the largest prompt, the budget, and the sections dropped to fit (by name)."""
-    steps: dict[tuple[str, str], dict[str, Any]] = defaultdict(
-        lambda: {"turns": 0, "over": 0, "max_tokens": 0, "budget": None, "dropped": set()})
+    steps: dict[tuple[str, str], _StepTokens] = defaultdict(_StepTokens)
     for record in iter_contexts(run_dir, fields=("tokens", "budget", "sections")):
-        entry = steps[(str(record.get("agent")), str(record.get("step")))]
-        entry["turns"] += 1
-        tokens, budget = record.get("tokens") or 0, record.get("budget")
-        entry["dropped"].update(s.get("name") for s in record.get("sections") or [] if s.get("status") == "dropped")
+        entry = steps[(record.agent, str(record.step))]
+        entry.turns += 1
+        tokens, budget = record.tokens or 0, record.budget
+        entry.dropped.update(s.name for s in record.sections or [] if s.status == "dropped")
         if budget and tokens > budget:
-            entry["over"] += 1
-            entry["max_tokens"] = max(entry["max_tokens"], tokens)
-            entry["budget"] = budget
-    return [{"agent": agent, "step": step, "turns": e["turns"], "over_budget": e["over"],
-             "max_tokens": e["max_tokens"], "budget": e["budget"], "dropped_sections": sorted(filter(None, e["dropped"]))}
-            for (agent, step), e in sorted(steps.items()) if e["over"]]
+            entry.over += 1
+            entry.max_tokens = max(entry.max_tokens, tokens)
+            entry.budget = budget
+    return [{"agent": agent, "step": step, "turns": e.turns, "over_budget": e.over,
+             "max_tokens": e.max_tokens, "budget": e.budget, "dropped_sections": sorted(filter(None, e.dropped))}
+            for (agent, step), e in sorted(steps.items()) if e.over]
 
 
 __all__ = ["INTERRUPTED", "budget_overruns", "header_line", "mark_interrupted", "run_header", "run_status",

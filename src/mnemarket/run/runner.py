@@ -55,6 +55,7 @@ from mnemarket.run.scenario import (
     load_scenario,
 )
 from mnemarket.run.summary import summarize
+from mnemarket.run.summary_record import RunSummary
 from mnemarket.run.threads import run_blas_threads
 from mnemarket.scenarios import PlanTurn, ScriptedPlanPolicy, SessionEnd, SessionHook
 from mnemarket.store import SqlMemoryPersistence, SqlWorldStore
@@ -75,7 +76,7 @@ REPLY_LOG_CHARS = 2000
 
 
 Progress = Callable[[str, int, int], None]
-ReportWriter = Callable[[Path, World, Genesis | None, dict[str, Any]], object]
+ReportWriter = Callable[[Path, World, Genesis | None, RunSummary], object]
 """Writes report.html from the world and summary.json's figures (`reports.report.write_report`); the
 runner is given it (experiments/pipeline.py, the CLI) because reports sit above the run layer."""
 
@@ -345,8 +346,7 @@ class Runner:
             if self._context_log is None:
                 self._context_log = ContextLog(self.run_dir, agents=len(self.agents))
             # The reply too: the report's per-turn view shows it.
-            self._context_log.write(plan.log_record() | {"reply": decision.text[:REPLY_LOG_CHARS],
-                                                         "reply_error": decision.error}
+            self._context_log.write(plan.log_record(decision.text[:REPLY_LOG_CHARS], decision.error)
                                     for plan, decision in zip(plans, decisions))
             world.set_state(RUN, key, pending)
             pending = world.state[(RUN, key)]  # as committed (and as a resumed run reads it back)
@@ -357,7 +357,7 @@ class Runner:
         await self._lesson_steps("failure", session, turn)
         world.set_state(RUN, key, None)
 
-    def _apply(self, agent: Agent, entry: dict[str, Any], session: int, turn: int) -> None:
+    def _apply(self, agent: Agent, entry: object, session: int, turn: int) -> None:
         """Apply one committed decision. One that crashes its apply is recorded as the agent's failed
         action for the turn: re-applied on every resume, it would die again each time (a bricked run)."""
         try:

@@ -6,8 +6,7 @@ The runner writes it at the end of every run part; `inspect` prints it recompute
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterable
 
 from mnemarket.agents import DEFAULT_PREFIXES, prefixed_entries
 from mnemarket.genesis import (
@@ -23,8 +22,18 @@ from mnemarket.genesis import (
 )
 from mnemarket.kernel import Artifact, Event, World
 from mnemarket.memory import MemoryStore
+from mnemarket.run.summary_record import AgentFigures, AgentTotals, RunSummary, StoreRow
 
 OpenStore = Callable[[str], MemoryStore]
+
+
+def agent_totals(figures: Iterable[AgentFigures]) -> AgentTotals:
+    rows = list(figures)
+    return {"turns": sum(a["turns"] for a in rows), "invalid_actions": sum(a["invalid_actions"] for a in rows),
+            "failed_actions": sum(a["failed_actions"] for a in rows),
+            "lessons_written": sum(a["lessons_written"] for a in rows),
+            "memory_invokes": sum(a["memory_invokes"] for a in rows),
+            "bounties_paid": sum(a["bounties_paid"] for a in rows)}
 
 
 def memory_stores(world: World) -> list[Artifact]:
@@ -55,12 +64,12 @@ def _lesson_entries(world: World, event: Event) -> list[str]:
     return prefixed_entries(str(event.action.get("content") or event.action.get("new_text") or ""), DEFAULT_PREFIXES)
 
 
-def summarize(world: World, genesis: Genesis | None = None, *, open_store: OpenStore | None = None) -> dict[str, Any]:
+def summarize(world: World, genesis: Genesis | None = None, *, open_store: OpenStore | None = None) -> RunSummary:
     """The `inspect --json` document (entry counts need a way to open stores: `genesis` or `open_store`)."""
     if open_store is None and genesis is not None:
         open_store = genesis.memory.store
     counts = memory_entry_counts(world, open_store) if open_store is not None else {}
-    stores = [{"id": a.id, "owner": a.owner, "creator": a.creator, "entries": counts.get(a.id, 0)}
+    stores: list[StoreRow] = [{"id": a.id, "owner": a.owner, "creator": a.creator, "entries": counts.get(a.id, 0)}
               for a in memory_stores(world)]
     per_agent, migrated = _agent_figures(world)
     return {
@@ -76,15 +85,13 @@ def summarize(world: World, genesis: Genesis | None = None, *, open_store: OpenS
                     "kind": t.kind, "tick": t.tick} for t in all_trades(world.state)],
         "lessons_migrated": migrated,
         "events": world.event_count,
-        "turns": sum(a["turns"] for a in per_agent.values()),
-        **{key: sum(a[key] for a in per_agent.values())
-           for key in ("invalid_actions", "failed_actions", "lessons_written", "memory_invokes", "bounties_paid")},
+        **agent_totals(per_agent.values()),
         "tick": world.tick,
         "agents": per_agent,
     }
 
 
-def _agent_figures(world: World) -> tuple[dict[str, dict[str, Any]], int]:
+def _agent_figures(world: World) -> tuple[dict[str, AgentFigures], int]:
     """Per agent that took a turn, its figures, and the run's successful migrations, from one pass
     over the events (read a page at a time: a long run's events are never held whole)."""
     counts: dict[str, Counter[str]] = {}
@@ -108,7 +115,7 @@ def _agent_figures(world: World) -> tuple[dict[str, dict[str, Any]], int]:
         mine.update(name for name, on in flags.items() if on)
         mine["tokens"] += record.tokens
         mine["baseline_tokens"] += record.baseline_tokens
-    figures = {agent: {
+    figures: dict[str, AgentFigures] = {agent: {
         "turns": (mine := counts[agent])["turns"],
         "invalid_actions": mine["invalid_actions"],
         "failed_actions": mine["failed_actions"],
@@ -126,4 +133,4 @@ def _agent_figures(world: World) -> tuple[dict[str, dict[str, Any]], int]:
     return figures, sum(migrated.values())
 
 
-__all__ = ["OpenStore", "memory_entry_counts", "memory_stores", "summarize"]
+__all__ = ["OpenStore", "agent_totals", "memory_entry_counts", "memory_stores", "summarize"]

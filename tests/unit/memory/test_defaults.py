@@ -23,6 +23,7 @@ def test_defaults_are_what_the_table_chose(embedder):
     assert (store.mode, store.neighbour_context) == ("hybrid", True)
     w = DEFAULT_WEIGHTS
     assert (w.fusion, w.dense_weight, w.context_weight) == ("zscore", 0.65, 0.15)
+    assert (w.speaker_weight, w.session_weight, w.time_weight) == (2.0, 0.4, 1.0)  # issue 37's cues
     assert (w.relevance, w.recency, w.importance) == (1.0, 0.0, 0.0)
     assert store.weights == w
     assert RagConfig().mode == "hybrid" and RagConfig().weights is None  # agents' RAG: the store's defaults
@@ -96,6 +97,7 @@ def test_locomo_loader_reads_turns_and_answerable_questions(tmp_path):
     assert [t["text"] for t in conv.turns] == ["Ann: I painted a sunrise.", "Bo: Lovely! shares a photo of a lake",
                                                "Ann: I adopted a dog."]
     assert [t["created"] for t in conv.turns] == [1.0, 1.0, 2.0]
+    assert [(t["speaker"], t["date"]) for t in conv.turns] == [("Ann", "1 May"), ("Bo", "1 May"), ("Ann", "2 May")]
     assert [(q["question"], q["evidence"]) for q in conv.questions] == [
         ("What did Ann paint?", {"D1:1"}), ("What pets?", {"D2:1", "D1:2"})]
     assert locomo_dev.load(tmp_path / "absent") is None

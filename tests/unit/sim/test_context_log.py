@@ -1,5 +1,6 @@
 import json
 
+from mnemarket.genesis.context_record import ContextHit, ContextRecord
 from mnemarket.run import context_log
 from mnemarket.run.context_log import (
     CONTEXTS,
@@ -14,9 +15,10 @@ from mnemarket.run.context_log import (
 SYSTEM = "You trade in a bazaar.\nACTIONS\n" + "\n".join(f"- action {i}: does thing {i}. Costs {i} scrip." for i in range(40))
 
 
-def _record(agent: str, turn: int) -> dict:
+def _record(agent: str, turn: int, **changes: str) -> ContextRecord:
     history = "\n".join(f"[turn {t}] write_artifact artifact_id=\"{agent}_note_{t}\" -> OK: created" for t in range(turn))
-    return {"agent": agent, "session": 1, "turn": turn, "step": "act", "tokens": 900 + turn, "budget": 1800,
+    return ContextRecord.model_validate({
+            "agent": agent, "session": 1, "turn": turn, "step": "act", "tokens": 900 + turn, "budget": 1800,
             "baseline_tokens": 1000 + 3 * turn,
             "sections": [{"name": "system", "tokens": 400, "status": "kept"},
                          {"name": "history", "tokens": 20 + turn, "status": "truncated" if turn > 5 else "kept"}],
@@ -26,7 +28,8 @@ def _record(agent: str, turn: int) -> dict:
             "loop": 0, "loop_trigger": None, "system": SYSTEM,
             "reply": json.dumps({"action_type": "write_artifact", "target": f"{agent}_note_{turn}", "text": "",
                                  "old_text": "", "amount": 0, "reasoning": "keep notes of every price"}),
-            "user": f"Turn {turn} of session 1. Balance: 50 scrip.\n\nYOUR RECENT ACTIONS (newest last):\n{history}"}
+            "user": f"Turn {turn} of session 1. Balance: 50 scrip.\n\nYOUR RECENT ACTIONS (newest last):\n{history}",
+            **changes})
 
 
 def test_records_read_back_exactly_and_repeated_text_is_stored_once(tmp_path):
@@ -35,7 +38,7 @@ def test_records_read_back_exactly_and_repeated_text_is_stored_once(tmp_path):
     for start in range(0, len(records), 2):
         log.write(records[start:start + 2])
     assert read_contexts(tmp_path) == records
-    plain = sum(len(json.dumps(r)) + 1 for r in records)
+    plain = sum(len(json.dumps(r.json_form())) + 1 for r in records)
     stored = (tmp_path / CONTEXTS).stat().st_size + (tmp_path / PARTS).stat().st_size
     assert stored < plain / 4, (stored, plain)
     assert (tmp_path / PARTS).read_text().count("does thing 7.") == 1
@@ -58,7 +61,7 @@ def test_a_resumed_log_appends_after_a_killed_write(tmp_path):
 
 def test_plain_records_of_older_runs_pass_through(tmp_path):
     records = [_record("alpha", 1), _record("alpha", 2)]
-    (tmp_path / CONTEXTS).write_text("".join(json.dumps(r) + "\n" for r in records))
+    (tmp_path / CONTEXTS).write_text("".join(json.dumps(r.json_form()) + "\n" for r in records))
     assert read_contexts(tmp_path) == records
 
 
@@ -66,7 +69,7 @@ def test_a_turn_logged_again_after_a_kill_reads_back_once_as_logged_last(tmp_pat
     first = [_record("alpha", 1), _record("beta", 1)]
     ContextLog(tmp_path).write(first)
     # killed before the turn's decisions were committed: the resumed run decides and logs it again
-    again = [_record("alpha", 1) | {"reply": "second try"}, _record("beta", 1) | {"reply": "second try"}]
+    again = [_record("alpha", 1, reply="second try"), _record("beta", 1, reply="second try")]
     ContextLog(tmp_path).write(again)
     ContextLog(tmp_path).write([_record("alpha", 2)])
     assert read_contexts(tmp_path) == [*again, _record("alpha", 2)]
@@ -76,12 +79,13 @@ def test_readers_can_keep_some_fields_or_only_the_newest_records(tmp_path):
     records = [_record(agent, turn) for turn in range(1, 9) for agent in ("alpha", "beta")]
     log = ContextLog(tmp_path)
     log.write(records)
-    log.write([_record("beta", 8) | {"reply": "second try"}])  # logged again after a kill: the last one counts
-    logged = [*records[:-1], _record("beta", 8) | {"reply": "second try"}]
+    log.write([_record("beta", 8, reply="second try")])  # logged again after a kill: the last one counts
+    logged = [*records[:-1], _record("beta", 8, reply="second try")]
     assert read_contexts(tmp_path) == logged
     identity = ("agent", "session", "turn", "step")
     assert read_contexts(tmp_path, fields=("rag_hits",)) == [
-        {name: r[name] for name in (*identity, "rag_hits")} for r in logged]
+        r.model_copy(update={name: None for name in ContextRecord.model_fields
+                             if name not in (*identity, "rag_hits", "lost")}) for r in logged]
     assert newest_contexts(tmp_path, 3) == (logged[-3:], len(logged))
     assert newest_contexts(tmp_path, 0) == ([], len(logged))
     assert newest_contexts(tmp_path, 100) == (logged, len(logged))
@@ -113,20 +117,20 @@ def test_a_damaged_log_reads_back_with_the_lost_texts_marked(tmp_path):
                               "sections": {"$": "0"}, "rag_hits": ["not a hit", {"id": "m", "text": {"$": "-"}}]}) + "\n")
         log.write("[1, 2]\n")
     read = read_contexts(tmp_path)
-    assert [r["turn"] for r in read] == [1, 2, 3, 4, 5, 9]
+    assert [r.turn for r in read] == [1, 2, 3, 4, 5, 9]
     assert read[0] == records[0]  # its pieces are all there
-    assert read[-2]["user"] == LOST_TEXT and read[-2]["reply"] == LOST_TEXT
+    assert read[-2].user == LOST_TEXT and read[-2].reply == LOST_TEXT
     garbled = read[-1]
-    assert garbled["user"] == LOST_TEXT and garbled["sections"] == []
-    assert garbled["rag_hits"] == [{"id": "m", "text": LOST_TEXT}]
+    assert garbled.user == LOST_TEXT and garbled.sections == []
+    assert garbled.rag_hits == [ContextHit(id="m", text=LOST_TEXT)]
 
 
 def test_a_text_that_comes_back_in_many_turns_is_read_back_as_one_string(tmp_path, monkeypatch):
     records = [_record(agent, turn) for turn in range(1, 21) for agent in ("alpha", "beta")]
     ContextLog(tmp_path).write(records)
     read = read_contexts(tmp_path, fields=("rag_hits",))
-    lessons = [r["rag_hits"][0]["text"] for r in read]
-    assert set(lessons) == {records[0]["rag_hits"][0]["text"]}
+    lessons = [r.rag_hits[0].text for r in read]
+    assert set(lessons) == {records[0].rag_hits[0].text}
     assert all(text is lessons[0] for text in lessons)  # one string, not a copy per hit
     # a bounded table of shared texts: past its size, texts are rebuilt again, still exactly
     monkeypatch.setattr(context_log, "SHARED_HIT_TEXTS", 1)
@@ -150,8 +154,8 @@ def test_a_garbled_or_non_text_piece_loses_only_the_texts_that_use_it(tmp_path):
     pieces[hit], pieces[reply] = "{garbled", "5"  # not JSON; JSON but no text
     (tmp_path / PARTS).write_text("\n".join(pieces) + "\n")
     (read,) = read_contexts(tmp_path)
-    assert read["rag_hits"][0]["text"] == LOST_TEXT and read["reply"] == LOST_TEXT
-    assert read["system"] == records[0]["system"] and read["user"] == records[0]["user"]
+    assert read.rag_hits[0].text == LOST_TEXT and read.reply == LOST_TEXT
+    assert read.system == records[0].system and read.user == records[0].user
 
 
 def test_the_table_of_known_pieces_grows_with_the_agents(tmp_path, monkeypatch):
@@ -160,9 +164,10 @@ def test_the_table_of_known_pieces_grows_with_the_agents(tmp_path, monkeypatch):
     monkeypatch.setattr(context_log, "KNOWN_PIECES", 64)
     agents = [f"a{i:02d}" for i in range(40)]  # 6 lines each: 240 recurring pieces
 
-    def turn(number: int) -> list[dict]:
-        return [{"agent": a, "session": 1, "turn": number, "step": "act",
-                 "system": "".join(f"You are {a}; this is line {i} of your own prompt, long enough.\n" for i in range(6))}
+    def turn(number: int) -> list[ContextRecord]:
+        return [ContextRecord(agent=a, session=1, turn=number, step="act",
+                              system="".join(f"You are {a}; this is line {i} of your own prompt, long enough.\n"
+                                             for i in range(6)))
                 for a in agents]
 
     for writers, rewritten in ((1, True), (len(agents), False)):

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from jinja2 import StrictUndefined, UndefinedError
 
+from mnemarket.genesis.context_record import ContextHit, ContextRecord, ContextSection
 from mnemarket.kernel import InvokeArtifact, ReadArtifact, WriteArtifact
 from mnemarket.reports.comparison_report import render_html
 from mnemarket.reports.html_templates import environment, render
@@ -105,10 +106,10 @@ def test_hostile_agent_text_in_the_run_report_is_shown_as_text():
     failed = world.execute("bob", ReadArtifact(artifact_id=ATTRIBUTE + "x", reasoning=ATTRIBUTE), meta=meta)
     assert not failed.success
     world.advance_tick()
-    contexts = [{"agent": "alice", "session": 1, "turn": 2, "step": 1, "tokens": 10, "budget": 100,
-                 "sections": [{"name": SCRIPT, "tokens": 3, "status": "kept"}], "rag_query": ATTRIBUTE,
-                 "rag_hits": [{"score": 0.5, "text": SCRIPT}], "reply": f'{{"reasoning": "{ATTRIBUTE}"}} {SCRIPT}',
-                 "reply_error": SCRIPT}]
+    contexts = [ContextRecord(agent="alice", session=1, turn=2, step="1", tokens=10, budget=100,
+                              sections=[ContextSection(name=SCRIPT, tokens=3, status="kept")], rag_query=ATTRIBUTE,
+                              rag_hits=[ContextHit(id="", score=0.5, text=SCRIPT)],
+                              reply=f'{{"reasoning": "{ATTRIBUTE}"}} {SCRIPT}', reply_error=SCRIPT)]
     page = render_report(world, genesis, summarize(world, genesis) | {"scenario": SCRIPT}, contexts)
     assert SCRIPT not in page and ATTRIBUTE not in page
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page and "&#34;&gt;&lt;img src=x onerror=1&gt;" in page

@@ -146,7 +146,7 @@ def test_killed_at_any_point_and_resumed_equals_uninterrupted(harness):
         actual = world_fingerprint(run_dir)
         if actual != expected:
             mismatches.append((point, err, sorted(k for k in expected if actual[k] != expected[k])))
-        lost = [(r["agent"], r["turn"], r["lost"]) for r in read_contexts(run_dir) if "lost" in r]
+        lost = [(r.agent, r.turn, r.lost) for r in read_contexts(run_dir) if r.lost]
         if lost:  # a kill leaves at most unused pieces: the context log reads back whole
             mismatches.append((point, err, lost))
     assert not mismatches, mismatches

@@ -18,11 +18,13 @@ import yaml
 from scipy.stats import t
 
 from mnemarket.experiments.experiment import run_experiment
+from mnemarket.kernel import Event
 from mnemarket.reports.ladder_results import ITEM_COLUMNS, clustered_mean, memory_effect
 from mnemarket.reports.metrics import Lesson, RunData, lesson_is_generic, lesson_quality
 from mnemarket.run.feasibility import optimum_problems
 from mnemarket.run.scenario import load_scenario
 from mnemarket.scenarios.ladder import LEVELS, NEEDS_MEMORY, RUNGS, generate_rung
+from tests.unit.sim.run_inputs import agent_config, run_config
 
 ROOT = Path(__file__).resolve().parents[3]
 POINTS = [(rung, level) for rung in RUNGS for level in LEVELS[rung]]
@@ -80,6 +82,15 @@ def test_the_optimum_wins_every_rung_and_memory_off_loses_the_memory_rungs(ladde
     assert all(effect[r]["delta"] == 1.0 and set(effect[r]) == {"delta", "ci", "n_pairs"} for r in NEEDS_MEMORY)
 
 
+def test_r7_stands_beside_false_abstention_in_comparison_json(ladder_run):
+    document, _ = ladder_run
+    for config in ("memory", "no_memory"):  # the plan answers "unknown" on R7 only
+        found = document["ladder_abstention"][f"scripted/{config}"]
+        assert found["r7"]["success"] == 1.0 and found["false_abstention"]["rate"] == 0.0 and found["net"] == 1.0
+        assert found["false_abstention"]["n"] == sum(document["ladder"][f"scripted/{config}"][r]["n"]
+                                                     for r in RUNGS if r not in ("R6", "R7"))
+
+
 def test_ladder_csv_has_one_row_per_item_with_the_named_columns(ladder_run):
     document, out = ladder_run
     with (out / "ladder.csv").open() as handle:
@@ -96,7 +107,7 @@ def test_ladder_csv_has_one_row_per_item_with_the_named_columns(ladder_run):
 def test_comparison_html_has_the_four_ladder_views(ladder_run):
     _, out = ladder_run
     html = (out / "comparison.html").read_text()
-    for title in ("Memory ladder: leaderboard", "Ladder plot", "funnel", "Forest plot"):
+    for title in ("Memory ladder: leaderboard", "Ladder plot", "funnel", "Forest plot", "false abstention"):
         assert title in html
     assert "<script" not in html
 
@@ -127,16 +138,16 @@ def test_a_deterministic_success_gets_the_wilson_interval_of_its_seeds():
 
 
 def _run_with_lesson(text: str, paid: str | None) -> RunData:
-    events = [{"id": 1, "principal": "dee", "action_type": "invoke_artifact", "meta": {"migration": True, "session": 1},
-               "action": {"artifact_id": "genesis_memory", "method": "add",
-                          "args": {"store_id": "dee_longterm", "text": text}},
-               "result": {"success": True, "data": {"entry_id": "e1"}}}]
+    events = [Event(id=1, tick=1, principal="dee", action_type="invoke_artifact", meta={"migration": True, "session": 1},
+                    action={"artifact_id": "genesis_memory", "method": "add",
+                            "args": {"store_id": "dee_longterm", "text": text}},
+                    result={"success": True, "data": {"entry_id": "e1"}})]
     if paid is not None:
-        events.append({"id": 2, "principal": "dee", "action_type": "invoke_artifact", "meta": {"turn": 1},
-                       "action": {"artifact_id": "genesis_bounty", "method": "claim",
-                                  "args": {"bounty_id": "pass_route", "answer": paid}},
-                       "result": {"success": True, "data": {}}})
-    return RunData(run_dir=Path("."), config={"resolved": {"agents": [{"id": "dee"}]}}, events=events)
+        events.append(Event(id=2, tick=2, principal="dee", action_type="invoke_artifact", meta={"turn": 1},
+                            action={"artifact_id": "genesis_bounty", "method": "claim",
+                                    "args": {"bounty_id": "pass_route", "answer": paid}},
+                            result={"success": True, "data": {}}))
+    return RunData(run_dir=Path("."), config=run_config(agent_config("dee")), events=events)
 
 
 def test_the_answer_bearing_lesson_is_never_generic():

@@ -10,12 +10,12 @@ import pytest
 import yaml
 
 from mnemarket.experiments.experiment import run_experiment
-from mnemarket.genesis import install_genesis
+from mnemarket.genesis import install_genesis, turn_record
 from mnemarket.genesis.config import Bounty, GenesisConfig
 from mnemarket.kernel import World
 from mnemarket.providers.hashing_embedder import HashingEmbedder
 from mnemarket.reports.comparison_report import LESSON_COLUMNS, render_markdown
-from mnemarket.reports.metrics import is_turn, load_run
+from mnemarket.reports.metrics import load_run
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -71,8 +71,9 @@ def test_the_scripted_optimum_earns_the_upper_bound_and_no_memory_earns_less(mar
 def _claims(document, cell_id: str, agent: str) -> list[tuple[int, str, bool, str]]:
     """(session, bounty, success, message) of each of the agent's bounty claims in the cell."""
     run = load_run(Path(document["_out"]) / "cells" / cell_id)
-    return [(e["meta"]["session"], e["action"]["args"]["bounty_id"], e["result"]["success"], e["result"]["message"])
-            for e in run.events if e.get("principal") == agent and is_turn(e) and e["action"].get("method") == "claim"]
+    return [(record.session, e.action["args"]["bounty_id"], e.success, e.result["message"])
+            for e in run.events if e.principal == agent and (record := turn_record(e)) is not None
+            and e.action.get("method") == "claim"]
 
 
 def test_the_road_report_fails_again_each_session_unless_the_lesson_is_kept(market):

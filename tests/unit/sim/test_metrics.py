@@ -7,6 +7,9 @@ import json
 import numpy as np
 import pytest
 
+from mnemarket.agents.config import AgentConfig
+from mnemarket.genesis.context_record import ContextHit, ContextRecord, ContextSection
+from mnemarket.kernel import Event
 from mnemarket.reports.metrics import (
     RunData,
     aggregate_groups,
@@ -27,6 +30,7 @@ from mnemarket.reports.metrics import (
     specificity,
     uptake,
 )
+from tests.unit.sim.run_inputs import agent_config, run_config
 
 LESSON = "LESSON: genesis_escrow.deposit fails unless access.authorized_writer is genesis_escrow"
 GENERIC = "ACTION: I queried the kernel"
@@ -42,9 +46,8 @@ class KeywordEmbedder:
         return np.array([[1.0, 0.0] if "escrow" in t.lower() else [0.0, 1.0] for t in texts], dtype=np.float32)
 
 
-def _agent(agent_id: str, scrip: int) -> dict:
-    return {"id": agent_id, "starting_scrip": scrip, "memory": {"store_id": "{id}_longterm"},
-            "workflow": {"steps": [{"name": "act", "prompt": "Choose the most useful action."}]}}
+def _agent(agent_id: str, scrip: int) -> AgentConfig:
+    return agent_config(agent_id, scrip)
 
 
 def _event(eid, who, session, turn, *, artifact="genesis_escrow", method="deposit", ok=True, args=None, data=None,
@@ -53,9 +56,9 @@ def _event(eid, who, session, turn, *, artifact="genesis_escrow", method="deposi
     event_meta = {"session": session, "migration": True} if migration else {
         "session": session, "turn": turn, "step": "act", "rag_hits": list(rag), "tokens": 100, "prompt_tokens": 80,
         "completion_tokens": 20, "cost": 0.001, "loop": 0, **meta}
-    return {"id": eid, "tick": eid, "principal": who, "action_type": kind, "action": action, "success": ok,
-            "result": {"success": ok, "message": "ok" if ok else "not authorised", "hint": None, "data": data},
-            "meta": event_meta}
+    return Event(id=eid, tick=eid, principal=who, action_type=kind, action=action,
+                 result={"success": ok, "message": "ok" if ok else "not authorised", "hint": None, "data": data},
+                 meta=event_meta)
 
 
 def _add(eid, who, session, turn, text, *, migration=False, rag=()):
@@ -75,25 +78,27 @@ def hand_built_run(tmp_path=None) -> RunData:
         _event(7, "bob", 2, 1, artifact="genesis_bounty", method="claim", args={"bounty_id": "b"},
                data={"bounty_id": "b", "reward": 40}, rag=["e2"]),
         _event(8, "ann", 2, 2, args={"artifact_id": "song", "price": 5}, rag=["e5"]),
-        {**_event(9, "bob", 2, 2, ok=False, loop=1, llm_error="garbled"), "action_type": "invalid", "action": {}},
+        _event(9, "bob", 2, 2, ok=False, loop=1, llm_error="garbled").model_copy(
+            update={"action_type": "invalid", "action": {}}),
     ]
     contexts = [
-        {"agent": "ann", "session": 2, "turn": 1, "step": "act",
-         "rag_hits": [{"id": "e5", "text": LESSON}, {"id": "gift:ann", "text": "Ann writes songs about hills"}]},
-        {"agent": "ann", "session": 1, "turn": 1, "step": "act", "rag_hits": []},
+        ContextRecord(agent="ann", session=2, turn=1, step="act",
+                      rag_hits=[ContextHit(id="e5", text=LESSON),
+                                ContextHit(id="gift:ann", text="Ann writes songs about hills")]),
+        ContextRecord(agent="ann", session=1, turn=1, step="act", rag_hits=[]),
     ]
     summary = {"balances": {"ann": 49, "bob": 79}, "supply_ok": True,
                "trades": [{"artifact_id": "ann_longterm", "seller": "ann", "buyer": "bob", "price": 12,
                            "kind": "licence", "tick": 3},
                           {"artifact_id": "poem", "seller": "bob", "buyer": "ann", "price": 2, "kind": "artifact",
                            "tick": 4}]}
-    config = {"resolved": {"agents": [_agent("ann", 50), _agent("bob", 40)]}, "options": {}}
+    config = run_config(_agent("ann", 50), _agent("bob", 40))
     run = RunData(run_dir=tmp_path, config=config, events=events, contexts=contexts, summary=summary)
     if tmp_path is not None:
-        (tmp_path / "config.json").write_text(json.dumps(config))
+        (tmp_path / "config.json").write_text(config.model_dump_json())
         (tmp_path / "summary.json").write_text(json.dumps(summary))
-        (tmp_path / "events.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
-        (tmp_path / "contexts.jsonl").write_text("".join(json.dumps(c) + "\n" for c in contexts))
+        (tmp_path / "events.jsonl").write_text("".join(e.model_dump_json() + "\n" for e in events))
+        (tmp_path / "contexts.jsonl").write_text("".join(json.dumps(c.json_form()) + "\n" for c in contexts))
     return run
 
 
@@ -101,7 +106,7 @@ def test_lessons_are_successful_memory_adds_by_action_and_migration():
     run = hand_built_run()
     assert [(lesson.id, lesson.agent, lesson.migrated) for lesson in lessons(run)] == [
         ("e2", "bob", False), ("e4", "bob", False), ("e5", "ann", True)]
-    run.events[1]["success"] = False
+    run.events[1].result["success"] = False
     assert [lesson.id for lesson in lessons(run, "bob")] == ["e4"]
 
 
@@ -137,7 +142,7 @@ def test_evidence_names_the_duplicate_the_rate_counts_within_the_agent():
     assert [bool(r["duplicate_of"]) for r in bob] == duplicate_flags([r["text"] for r in bob])
     assert bob[1]["duplicate_of"] == bob[0]["lesson_id"]
     # another agent's lesson with the same text is not a duplicate of bob's: the rate is per agent
-    run.events[4]["action"]["args"]["text"] = bob[0]["text"]
+    run.events[4].action["args"]["text"] = bob[0]["text"]
     [ann] = [r for r in lesson_evidence(run) if r["agent"] == "ann"]
     assert ann["text"] == bob[0]["text"] and ann["duplicate_of"] == ""
 
@@ -158,7 +163,7 @@ def test_uptake_counts_later_retrievals_into_the_agents_prompt():
                                   "lesson_retrievals": 2}
     bob = uptake(run, "bob")
     assert (bob["lessons_retrieved"], bob["uptake_rate"]) == (1, 0.5)
-    run.events[6]["meta"]["rag_hits"] = []
+    run.events[6].meta["rag_hits"] = []
     assert uptake(run, "bob")["uptake_rate"] == 0.0
 
 
@@ -172,13 +177,13 @@ def test_application_compares_the_same_failure_before_and_after_retrieval():
     # The deposit failing again after retrieval shows up as a failure after. (A RunData indexes
     # its events on first use, as read from a finished run: a changed run is a new RunData.)
     run = hand_built_run()
-    run.events[7]["success"] = False
+    run.events[7].result["success"] = False
     assert application(run, "ann")["failures_per_turn_after"] == 0.5
     # A lesson never retrieved is a failure lesson but not applied.
     run = hand_built_run()
-    run.events[7]["success"] = False
+    run.events[7].result["success"] = False
     for event in run.events:
-        event["meta"].pop("rag_hits", None)
+        event.meta.pop("rag_hits", None)
     unretrieved = application(run, "ann")
     assert (unretrieved["failure_lessons"], unretrieved["application_pairs"]) == (1, 0)
     assert unretrieved["failures_per_turn_after"] is None
@@ -192,9 +197,9 @@ def test_lesson_evidence_says_whether_the_failure_it_names_recurred():
 
     def failed_again(retrieved: bool) -> RunData:  # a new RunData: it indexes its events on first use
         run = hand_built_run()
-        run.events[7]["success"] = False
+        run.events[7].result["success"] = False
         for event in [] if retrieved else run.events:
-            event["meta"].pop("rag_hits", None)
+            event.meta.pop("rag_hits", None)
         return run
 
     assert ann(hand_built_run()) == (False, False)  # retrieved, and the deposit went through
@@ -205,7 +210,7 @@ def test_lesson_evidence_says_whether_the_failure_it_names_recurred():
 
 def test_a_lesson_not_naming_the_failed_action_is_not_about_it():
     run = hand_built_run()
-    run.events[4]["action"]["args"]["text"] = "LESSON: the north pass is safe"
+    run.events[4].action["args"]["text"] = "LESSON: the north pass is safe"
     assert application(run, "ann")["failure_lessons"] == 0
     assert mentions(LESSON, ("genesis_escrow", "deposit"))
     assert not mentions("LESSON: genesis_escrow is slow", ("genesis_escrow", "deposit"))
@@ -277,8 +282,9 @@ def test_load_run_leaves_the_prompts_on_disk_and_the_metrics_unchanged(tmp_path)
     from mnemarket.run.context_log import CONTEXTS, ContextLog
 
     run = hand_built_run(tmp_path)
-    full = [c | {"system": "You trade. " * 40, "user": f"Turn {c['turn']}. Balance: 50 scrip. " * 5,
-                 "reply": '{"action_type": "noop"}', "sections": [{"name": "system", "tokens": 40}]}
+    full = [c.model_copy(update={"system": "You trade. " * 40, "user": f"Turn {c.turn}. Balance: 50 scrip. " * 5,
+                                 "reply": '{"action_type": "noop"}',
+                                 "sections": [ContextSection(name="system", tokens=40, status="kept")]})
             for c in run.contexts]
     (tmp_path / CONTEXTS).unlink()
     ContextLog(tmp_path).write(full)

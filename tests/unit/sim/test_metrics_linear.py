@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import random
 import re
-from typing import Any
 
 import pytest
 
+from mnemarket.genesis.context_record import ContextHit, ContextRecord
 from mnemarket.genesis.event_text import describe_event
 from mnemarket.genesis.run_record import succeeded
+from mnemarket.kernel import Event
 from mnemarket.reports.metrics import (
     RunData,
     application,
@@ -28,6 +29,7 @@ from mnemarket.reports.metrics import (
     situations,
     vocabulary,
 )
+from tests.unit.sim.run_inputs import agent_config, run_config
 
 ACTIONS = [("invoke_artifact", "genesis_escrow", "deposit"), ("invoke_artifact", "genesis_bounty", "claim"),
            ("write_artifact", "song", None), ("write_artifact", "ann_notes.v2", None),
@@ -37,29 +39,29 @@ WORDS = ["genesis_escrow", "deposit", "claim", "song", "ann_notes.v2", "poem", "
          "write_artifact", "fails", "unless", "price", "3", "the"]
 
 
-def _turn(eid: int, who: str, session: int, turn: int, rng: random.Random, rag: list[str]) -> dict[str, Any]:
+def _turn(eid: int, who: str, session: int, turn: int, rng: random.Random, rag: list[str]) -> Event:
     kind, artifact, method = rng.choice(ACTIONS)
     ok = rng.random() < 0.6
-    return {"id": eid, "principal": who, "action_type": kind, "success": ok,
-            "action": {"action_type": kind, "artifact_id": artifact, "method": method, "args": {}},
-            "result": {"success": ok, "message": "ok" if ok else "refused", "data": None},
-            "meta": {"session": session, "turn": turn, "step": "act", "rag_hits": rag, "tokens": 10}}
+    return Event(id=eid, tick=eid, principal=who, action_type=kind,
+                 action={"action_type": kind, "artifact_id": artifact, "method": method, "args": {}},
+                 result={"success": ok, "message": "ok" if ok else "refused", "data": None},
+                 meta={"session": session, "turn": turn, "step": "act", "rag_hits": rag, "tokens": 10})
 
 
-def _lesson(eid: int, who: str, session: int, rng: random.Random, migration: bool) -> dict[str, Any]:
+def _lesson(eid: int, who: str, session: int, rng: random.Random, migration: bool) -> Event:
     text = "LESSON: " + " ".join(rng.choice(WORDS) for _ in range(rng.randint(2, 7)))
     meta = {"session": session, "migration": True} if migration else {
         "session": session, "turn": 99, "step": "act", "rag_hits": [], "tokens": 10}
-    return {"id": eid, "principal": who, "action_type": "invoke_artifact", "success": True,
-            "action": {"action_type": "invoke_artifact", "artifact_id": "genesis_memory", "method": "add",
-                       "args": {"store_id": f"{who}_longterm", "text": text}},
-            "result": {"success": True, "message": "ok", "data": {"entry_id": f"e{eid}"}}, "meta": meta}
+    return Event(id=eid, tick=eid, principal=who, action_type="invoke_artifact",
+                 action={"action_type": "invoke_artifact", "artifact_id": "genesis_memory", "method": "add",
+                         "args": {"store_id": f"{who}_longterm", "text": text}},
+                 result={"success": True, "message": "ok", "data": {"entry_id": f"e{eid}"}}, meta=meta)
 
 
 def random_run(seed: int) -> RunData:
     rng = random.Random(seed)
-    events: list[dict[str, Any]] = []
-    contexts: list[dict[str, Any]] = []
+    events: list[Event] = []
+    contexts: list[ContextRecord] = []
     stored: dict[str, list[tuple[str, str]]] = {"ann": [], "bob": [], "cy": []}
     for session in range(1, 4):
         for turn in range(1, 15):
@@ -68,34 +70,33 @@ def random_run(seed: int) -> RunData:
                 if rng.random() < 0.25:
                     lesson = _lesson(eid, who, session, rng, migration=rng.random() < 0.5)
                     events.append(lesson)
-                    stored[who].append((f"e{eid}", lesson["action"]["args"]["text"]))
+                    stored[who].append((f"e{eid}", lesson.action["args"]["text"]))
                     continue
                 shown = rng.sample(stored[who], k=min(len(stored[who]), rng.randint(0, 2)))
                 # cy's log goes back a turn once: the scan, not the bisection, answers for it
                 logged = turn - 1 if (who, session, turn) == ("cy", 2, 6) else turn
                 events.append(_turn(eid, who, session, logged, rng, [rid for rid, _ in shown]))
-                contexts.append({"agent": who, "session": session, "turn": logged, "step": "act",
-                                 "rag_hits": [{"id": rid, "text": text} for rid, text in shown]})
-    agents = [{"id": who, "starting_scrip": 10, "memory": {"store_id": "{id}_longterm"},
-               "workflow": {"steps": [{"name": "act", "prompt": "Choose. Pay the poem's price."}]}} for who in stored]
-    return RunData(run_dir=None, config={"resolved": {"agents": agents}, "options": {}},  # type: ignore[arg-type]
+                contexts.append(ContextRecord(agent=who, session=session, turn=logged, step="act",
+                                              rag_hits=[ContextHit(id=rid, text=text) for rid, text in shown]))
+    agents = [agent_config(who, 10, "Choose. Pay the poem's price.") for who in stored]
+    return RunData(run_dir=None, config=run_config(*agents),  # type: ignore[arg-type]
                    events=events, contexts=contexts)
 
 
 # -- the definitions, as scans ------------------------------------------------------------------------------
 
-def _turns_of(run: RunData, agent: str) -> list[dict[str, Any]]:
-    return [e for e in run.events if e.get("principal") == agent and is_turn(e)]
+def _turns_of(run: RunData, agent: str) -> list[Event]:
+    return [e for e in run.events if e.principal == agent and is_turn(e)]
 
 
-def _failed_named(turns: list[dict[str, Any]], text: str, before: int) -> set[tuple[str, str]]:
-    failed = {s for e in turns if e["id"] < before and not succeeded(e) and (s := signature(e)) is not None}
+def _failed_named(turns: list[Event], text: str, before: int) -> set[tuple[str, str]]:
+    failed = {s for e in turns if e.id < before and not succeeded(e) and (s := signature(e)) is not None}
     return {s for s in failed if mentions(text, s)}
 
 
-def _fails_again(turns: list[dict[str, Any]], named: list[str], start: int) -> bool:
+def _fails_again(turns: list[Event], named: list[str], start: int) -> bool:
     return any(not succeeded(e) and (sig := signature(e)) is not None and f"{sig[0]}.{sig[1]}" in named
-               for e in turns if e["id"] >= start)
+               for e in turns if e.id >= start)
 
 
 def scanned_application(run: RunData, agent: str) -> dict[str, int]:
@@ -112,8 +113,8 @@ def scanned_application(run: RunData, agent: str) -> dict[str, int]:
             continue
         for sig in sigs:
             totals["application_pairs"] += 1
-            for side, span in (("before", [e for e in turns if e["id"] < lesson.event_id]),
-                               ("after", [e for e in turns if e["id"] >= seen])):
+            for side, span in (("before", [e for e in turns if e.id < lesson.event_id]),
+                               ("after", [e for e in turns if e.id >= seen])):
                 hits = [e for e in span if signature(e) == sig]
                 totals[f"turns_{side}"] += len(span)
                 totals[f"attempts_{side}"] += len(hits)
@@ -126,14 +127,14 @@ def scanned_situations(run: RunData, agent: str) -> list[tuple[str, list[str], s
     history = _turns_of(run, agent)
     out = []
     for record in run.contexts:
-        if record.get("agent") != agent or not record.get("rag_hits"):
+        if record.agent != agent or not record.rag_hits:
             continue
-        key = (record["session"], record["turn"])
-        earlier = [e for e in history if (e["meta"]["session"], e["meta"]["turn"]) < key]
+        key = (record.session, record.turn)
+        earlier = [e for e in history if (e.meta["session"], e.meta["turn"]) < key]
         last = describe_event(earlier[-1], "outcome") if earlier else "no action yet"
-        text = f"{run.step_prompt(agent, record.get('step', ''))} Last action: {last}"
+        text = f"{run.step_prompt(agent, record.step or '')} Last action: {last}"
         names = {w for w in vocab if re.search(rf"(?<![\w]){re.escape(w)}(?![\w])", text.lower())}
-        out.append((text, [h["text"] for h in record["rag_hits"]], names))
+        out.append((text, [h.text for h in record.rag_hits], names))
     return out
 
 

@@ -24,6 +24,7 @@ from typer.testing import CliRunner
 
 from mnemarket.cli.app import app
 from mnemarket.experiments.pipeline import run_scenario
+from mnemarket.genesis.context_record import ContextHit, ContextRecord, ContextSection
 from mnemarket.providers.accounting import CallLog
 from mnemarket.run.context_log import CONTEXTS, LOST_TEXT, PARTS, ContextLog, read_contexts
 from mnemarket.run.runner import RunOptions
@@ -64,14 +65,14 @@ def _edit_last_record(run_dir: Path, **fields: object) -> None:
     path.write_text("\n".join(lines) + "\n")
 
 
-def _check_shapes(record: dict) -> None:
+def _check_shapes(record: ContextRecord) -> None:
     """What the report and the metrics rely on."""
-    assert isinstance(record["agent"], str) and type(record["session"]) is int and type(record["turn"]) is int
+    assert isinstance(record.agent, str) and type(record.session) is int and type(record.turn) is int
     for name in ("system", "user", "rag_query", "reply"):
-        assert record.get(name) is None or isinstance(record[name], str)
-    assert all(isinstance(s, dict) and isinstance(s["name"], str) for s in record.get("sections", []))
-    assert all(isinstance(h, dict) and isinstance(h["text"], str) and isinstance(h["id"], str)
-               for h in record.get("rag_hits", []))
+        assert getattr(record, name) is None or isinstance(getattr(record, name), str)
+    assert all(isinstance(s, ContextSection) and isinstance(s.name, str) for s in record.sections or [])
+    assert all(isinstance(h, ContextHit) and isinstance(h.text, str) and isinstance(h.id, str)
+               for h in record.rag_hits or [])
 
 
 # -- contexts.jsonl and its pieces -------------------------------------------------------------------
@@ -94,7 +95,7 @@ def test_a_record_of_the_wrong_shape_is_marked_lost_not_a_traceback(run, fields)
     if name in ("agent", "turn", "session"):  # no turn to attribute it to: the record is dropped
         assert len(records) == len((run / CONTEXTS).read_bytes().splitlines()) - 1
     else:
-        assert name in records[-1]["lost"]
+        assert name in records[-1].lost
 
 
 def test_a_non_utf8_line_is_left_out(run):
@@ -111,7 +112,7 @@ def test_a_huge_piece_range_reads_as_lost_in_bounded_memory(run):
     """`{"$": "0-3000000000"}` allocated a list of 3e9 ids; read in a process capped at 1.5 GB."""
     _edit_last_record(run, user={"$": "0-3000000000"}, rag_query={"$": ",".join(["0-20"] * 200_000)})
     script = (f"from mnemarket.run.context_log import read_contexts\n"
-              f"r = read_contexts({str(run)!r})[-1]\nprint(r['user'], '|', r['rag_query'], '|', r['lost'])\n")
+              f"r = read_contexts({str(run)!r})[-1]\nprint(r.user, '|', r.rag_query, '|', r.lost)\n")
 
     def cap() -> None:
         resource.setrlimit(resource.RLIMIT_AS, (1_500_000_000, 1_500_000_000))
@@ -122,12 +123,13 @@ def test_a_huge_piece_range_reads_as_lost_in_bounded_memory(run):
     assert done.stdout.strip() == f"{LOST_TEXT} | {LOST_TEXT} | ['rag_query', 'user']"
 
 
-def _turn(agent: str, turn: int, words: list[str]) -> dict:
+def _turn(agent: str, turn: int, words: list[str]) -> ContextRecord:
     text = "\n".join(f"{agent} turn {turn} line {i}: {word} and some more words to make it long" for i, word in
                      enumerate(words))
-    return {"agent": agent, "session": 1, "turn": turn, "step": "act", "system": text, "user": text + " (user)",
-            "sections": [{"name": "system", "tokens": len(words), "status": "kept"}],
-            "rag_hits": [{"id": f"m{turn}", "text": f"hit of {agent} at turn {turn}: {words[0]} " * 3, "score": 0.5}]}
+    return ContextRecord(agent=agent, session=1, turn=turn, step="act", system=text, user=text + " (user)",
+                         sections=[ContextSection(name="system", tokens=len(words), status="kept")],
+                         rag_hits=[ContextHit(id=f"m{turn}", text=f"hit of {agent} at turn {turn}: {words[0]} " * 3,
+                                              score=0.5)])
 
 
 @FAST
@@ -148,13 +150,13 @@ def test_when_the_end_of_the_pieces_is_lost_no_record_reads_another_text(tmp_pat
         ContextLog(run_dir).write(new)
         logged += new
     read = read_contexts(run_dir)
-    assert [(r["agent"], r["turn"]) for r in read] == [(r["agent"], r["turn"]) for r in logged]
+    assert [(r.agent, r.turn) for r in read] == [(r.agent, r.turn) for r in logged]
     for original, back in zip(logged, read):
         _check_shapes(back)
         for name in ("system", "user"):
-            assert back[name] in (original[name], LOST_TEXT)
-        assert back["sections"] in (original["sections"], [])
-        assert [h["text"] for h in back["rag_hits"]] in ([h["text"] for h in original["rag_hits"]], [LOST_TEXT])
+            assert getattr(back, name) in (getattr(original, name), LOST_TEXT)
+        assert back.sections in (original.sections, [])
+        assert [h.text for h in back.rag_hits or []] in ([h.text for h in original.rag_hits or []], [LOST_TEXT])
     for back, original in zip(read[len(first):], logged[len(first):]):  # written after the loss: whole
         assert back == original
 

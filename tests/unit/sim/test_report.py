@@ -12,6 +12,7 @@ from html.parser import HTMLParser
 import numpy as np
 import pytest
 
+from mnemarket.genesis.context_record import ContextRecord, ContextSection
 from mnemarket.kernel import AccessPolicy, InvokeArtifact, Noop, ReadArtifact, Transfer, World, WriteArtifact
 from mnemarket.reports.inspect import summarize
 from mnemarket.reports.report import TIMELINE_LIMIT, write_report
@@ -297,8 +298,8 @@ def test_turn_view_shows_the_newest_turns_and_counts_every_logged_one(tmp_path):
     world, genesis = genesis_world()
     logged = DRILLDOWN_LIMIT + 7
     ContextLog(tmp_path).write(
-        {"agent": "alice", "session": 1, "turn": n, "step": "act", "tokens": 10, "budget": 100, "sections": [],
-         "rag_query": "", "rag_hits": [], "reply": f"reply number {n}", "system": "s", "user": "u"}
+        ContextRecord(agent="alice", session=1, turn=n, step="act", tokens=10, budget=100, sections=[],
+                      rag_query="", rag_hits=[], reply=f"reply number {n}", system="s", user="u")
         for n in range(1, logged + 1))
     page = write_report(tmp_path, world, genesis, summarize(world, genesis)).read_text()
     turns = parse(page).text["turns"]
@@ -334,9 +335,9 @@ def test_report_of_a_run_whose_context_pieces_are_damaged(tmp_path):
     from mnemarket.run.context_log import LOST_TEXT, PARTS, ContextLog
 
     world, genesis = genesis_world()
-    ContextLog(tmp_path).write([{"agent": "alice", "session": 1, "turn": 1, "step": "act", "tokens": 10,
-                                 "budget": 100, "sections": [{"name": "system", "tokens": 4, "status": "kept"}],
-                                 "rag_hits": [], "reply": "a reply long enough to be stored as pieces, " * 3}])
+    ContextLog(tmp_path).write([ContextRecord(agent="alice", session=1, turn=1, step="act", tokens=10, budget=100,
+                                              sections=[ContextSection(name="system", tokens=4, status="kept")],
+                                              rag_hits=[], reply="a reply long enough to be stored as pieces, " * 3)])
     (tmp_path / PARTS).write_text('"cut')
     doc = parse(write_report(tmp_path, world, genesis, summarize(world, genesis)).read_text())
     assert "s1 t1 alice" in doc.text["turns"] and LOST_TEXT in doc.text["turns"]
