@@ -457,7 +457,8 @@ def write_comparison(experiment: Experiment, dirs: dict[Cell, Path], outcomes: d
             run = load_run(run_dir)
             if cell.rung is not None:
                 items += item_rows(run, cell.model, cell.config, cell.seed, experiment.config.configs[cell.config].oracle)
-            # reports.metrics builds the figures as plain dicts: CellMetrics names their shape
+            # the metrics' own types (reports/metric_rows.py) seen as the stored document reads them:
+            # figures by metric name, lessons that may carry the judge's verdict
             metrics = cast("CellMetrics", cell_metrics(run, embedder=embedder))
             row = {**_cell_key(cell, run_dir), "status": "finished", "seconds": info.get("seconds"), "metrics": metrics}
             if info.get("warnings"):  # e.g. a step over budget: its figures come from blind turns

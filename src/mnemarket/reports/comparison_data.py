@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import Literal, NotRequired, TypedDict
 
+from mnemarket.reports.metric_rows import Retrieval
+
 Figure = float | int | bool | None
 """One metric value: a count or rate (None where undefined, e.g. a rate over nothing), or a flag."""
 Interval = list[float]
@@ -32,13 +34,6 @@ class CellOutcome(TypedDict):
     seconds: NotRequired[float]
     finished_at: NotRequired[str]
     warnings: NotRequired[list[str]]
-
-
-class Retrieval(TypedDict):
-    session: int
-    turn: int
-    rank: int
-    score: float | None
 
 
 class LessonVerdict(TypedDict, total=False):
@@ -86,7 +81,9 @@ class SessionPoint(TypedDict):
 
 
 class CellMetrics(TypedDict):
-    """A finished cell's measurements (`reports.metrics.cell_metrics`)."""
+    """A finished cell's measurements as comparison.json holds them (`reports.metrics.cell_metrics`
+    writes `reports.metric_rows.CellMetrics`; this view reads figures by metric name and tolerates
+    older documents: the two describe one shape)."""
 
     cell: dict[str, Figure]
     agents: dict[str, dict[str, object]]
