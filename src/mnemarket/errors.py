@@ -8,11 +8,15 @@ says what was wrong, what was expected and what to do.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pydantic import ValidationError
+    from pydantic_core import ErrorDetails
+
+BUG_HINT = "try a different action; this is a mnemarket bug worth reporting"
+"""The hint of a failure no action of the agent caused (a check that should have caught it did not)."""
 
 
 class MnemarketError(Exception):
@@ -61,11 +65,29 @@ class StoreError(MnemarketError):
     """The persistence layer could not read or write state."""
 
 
-def validation_problems(exc: ValidationError, root: str = "value") -> str:
-    """A pydantic error's problems on one line, ``field: message; ...`` (``root`` names a problem of
-    the whole value): for values built in code. Config files get `yaml_config.format_validation_error`,
-    which also lists the allowed fields and suggests the nearest."""
-    return "; ".join(f"{'.'.join(map(str, e['loc'])) or root}: {e['msg']}" for e in exc.errors(include_url=False))
+def validation_problems(exc: ValidationError, root: str = "value", *,
+                        label: Callable[[Sequence[Any]], str] | None = None, limit: int | None = None,
+                        count_rest: bool = True, line: Callable[[ErrorDetails, str], str] | None = None) -> str:
+    """A pydantic error's problems on one line, ``field: message; ...``: the one formatter of a
+    `ValidationError` a person reads. ``root`` names a problem of the whole value, ``label`` turns
+    a location into the name the reader knows (default: dotted), ``limit`` reports the first
+    problems (and how many more, unless not ``count_rest``), ``line`` words one problem given its field (default: ``field:
+    message``; config files add the allowed values and fields, `yaml_config.format_validation_error`)."""
+    return describe_errors(exc.errors(include_url=False), root, label=label, limit=limit, count_rest=count_rest,
+                           line=line)
+
+
+def describe_errors(errors: Sequence[ErrorDetails], root: str = "value", *,
+                    label: Callable[[Sequence[Any]], str] | None = None, limit: int | None = None,
+                    count_rest: bool = True, line: Callable[[ErrorDetails, str], str] | None = None) -> str:
+    """`validation_problems` of error details got elsewhere (FastAPI's `RequestValidationError`)."""
+    lines = []
+    for err in errors[:limit]:
+        field = (label(err["loc"]) if label else ".".join(map(str, err["loc"]))) or root
+        lines.append(line(err, field) if line else f"{field}: {err['msg']}")
+    if count_rest and limit is not None and len(errors) > limit:
+        lines.append(f"and {len(errors) - limit} more problems")
+    return "; ".join(lines)
 
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str:

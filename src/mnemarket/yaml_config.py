@@ -16,16 +16,19 @@ import contextlib
 import functools
 import os
 import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from mnemarket.errors import ConfigError, did_you_mean
+from mnemarket.errors import ConfigError, did_you_mean, validation_problems
 from mnemarket.kernel import short_repr
+
+if TYPE_CHECKING:
+    from pydantic_core import ErrorDetails
 
 Model = TypeVar("Model", bound=BaseModel)
 
@@ -216,32 +219,42 @@ def _allowed(model: type[BaseModel], loc: tuple[Any, ...]) -> str | None:
 MAX_REPORTED_ERRORS = 5
 
 
-def format_validation_error(exc: ValidationError, path: Path | str | None, model: type[BaseModel]) -> ConfigError:
-    """The first problems as `file: field: what was wrong; allowed ...` (a file with thousands of
-    mistakes reports a handful and the count)."""
-    lines = []
-    errors = exc.errors()
-    for err in errors[:MAX_REPORTED_ERRORS]:
-        loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith("function-")))
-        field = ".".join(map(str, loc)) or "(file)"
+def format_validation_error(exc: ValidationError, path: Path | str | None, model: type[BaseModel], *,
+                            field: str | None = None) -> ConfigError:
+    """The first problems as `file: [field:] problem; allowed ...` (a file with thousands of
+    mistakes reports a handful and the count); ``field`` locates ``model`` inside the file."""
+    return ConfigError(describe_validation_error(exc, model), path=str(path) if path is not None else None,
+                       field=field)
+
+
+def describe_validation_error(exc: ValidationError, model: type[BaseModel]) -> str:
+    """A config value's problems on one line (`errors.validation_problems`), each with what
+    ``model``'s schema allows there: the range, the values, the known fields and the nearest."""
+
+    def line(err: ErrorDetails, field: str) -> str:
+        loc = _location(err["loc"])
         value = err.get("input")
         allowed = _allowed(model, loc)
         if err["type"] in ("greater_than_equal", "less_than_equal", "greater_than", "less_than") and allowed:
-            lines.append(f"{field}: {value!r} is out of range {allowed}")
-        elif err["type"] == "extra_forbidden":
+            return f"{field}: {value!r} is out of range {allowed}"
+        if err["type"] == "extra_forbidden":
             known = _known_fields(model, loc[:-1])
-            lines.append(f"{field}: unknown field; allowed fields here: {', '.join(known)}."
-                         f"{did_you_mean(str(loc[-1]), known) if loc else ''}")
-        elif err["type"] == "missing":
-            lines.append(f"{field}: required field is missing")
-        else:
-            message = err["msg"].removeprefix("Value error, ")
-            got = short_repr(value)
-            got = got if len(got) <= 80 else got[:77] + "..."
-            lines.append(f"{field}: {message} (got {got})" + (f"; allowed: {allowed}" if allowed else ""))
-    if len(errors) > MAX_REPORTED_ERRORS:
-        lines.append(f"and {len(errors) - MAX_REPORTED_ERRORS} more problems")
-    return ConfigError("; ".join(lines), path=str(path) if path is not None else None)
+            return (f"{field}: unknown field; allowed fields here: {', '.join(known)}."
+                    f"{did_you_mean(str(loc[-1]), known) if loc else ''}")
+        if err["type"] == "missing":
+            return f"{field}: required field is missing"
+        message = err["msg"].removeprefix("Value error, ")
+        got = short_repr(value)
+        got = got if len(got) <= 80 else got[:77] + "..."
+        return f"{field}: {message} (got {got})" + (f"; allowed: {allowed}" if allowed else "")
+
+    return validation_problems(exc, "(file)", label=lambda loc: ".".join(map(str, _location(loc))),
+                               limit=MAX_REPORTED_ERRORS, line=line)
+
+
+def _location(loc: Sequence[Any]) -> tuple[Any, ...]:
+    """A pydantic location without its validator-function steps."""
+    return tuple(p for p in loc if not (isinstance(p, str) and p.startswith("function-")))
 
 
 def _known_fields(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
@@ -264,5 +277,5 @@ def load_model(path: str | Path, model: type[Model], *, extends: bool = False) -
         raise format_validation_error(exc, path, model) from None
 
 
-__all__ = ["allow_dirs", "deep_merge", "format_validation_error", "load_model", "read_config_file", "read_yaml",
-           "referenced_file", "resolve_yaml"]
+__all__ = ["allow_dirs", "deep_merge", "describe_validation_error", "format_validation_error", "load_model",
+           "read_config_file", "read_yaml", "referenced_file", "resolve_yaml"]

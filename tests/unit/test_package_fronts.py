@@ -20,9 +20,6 @@ PACKAGES = sorted(p.name for p in SRC.iterdir() if (p / "__init__.py").is_file()
 
 # (importing module, imported module): why the front is not used.
 EXCEPTIONS = {
-    ("mnemarket.experiments.compare_progress", "mnemarket.reports.comparison_report"):
-        "private helpers (_group_cells, _without_score) shared with the comparison report; typed comparison data "
-        "(issue 35 point 3) is reworking that module",
     ("mnemarket.reports.world_at", "mnemarket.run.summary"):
         "a private helper (_agent_figures) shared with the run summary; the typed run records (issue 35 point 3) "
         "are reworking that module",

@@ -557,8 +557,9 @@ def compare(experiment: Path = typer.Argument(..., help="experiment YAML, e.g. c
         needs_check,
         plan_warnings,
         results_table,
-        run_experiment,
+        run_loaded,
     )
+    from mnemarket.reports import CellOutcome
 
     if not experiment.exists():
         _fail(f"experiment {str(experiment)!r} not found; try config/experiments/local_vs_scripted.yaml")
@@ -579,7 +580,7 @@ def compare(experiment: Path = typer.Argument(..., help="experiment YAML, e.g. c
     watcher = CellWatcher(loaded)
     finished = [0]
 
-    def report(kind: str, cell, outcome: dict) -> None:
+    def report(kind: str, cell, outcome: CellOutcome) -> None:
         finished[0] += 1
         watcher.done(cell)
         colour = "green" if outcome.get("state") == "finished" else "red"
@@ -593,8 +594,8 @@ def compare(experiment: Path = typer.Argument(..., help="experiment YAML, e.g. c
     previous = signal.signal(signal.SIGINT, _on_compare_interrupt(experiment, loaded, watcher))
     try:
         with allow_dirs(allow_dir or ()), watcher.showing(console, enabled=not report_only):  # cells' configs are written here
-            path = run_experiment(experiment, out, max_workers=workers, only_report=report_only, progress=report,
-                                  executor=executor, address=address)
+            path = run_loaded(loaded, max_workers=workers, only_report=report_only, progress=report,
+                              executor=executor, address=address)
     finally:
         signal.signal(signal.SIGINT, previous)
     document = json.loads(path.read_text())

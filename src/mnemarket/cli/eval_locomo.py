@@ -34,7 +34,7 @@ def locomo(data: Path = typer.Option(..., help="folder of LoCoMo conversation fi
     """Ask LoCoMo's questions through an agent's memory; writes results.json, questions.csv, report.html."""
     from pydantic import ValidationError
 
-    from mnemarket.errors import ConfigError
+    from mnemarket.errors import ConfigError, validation_problems
     from mnemarket.evals import LocomoOptions, category_table, run_locomo, write_outputs
 
     try:
@@ -43,8 +43,8 @@ def locomo(data: Path = typer.Option(..., help="folder of LoCoMo conversation fi
                                 rag_limit=rag_limit, window=window, limit=limit, sessions=sessions,
                                 observe_turns=observe_turns, budget=budget, judge=judge, seed=seed)
     except ValidationError as exc:
-        raise ConfigError("; ".join(f"--{'-'.join(str(p) for p in e['loc']).replace('_', '-')}: {e['msg']}"
-                                    for e in exc.errors())) from None
+        raise ConfigError(validation_problems(exc, label=lambda loc: "--" + "-".join(map(str, loc)).replace("_", "-"))
+                          ) from None
 
     def progress(conv: str, done: int, total: int) -> None:
         if done == total or done % 25 == 0:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +34,7 @@ def group_summary(rows: list[dict[str, Any]], options: dict[str, Any]) -> dict[s
     return {key: summary[key] for key in GROUP_KEYS}
 
 
-def scored_groups(document: dict[str, Any]) -> list[dict[str, Any]]:
+def scored_groups(document: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The groups with at least one finished cell (the others have no figures yet)."""
     return [g for g in document["locomo"]["groups"] if "categories" in g]
 

@@ -14,7 +14,7 @@ from mnemarket.lazy_front import lazy_exports
 
 _MODULES = {
     "compare_progress": ["CellWatcher", "results_table"],
-    "experiment": ["ExperimentConfig", "check_experiment", "load_experiment", "run_experiment"],
+    "experiment": ["ExperimentConfig", "check_experiment", "load_experiment", "run_experiment", "run_loaded"],
     "experiment_checks": ["check_credentials", "plan_warnings"],
     "interrupt": ["interrupt_cells", "resume_line"],
     "model_check": ["check_model", "needs_check"],
@@ -26,7 +26,13 @@ if not TYPE_CHECKING:  # mypy reads the imports below, so a name missing from th
 
 if TYPE_CHECKING:
     from mnemarket.experiments.compare_progress import CellWatcher, results_table
-    from mnemarket.experiments.experiment import ExperimentConfig, check_experiment, load_experiment, run_experiment
+    from mnemarket.experiments.experiment import (
+        ExperimentConfig,
+        check_experiment,
+        load_experiment,
+        run_experiment,
+        run_loaded,
+    )
     from mnemarket.experiments.experiment_checks import check_credentials, plan_warnings
     from mnemarket.experiments.interrupt import interrupt_cells, resume_line
     from mnemarket.experiments.model_check import check_model, needs_check
@@ -36,5 +42,5 @@ if TYPE_CHECKING:
 __all__ = [
     "CellWatcher", "ExperimentConfig", "check_credentials", "check_experiment", "check_model", "create_runner",
     "interrupt_cells", "load_experiment", "needs_check", "open_runner", "plan_warnings", "replay_run", "results_table",
-    "resume_line", "resume_run", "run_experiment", "run_scenario", "validate_path",
+    "resume_line", "resume_run", "run_experiment", "run_loaded", "run_scenario", "validate_path",
 ]

@@ -10,7 +10,7 @@ the prompt-budget checks of `validate` and this estimate read the same scenarios
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,41 +34,38 @@ class CellScenario:
     resolved: Any
     """run.scenario.ResolvedScenario."""
     agents: dict[str, list[Any]]
-    """config name -> its AgentConfigs (empty unless `cell_scenarios` was given `apply_override`)."""
+    """config name -> its AgentConfigs (empty unless `cell_scenarios` was asked for them)."""
 
 
-Configure = Callable[[list[Any], Any, str], list[Any]]
-"""`experiments.experiment.apply_override` (passed in: that module imports the checks that use this one)."""
-
-
-def cell_scenarios(experiment: Any, apply_override: Configure | None = None
+def cell_scenarios(experiment: Any, configured: bool = False
                    ) -> Iterator[tuple[tuple[str | None, int | None], CellScenario]]:
     """((rung, level), CellScenario) for each scenario the experiment's cells play (``experiment``:
-    an `experiments.experiment.Experiment`); each config's agents when ``apply_override`` is given."""
+    an `experiments.experiment.Experiment`, not imported here: that module imports the checks that
+    use this one). The experiment resolves each file once (`Experiment.scenario`) and, when
+    ``configured``, each config on it once (`Experiment.configured`: overrides applied, checked)."""
     from mnemarket.experiments.ladder import write_rung_scenario
-    from mnemarket.run import load_scenario
 
     c = experiment.config
+
+    def agents(files: dict[str | None, Path]) -> dict[str, list[Any]]:
+        return {name: experiment.configured(files[override.oracle], name).agents
+                for name, override in c.configs.items()} if configured else {}
+
     if experiment.scenario_path is not None:
-        resolved = load_scenario(experiment.scenario_path)
-        yield (None, None), CellScenario("scenario", resolved, {
-            name: apply_override(resolved.agents, override, f"configs.{name}") for name, override in c.configs.items()
-        } if apply_override else {})
+        files = {override.oracle: experiment.scenario_path for override in c.configs.values()}
+        yield (None, None), CellScenario("scenario", experiment.scenario(experiment.scenario_path), agents(files))
         return
     seed = c.seeds[0]
     with tempfile.TemporaryDirectory(prefix="mnemarket-ladder-") as folder:
         for rung, level in c.ladder.points():
-            by_oracle: dict[Any, Any] = {}
-            agents = {}
-            for name, override in c.configs.items():
-                if override.oracle not in by_oracle:
-                    run_dir = Path(folder) / f"{rung}-{level}-{override.oracle}"
-                    by_oracle[override.oracle] = load_scenario(write_rung_scenario(
-                        c.ladder, experiment.path, rung, level, seed, override.oracle, run_dir))
-                if apply_override:
-                    agents[name] = apply_override(by_oracle[override.oracle].agents, override, f"configs.{name}")
-            yield (rung, level), CellScenario(f"{rung} level {level}", by_oracle[c.configs[next(iter(c.configs))].oracle],
-                                               agents)
+            files = {}
+            for override in c.configs.values():
+                if override.oracle not in files:
+                    files[override.oracle] = write_rung_scenario(c.ladder, experiment.path, rung, level, seed,
+                                                                 override.oracle,
+                                                                 Path(folder) / f"{rung}-{level}-{override.oracle}")
+            first = files[c.configs[next(iter(c.configs))].oracle]
+            yield (rung, level), CellScenario(f"{rung} level {level}", experiment.scenario(first), agents(files))
 
 
 def experiment_budget(experiment: Any, scenarios: dict[tuple[str | None, int | None], CellScenario]) -> str:

@@ -9,16 +9,16 @@ import os
 import time
 import traceback
 from pathlib import Path
-from typing import Any
 
 from mnemarket.experiments.dataset_run import is_dataset_cell, run_dataset_cell
 from mnemarket.experiments.pipeline import open_runner
+from mnemarket.reports import CellOutcome
 from mnemarket.run import write_atomic
 
 CELL_FILE = "cell.json"
 
 
-def run_cell(run_dir: str) -> dict[str, Any]:
+def run_cell(run_dir: str) -> CellOutcome:
     """Run (or resume) one cell's run directory; the worker function of the process pool.
 
     Never raises: a failure is returned (and written to cell.json only on success, so a failed
@@ -39,9 +39,9 @@ def run_cell(run_dir: str) -> dict[str, Any]:
     except Exception as exc:  # noqa: BLE001 - a cell's failure must not stop the other cells
         return {"run_dir": run_dir, "state": "error", "message": f"{type(exc).__name__}: {exc}",
                 "traceback": traceback.format_exc(limit=5)}
-    record = {"run_dir": run_dir, "state": state, "message": message, "worker": os.getpid(),
-              "seconds": round(time.time() - started, 1), "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-              "warnings": warnings}
+    record: CellOutcome = {"run_dir": run_dir, "state": state, "message": message, "worker": os.getpid(),
+                           "seconds": round(time.time() - started, 1),
+                           "finished_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "warnings": warnings}
     if state == "finished":
         write_atomic(path / CELL_FILE, json.dumps(record, indent=2))
     return record

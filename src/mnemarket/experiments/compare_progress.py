@@ -13,7 +13,7 @@ import contextlib
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeRemainingColumn
@@ -22,8 +22,7 @@ from rich.table import Table
 from mnemarket.errors import ConfigError
 from mnemarket.evals import ROWS_FILE
 from mnemarket.experiments.dataset_run import is_dataset_cell, questions_asked
-from mnemarket.reports import METRICS, group_label, metric_label
-from mnemarket.reports.comparison_report import _group_cells, _without_score  # private: see tests/unit/test_package_fronts.py
+from mnemarket.reports import METRICS, ComparisonDocument, group_stat_text, metric_label, without_score
 from mnemarket.run import CONTEXTS
 
 if TYPE_CHECKING:
@@ -128,7 +127,7 @@ class CellWatcher:
                 thread.join(timeout=POLL_SECONDS * 2)
 
 
-def results_table(document: dict[str, Any]) -> Table:
+def results_table(document: ComparisonDocument) -> Table:
     """The comparison's groups as a terminal table (metric rows, one column per model/config)."""
     if "locomo" in document:
         return locomo_table(document)
@@ -136,14 +135,14 @@ def results_table(document: dict[str, Any]) -> Table:
     table = Table(title=f"{document.get('experiment')}: mean ± std over seeds")
     table.add_column("metric")
     for group in groups:
-        table.add_column(group_label(group), justify="right")
+        table.add_column(f"{group['model']} / {group['config']}", justify="right")
     table.add_row("seeds finished", *[str(g["seeds"]) for g in groups])
-    for key, label in _without_score(document, METRICS):
-        table.add_row(metric_label(key, label).split(":")[0], *[str(_group_cells(g, key)) for g in groups])
+    for key, label in without_score(document, METRICS):
+        table.add_row(metric_label(key, label).split(":")[0], *[str(group_stat_text(g, key)) for g in groups])
     return table
 
 
-def locomo_table(document: dict[str, Any]) -> Table:
+def locomo_table(document: ComparisonDocument) -> Table:
     """A dataset experiment's F1 per category (categories 1-4, overall, adversarial abstention) per model/config."""
     from mnemarket.evals import category_rows, scored_groups
 
@@ -151,7 +150,7 @@ def locomo_table(document: dict[str, Any]) -> Table:
     table = Table(title=f"{document.get('experiment')}: LoCoMo F1 (adversarial: abstained), pooled over seeds")
     table.add_column("category")
     for group in groups:
-        table.add_column(group_label(group), justify="right")
+        table.add_column(f"{group['model']} / {group['config']}", justify="right")
     columns = [category_rows(g) for g in groups]
     for index, name in enumerate([row["category"] for row in columns[0]] if columns else []):
         table.add_row(name, *[f"{rows[index]['f1']:.3f} (n {rows[index]['n']})" for rows in columns])

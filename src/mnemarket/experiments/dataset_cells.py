@@ -23,6 +23,7 @@ from __future__ import annotations
 import os
 import platform
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -227,7 +228,7 @@ def prepare_dataset_cell(experiment: Any, cell: Any) -> Path:
     return run_dir
 
 
-def write_dataset_comparison(experiment: Any, dirs: dict[Any, Path], outcomes: dict[Any, dict[str, Any]]) -> Path:
+def write_dataset_comparison(experiment: Any, dirs: dict[Any, Path], outcomes: Mapping[Any, Mapping[str, Any]]) -> Path:
     """LoCoMo's per-category table per (model, config) and a row per cell, into comparison.json/.md/.html/.csv."""
     config = experiment.config
     assert config.dataset is not None

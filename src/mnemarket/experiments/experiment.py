@@ -18,9 +18,9 @@ import re
 import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -42,9 +42,27 @@ from mnemarket.experiments.interrupt import ignore_interrupts
 from mnemarket.experiments.ladder import LadderSpec, write_rung_scenario
 from mnemarket.jsonl import read_json_object
 from mnemarket.providers import ModelProfile, check_profiles
-from mnemarket.reports import EXPERIMENT_CELLS, MIN_SEEDS, paired_differences
+from mnemarket.reports import (
+    EXPERIMENT_CELLS,
+    MIN_SEEDS,
+    CellKey,
+    CellMetrics,
+    CellOutcome,
+    CellResult,
+    ComparisonDocument,
+    ConfigSpec,
+    Difference,
+    GroupSummary,
+    JudgeSummary,
+    LadderItem,
+    paired_differences,
+)
 from mnemarket.run import MARKER, adopt_output_dir, owner_of, write_atomic
-from mnemarket.yaml_config import deep_merge, format_validation_error, load_model
+from mnemarket.yaml_config import deep_merge, describe_validation_error, load_model
+
+if TYPE_CHECKING:
+    from mnemarket.agents import Component
+    from mnemarket.run import ResolvedScenario, RunConfig
 
 CELLS_DIR = EXPERIMENT_CELLS
 _SLUG = re.compile(r"[^a-z0-9]+")
@@ -53,10 +71,10 @@ _SLUG = re.compile(r"[^a-z0-9]+")
 class ConfigOverride(BaseModel):
     """One memory configuration: fields deep-merged into every agent's config (lists replace)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
-    agents: dict[str, Any] = Field(default_factory=dict, description="merged into every agent")
-    per_agent: dict[str, dict[str, Any]] = Field(default_factory=dict, description="agent id -> fields")
+    agents: dict[str, object] = Field(default_factory=dict, description="merged into every agent")
+    per_agent: dict[str, dict[str, object]] = Field(default_factory=dict, description="agent id -> fields")
     description: str = ""
     oracle: Literal["write", "prompt"] | None = Field(
         None, description="memory ladder only: the harness stores each gold fact or lesson for the agent (write) "
@@ -69,7 +87,7 @@ class ConfigOverride(BaseModel):
 class ExperimentConfig(BaseModel):
     """An experiment file. Paths are relative to the file."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
     description: str = ""
@@ -160,9 +178,16 @@ def slug(text: str) -> str:
 
 @dataclass
 class Experiment:
+    """An experiment file and where its cells go. Each scenario file a cell runs is read and
+    resolved once, and each configuration applied to it once: `check_experiment`, `prepare_cell`,
+    `validate` and the CLI's plan warnings share the frozen results."""
+
     config: ExperimentConfig
     path: Path
     out_dir: Path
+    _scenarios: dict[Path, ResolvedScenario] = field(default_factory=dict, init=False, repr=False)
+    _configured: dict[tuple[Path, str], ResolvedScenario] = field(default_factory=dict, init=False, repr=False)
+    _components: dict[Path, dict[str, Component]] = field(default_factory=dict, init=False, repr=False)
 
     @property
     def scenario_path(self) -> Path | None:
@@ -190,6 +215,39 @@ class Experiment:
     def cell_dir(self, cell: Cell) -> Path:
         return self.out_dir / CELLS_DIR / cell.id
 
+    def scenario(self, file: Path) -> ResolvedScenario:
+        """The scenario ``file`` with its agents and genesis loaded (once per file)."""
+        from mnemarket.run import load_scenario
+
+        file = file.resolve()
+        if file not in self._scenarios:
+            self._scenarios[file] = load_scenario(file)
+        return self._scenarios[file]
+
+    def components(self, resolved: ResolvedScenario) -> dict[str, Component]:
+        """The prompt components of ``resolved``'s folder (once per folder)."""
+        from mnemarket.agents import load_components
+
+        folder = resolved.components_path.resolve()
+        if folder not in self._components:
+            self._components[folder] = load_components(folder)
+        return self._components[folder]
+
+    def configured(self, file: Path, name: str) -> ResolvedScenario:
+        """The scenario ``file`` under configuration ``name``: its overrides merged into the agents,
+        re-validated and checked against the components (once per file and configuration)."""
+        from mnemarket.agents import check_components
+
+        key = (file.resolve(), name)
+        if key not in self._configured:
+            resolved, where = self.scenario(file), f"configs.{name}"
+            agents = apply_override(resolved.agents, self.config.configs[name], where, path=str(self.path))
+            components = self.components(resolved)
+            for agent in agents:
+                check_components(agent, components, path=f"{self.path}: {where}")
+            self._configured[key] = resolved.model_copy(update={"agents": agents})
+        return self._configured[key]
+
 
 def load_experiment(path: str | Path, out: str | Path | None = None) -> Experiment:
     """Read and validate an experiment file; errors name the file and field."""
@@ -216,7 +274,7 @@ def apply_override(agents: list[AgentConfig], override: ConfigOverride, where: s
         try:
             result.append(AgentConfig.model_validate(data))
         except ValidationError as exc:
-            problem = format_validation_error(exc, None, AgentConfig)
+            problem = describe_validation_error(exc, AgentConfig)
             raise ConfigError(f"agent {agent.id!r} after the override: {problem}", path=path, field=where) from None
     return result
 
@@ -226,8 +284,7 @@ def check_experiment(experiment: Experiment) -> None:
     overrides applied to the scenario's agents, their components and the scenario itself."""
     import tempfile
 
-    from mnemarket.agents import check_components, load_components
-    from mnemarket.run import check_optimum, load_scenario
+    from mnemarket.run import check_optimum
 
     if experiment.config.dataset is not None:
         check_dataset(experiment)
@@ -240,42 +297,38 @@ def check_experiment(experiment: Experiment) -> None:
             if scenario_key in checked:
                 continue
             checked.add(scenario_key)
-            resolved = load_scenario(experiment.cell_scenario(cell, Path(scratch) / cell.id))
-            components = load_components(resolved.components_path)
+            file = experiment.cell_scenario(cell, Path(scratch) / cell.id)
             for name, override in configs.items():
                 if override.oracle != configs[cell.config].oracle:
                     continue
-                where = f"configs.{name}"
-                agents = apply_override(resolved.agents, override, where, path=str(experiment.path))
-                for agent in agents:
-                    check_components(agent, components, path=f"{experiment.path}: {where}")
                 # a benchmark's score means something only if its optimum is playable under the menus
-                check_optimum(resolved.model_copy(update={"agents": agents}), f"{experiment.path}: {where}")
+                check_optimum(experiment.configured(file, name), f"{experiment.path}: configs.{name}")
+
+
+def cell_run_config(experiment: Experiment, cell: Cell, run_dir: Path) -> RunConfig:
+    """What ``cell`` runs: its scenario under its configuration, with the matrix's options."""
+    from mnemarket.run import RunConfig, RunOptions
+
+    c = experiment.config
+    profiles = {cell.model: c.profiles[cell.model]} if cell.model in c.profiles else {}
+    options = RunOptions(model=cell.model, sessions=c.sessions, turns=c.turns, seed=cell.seed, record=c.record,
+                         spend_cap_usd=c.spend_cap_usd, profiles=profiles)
+    return RunConfig(resolved=experiment.configured(experiment.cell_scenario(cell, run_dir), cell.config),
+                     options=options)
 
 
 def prepare_cell(experiment: Experiment, cell: Cell) -> Path:
     """Write the cell's run directory config (once); returns the directory."""
-    from mnemarket.agents import check_components, load_components
-    from mnemarket.run import CONFIG_FILE, RunConfig, RunOptions, load_scenario, write_run_config
+    from mnemarket.run import CONFIG_FILE, write_run_config
 
     if experiment.config.dataset is not None:
         return prepare_dataset_cell(experiment, cell)
     run_dir = experiment.cell_dir(cell)
     if (run_dir / CONFIG_FILE).exists():
         return run_dir
-    resolved = load_scenario(experiment.cell_scenario(cell, run_dir))
-    agents = apply_override(resolved.agents, experiment.config.configs[cell.config], f"configs.{cell.config}",
-                            path=str(experiment.path))
-    components = load_components(resolved.components_path)
-    for agent in agents:
-        check_components(agent, components, path=f"{experiment.path} configs.{cell.config}")
-    resolved = resolved.model_copy(update={"agents": agents})
-    c = experiment.config
-    profiles = {cell.model: c.profiles[cell.model]} if cell.model in c.profiles else {}
-    options = RunOptions(model=cell.model, sessions=c.sessions, turns=c.turns, seed=cell.seed, record=c.record,
-                         spend_cap_usd=c.spend_cap_usd, profiles=profiles)
+    config = cell_run_config(experiment, cell, run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
-    write_run_config(run_dir, RunConfig(resolved=resolved, options=options))
+    write_run_config(run_dir, config)
     return run_dir
 
 
@@ -294,7 +347,7 @@ def workers_for(experiment: Experiment, pending: int) -> int:
     return max(1, min(wanted, cores, pending))
 
 
-Progress = Callable[[str, Cell, dict[str, Any]], None]
+Progress = Callable[[str, Cell, CellOutcome], None]
 
 
 def run_experiment(path: str | Path, out: str | Path | None = None, *, max_workers: int | None = None,
@@ -305,11 +358,17 @@ def run_experiment(path: str | Path, out: str | Path | None = None, *, max_worke
     ``executor`` is ``process`` (a local process pool, the default) or ``ray`` (Ray tasks on the
     cluster at ``address``, or on a local Ray started for the call; see `experiments.ray_executor`).
     """
+    return run_loaded(load_experiment(path, out), max_workers=max_workers, only_report=only_report,
+                      progress=progress, executor=executor, address=address)
+
+
+def run_loaded(experiment: Experiment, *, max_workers: int | None = None, only_report: bool = False,
+               progress: Progress | None = None, executor: str = "process", address: str | None = None) -> Path:
+    """`run_experiment` of an experiment already loaded (its resolved scenarios are reused)."""
     if executor not in ("process", "ray"):
         raise ConfigError(f"executor {executor!r} is unknown; use 'process' (default) or 'ray'")
     if address is not None and executor != "ray":
         raise ConfigError("--address needs --executor ray")
-    experiment = load_experiment(path, out)
     check_experiment(experiment)  # a configuration error is reported before any cell starts
     baseline_group(experiment.config)
     if not only_report:  # one error for a missing key, not one per cell (sim/experiment_checks.py)
@@ -317,7 +376,7 @@ def run_experiment(path: str | Path, out: str | Path | None = None, *, max_worke
 
         check_credentials(list(experiment.config.models))
     if max_workers is not None:
-        experiment.config.max_workers = max_workers
+        experiment.config = experiment.config.model_copy(update={"max_workers": max_workers})
     _claim_out_dir(experiment.out_dir)
     write_atomic(experiment.out_dir / "experiment.yaml",
         yaml.safe_dump(experiment.config.model_dump(mode="json", exclude_none=True)
@@ -327,7 +386,7 @@ def run_experiment(path: str | Path, out: str | Path | None = None, *, max_worke
     cells = experiment.cells()
     dirs = {cell: prepare_cell(experiment, cell) for cell in cells}
     pending = [cell for cell in cells if not cell_done(dirs[cell])]
-    outcomes: dict[Cell, dict[str, Any]] = {}
+    outcomes: dict[Cell, CellOutcome] = {}
     if pending and not only_report and executor == "ray":
         from mnemarket.experiments.ray_executor import run_cells_on_ray
 
@@ -386,7 +445,7 @@ def baseline_group(config: ExperimentConfig) -> tuple[str, str]:
     return model, name
 
 
-def separation_warnings(differences: list[dict[str, Any]]) -> list[str]:
+def separation_warnings(differences: list[Difference]) -> list[str]:
     """One line per group whose seeds are too few to separate it from the baseline on some metrics."""
     unresolved: dict[tuple[str, str], list[str]] = {}
     for diff in differences:
@@ -398,7 +457,15 @@ def separation_warnings(differences: list[dict[str, Any]]) -> list[str]:
             f"run at least {MIN_SEEDS} seeds" for (model, config), metrics in unresolved.items()]
 
 
-def write_comparison(experiment: Experiment, dirs: dict[Cell, Path], outcomes: dict[Cell, dict[str, Any]]) -> Path:
+def _cell_key(cell: Cell, run_dir: Path) -> CellKey:
+    key: CellKey = {"id": cell.id, "model": cell.model, "config": cell.config, "seed": cell.seed,
+                    "run_dir": str(run_dir)}
+    if cell.rung is not None:
+        key["rung"], key["level"] = cell.rung, cell.level
+    return key
+
+
+def write_comparison(experiment: Experiment, dirs: dict[Cell, Path], outcomes: dict[Cell, CellOutcome]) -> Path:
     """Measure every finished cell and write comparison.json/.md/.html in the experiment directory."""
     from mnemarket.reports import (
         abstention_summary,
@@ -419,68 +486,80 @@ def write_comparison(experiment: Experiment, dirs: dict[Cell, Path], outcomes: d
 
         # The duplicate rate and the per-lesson evidence embed the same lessons, and seeds repeat them.
         embedder = MemoEmbedder(make_embedder(experiment.config.metrics_embedder), capacity=8192)
-    rows = []
-    items: list[dict[str, Any]] = []  # the memory ladder's per-item outcomes (reports/ladder_results.py)
+    rows: list[CellResult] = []
+    items: list[LadderItem] = []  # the memory ladder's per-item outcomes (reports/ladder_results.py)
     for cell, run_dir in dirs.items():
-        row: dict[str, Any] = {"id": cell.id, "model": cell.model, "config": cell.config, "seed": cell.seed,
-                               "run_dir": str(run_dir)}
-        if cell.rung is not None:
-            row |= {"rung": cell.rung, "level": cell.level}
+        row: CellResult
         if cell_done(run_dir):
             info = read_json_object(run_dir / CELL_FILE) or {}  # damaged: only its timing is lost
             run = load_run(run_dir)
             if cell.rung is not None:
                 items += item_rows(run, cell.model, cell.config, cell.seed, experiment.config.configs[cell.config].oracle)
-            row |= {"status": "finished", "seconds": info.get("seconds"),
-                    "metrics": cell_metrics(run, embedder=embedder)}
+            # the metrics' own types (reports/metric_rows.py) seen as the stored document reads them:
+            # figures by metric name, lessons that may carry the judge's verdict
+            metrics = cast("CellMetrics", cell_metrics(run, embedder=embedder))
+            row = {**_cell_key(cell, run_dir), "status": "finished", "seconds": info.get("seconds"), "metrics": metrics}
             if info.get("warnings"):  # e.g. a step over budget: its figures come from blind turns
                 row["warnings"] = info["warnings"]
         else:
-            outcome = outcomes.get(cell, {})
-            row |= {"status": outcome.get("state", "not run"), "message": outcome.get("message", "")}
+            outcome = outcomes.get(cell)
+            row = {**_cell_key(cell, run_dir), "status": outcome.get("state", "not run") if outcome else "not run",
+                   "message": outcome.get("message", "") if outcome else ""}
         rows.append(row)
     c = experiment.config
-    judged: dict[str, Any] | None = None
+    judged: JudgeSummary | None = None
     if c.judge:
         from mnemarket.experiments.judge import agreement, make_judge, rate_lessons
 
         finished = [row for row in rows if row["status"] == "finished"]
         rate_lessons(make_judge(c.judge, experiment.out_dir), finished)
-        judged = {"model": c.judge} | agreement(finished)
+        judged = {"model": c.judge, **agreement(finished)}
     baseline = baseline_group(c)
     # On the ladder a group is a config on one rung and level: seeds pair within it, never across rungs.
-    compared = [r | {"config": f"{r['config']}@{r['rung']}-L{r['level']}"} if "rung" in r else r for r in rows]
+    compared: list[CellResult] = [{**r, "config": f"{r['config']}@{r['rung']}-L{r['level']}"} if "rung" in r else r
+                                  for r in rows]
     differences = paired_differences(compared, baseline if c.ladder is None else _first_rung(baseline, compared))
-    document = {
+    document: ComparisonDocument = {
         "experiment": c.name,
         "description": c.description,
         "experiment_file": str(experiment.path),
         "scenario": str(experiment.scenario_path) if experiment.scenario_path else "memory ladder (one generated "
                     "scenario.yaml per cell)",
-        "matrix": {"models": c.models, "configs": {k: v.model_dump() for k, v in c.configs.items()},
+        "matrix": {"models": list(c.models), "configs": {k: _config_spec(v) for k, v in c.configs.items()},
                    "seeds": c.seeds, "sessions": c.sessions, "turns": c.turns},
         "metrics_embedder": c.metrics_embedder,
         "generated": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "machine": {"platform": platform.platform(), "machine": platform.machine(), "cores": os.cpu_count()},
         "cells": rows,
-        "groups": aggregate_groups(compared),
+        # reports.metrics reads and returns plain dicts: these are the shapes it reads and writes
+        "groups": cast("list[GroupSummary]", aggregate_groups(cast("list[dict[str, Any]]", compared))),
         "baseline": {"model": baseline[0], "config": baseline[1]},
         "differences": differences,
         "warnings": separation_warnings(differences),
         "judge": judged,
     }
     if c.ladder is not None:
-        document |= summarise(items, rows) | {"ladder_abstention": abstention_summary(items)}
+        ladder = summarise(items, rows)
+        document["ladder"], document["memory_effect"] = ladder["ladder"], ladder["memory_effect"]
+        document["ladder_details"] = ladder["ladder_details"]
+        document["ladder_abstention"] = abstention_summary(items)
         write_ladder_csv(experiment.out_dir / "ladder.csv", items)
     return write_reports(experiment.out_dir, document)
 
 
-def _first_rung(baseline: tuple[str, str], rows: list[dict[str, Any]]) -> tuple[str, str]:
+def _config_spec(config: ConfigOverride) -> ConfigSpec:
+    """A configuration as the matrix lists it (its fields, as `model_dump` gives them)."""
+    return {"agents": dict(config.agents), "per_agent": {k: dict(v) for k, v in config.per_agent.items()},
+            "description": config.description, "oracle": config.oracle}
+
+
+def _first_rung(baseline: tuple[str, str], rows: list[CellResult]) -> tuple[str, str]:
     """The baseline group on the ladder: the baseline config on the first rung played."""
     model, config = baseline
     return model, next((r["config"] for r in rows if r["model"] == model and r["config"].startswith(config + "@")),
                        config)
 
 
-__all__ = ["CELL_FILE", "Cell", "ConfigOverride", "Experiment", "ExperimentConfig", "check_experiment",
-    "is_local_model", "load_experiment", "prepare_cell", "run_cell", "run_experiment", "slug"]
+__all__ = ["CELL_FILE", "Cell", "ConfigOverride", "Experiment", "ExperimentConfig", "cell_run_config",
+    "check_experiment", "is_local_model", "load_experiment", "prepare_cell", "run_cell", "run_experiment",
+    "run_loaded", "slug"]

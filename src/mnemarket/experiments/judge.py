@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from mnemarket.providers import LLM, Message, Recording, RecordingLLM, make_llm
+from mnemarket.reports import Agreement, CellResult, LessonVerdict
 
 RUBRIC = """You rate lessons that agents in a small market economy wrote for their future selves.
 Rate the lesson on three criteria, each from 1 (not at all) to 5 (fully):
@@ -52,15 +52,17 @@ def make_judge(spec: str, out_dir: Path) -> LLM:
     return RecordingLLM(llm, Recording(out_dir / "judge_calls.jsonl"))
 
 
-def rate_lessons(judge: LLM, cells: list[dict[str, Any]], *, seed: int = 0) -> None:
+def rate_lessons(judge: LLM, cells: list[CellResult], *, seed: int = 0) -> None:
     """Add `judge` (a verdict dict with `score`, or `error`) to every lesson of every finished cell,
     in cell order, one call at a time (a replayed judge serves calls in the order recorded)."""
-    async def rate(text: str, index: int) -> dict[str, Any]:
+    async def rate(text: str, index: int) -> LessonVerdict:
         messages = [Message(role="system", content=RUBRIC), Message(role="user", content=f"Lesson: {text}")]
         result = await judge.agenerate(messages, schema=Verdict, max_tokens=96, temperature=0.0, seed=seed + index)
-        if not result.ok or not isinstance(result.parsed, Verdict):
+        verdict = result.parsed
+        if not result.ok or not isinstance(verdict, Verdict):
             return {"error": result.error or "no verdict"}
-        return result.parsed.model_dump() | {"score": result.parsed.score()}
+        return {"specific": verdict.specific, "actionable": verdict.actionable, "grounded": verdict.grounded,
+                "reason": verdict.reason, "score": verdict.score()}
 
     index = 0
     for cell in cells:
@@ -69,7 +71,7 @@ def rate_lessons(judge: LLM, cells: list[dict[str, Any]], *, seed: int = 0) -> N
             index += 1
 
 
-def agreement(cells: list[dict[str, Any]]) -> dict[str, Any]:
+def agreement(cells: list[CellResult]) -> Agreement:
     """How the judge's scores line up with the automatic metrics over every rated lesson."""
     rated = [lesson for cell in cells for lesson in cell.get("metrics", {}).get("lessons", [])
              if "score" in lesson.get("judge", {})]

@@ -9,7 +9,7 @@ by the cells).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 from mnemarket.agents import Decision
 from mnemarket.errors import MnemarketError
@@ -23,6 +23,20 @@ CHECK_MESSAGES = [
 ]
 
 
+class CheckDetails(TypedDict, total=False):
+    """What `models check --json` prints beside the model and ``ok``: only ``error`` when the model
+    could not be built, else every field (None where unknown)."""
+
+    structured_mode: str | None
+    model_version: str | None
+    sampling: str | None
+    latency_s: float
+    price: str | None
+    attempts: int
+    server: str | None
+    error: str | None
+
+
 @dataclass(frozen=True)
 class CheckResult:
     """What one check call showed."""
@@ -31,7 +45,7 @@ class CheckResult:
     ok: bool
     line: str
     """One line for a person (and a script: it starts with ``ok`` or ``failed``)."""
-    details: dict[str, Any]
+    details: CheckDetails
 
 
 def needs_check(spec: str) -> bool:
@@ -50,10 +64,11 @@ def check_model(spec: str, profile: ModelProfile | None = None, *, max_tokens: i
         return CheckResult(spec, False, f"failed {spec}: {' '.join(str(exc).split())}", {"error": str(exc)})
     applied = llm.applied()
     price = _price(llm)
-    details = {"structured_mode": result.structured_mode or applied.get("structured_mode"),
-               "model_version": result.model_version or applied.get("model_version"),
-               "sampling": result.sampling, "latency_s": round(result.latency, 3), "price": price,
-               "attempts": result.attempts, "server": applied.get("server"), "error": result.error}
+    details: CheckDetails = {
+        "structured_mode": result.structured_mode or applied.get("structured_mode"),
+        "model_version": result.model_version or applied.get("model_version"), "sampling": result.sampling,
+        "latency_s": round(result.latency, 3), "price": price, "attempts": result.attempts,
+        "server": applied.get("server"), "error": result.error}
     shown = (f"mode {details['structured_mode']}, version {details['model_version']}, sampling {result.sampling}, "
              f"{price or 'free'}, {result.latency:.2f}s")
     if not result.ok:

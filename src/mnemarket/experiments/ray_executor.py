@@ -32,10 +32,29 @@ import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypedDict, TypeVar
 
 from mnemarket.errors import ConfigError
 from mnemarket.experiments.cell import run_cell
+from mnemarket.reports import CellOutcome
+
+
+class _Cell(Protocol):
+    """What this module reads of an `experiments.experiment.Cell` (that module imports this one)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def model(self) -> str: ...
+
+
+C = TypeVar("C", bound=_Cell)
+
+
+class ActorPlace(TypedDict):
+    node: str
+    pid: int
+    cells: int
 
 _INSTALL_HINT = "install the cluster extra: pip install 'mnemarket[cluster]' (Ray)"
 LOOPBACK = "127.0.0.1"
@@ -45,12 +64,12 @@ LOOPBACK = "127.0.0.1"
 #: 127.0.0.1 stays 127.0.0.1.
 _CLUSTER_SWITCH = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
 #: ray.init arguments of a local Ray: loopback node address, no dashboard (and loopback if one starts).
-LOCAL_RAY_OPTIONS: dict[str, Any] = {"_node_ip_address": LOOPBACK, "include_dashboard": False,
+LOCAL_RAY_OPTIONS: dict[str, object] = {"_node_ip_address": LOOPBACK, "include_dashboard": False,
                                      "dashboard_host": LOOPBACK}
 
 
 @contextmanager
-def loopback_ray() -> Iterator[dict[str, Any]]:
+def loopback_ray() -> Iterator[dict[str, object]]:
     """While open, a Ray started in this process (``ray.init`` with the yielded options, or
     ``ray.cluster_utils.Cluster`` with ``node_ip_address=LOOPBACK``) keeps 127.0.0.1 as its node
     address: its servers listen on loopback only and no outside address is probed.
@@ -108,7 +127,7 @@ def unpack(data: bytes, run_dir: Path) -> None:
         raise
 
 
-def run_packed(cell_id: str, data: bytes) -> tuple[dict[str, Any], bytes]:
+def run_packed(cell_id: str, data: bytes) -> tuple[CellOutcome, bytes]:
     """Run (or resume) a packed cell in a temporary folder; return its outcome and the packed result."""
     with tempfile.TemporaryDirectory(prefix="mnemarket-cell-") as tmp:
         run_dir = Path(tmp) / cell_id
@@ -125,11 +144,11 @@ class LocalModelCells:
     def __init__(self) -> None:
         self.cells = 0
 
-    def run(self, cell_id: str, data: bytes) -> tuple[dict[str, Any], bytes]:
+    def run(self, cell_id: str, data: bytes) -> tuple[CellOutcome, bytes]:
         self.cells += 1
         return run_packed(cell_id, data)
 
-    def where(self) -> dict[str, Any]:
+    def where(self) -> ActorPlace:
         """The node and process this actor runs in, and how many cells it has run there."""
         import ray
 
@@ -144,8 +163,8 @@ def _ray() -> Any:
     return ray
 
 
-def run_cells_on_ray(cells: list[tuple[Any, Path]], *, address: str | None, is_local: Callable[[str], bool],
-                     progress: Callable[[Any, dict[str, Any]], None] | None = None) -> dict[Any, dict[str, Any]]:
+def run_cells_on_ray(cells: list[tuple[C, Path]], *, address: str | None, is_local: Callable[[str], bool],
+                     progress: Callable[[C, CellOutcome], None] | None = None) -> dict[C, CellOutcome]:
     """Run ``(cell, run_dir)`` pairs as Ray tasks; returns each cell's outcome (as `run_cell` does).
 
     Connects to ``address`` (an existing cluster: ``auto``, ``ray://host:10001`` or ``host:6379``)
@@ -182,26 +201,27 @@ def _init(ray: Any, address: str, **options: Any) -> None:
         raise ConfigError(f"could not start or reach {where}: {exc}") from exc
 
 
-def _run_cells(ray: Any, cells: list[tuple[Any, Path]], is_local: Callable[[str], bool],
-               progress: Callable[[Any, dict[str, Any]], None] | None) -> dict[Any, dict[str, Any]]:
+def _run_cells(ray: Any, cells: list[tuple[C, Path]], is_local: Callable[[str], bool],
+               progress: Callable[[C, CellOutcome], None] | None) -> dict[C, CellOutcome]:
     task = ray.remote(num_cpus=1, max_retries=1)(run_packed)
     local_cells = [(cell, path) for cell, path in cells if is_local(cell.model)]
     actors = _node_actors(ray) if local_cells else []
-    futures: dict[Any, tuple[Any, Path]] = {}
+    futures: dict[Any, tuple[C, Path]] = {}
     for (cell, path), actor in zip(local_cells, itertools.cycle(actors)):
         futures[actor.run.remote(cell.id, pack(path))] = (cell, path)
     for cell, path in cells:
         if not is_local(cell.model):
             futures[task.remote(cell.id, pack(path))] = (cell, path)
-    outcomes: dict[Any, dict[str, Any]] = {}
+    outcomes: dict[C, CellOutcome] = {}
     waiting = list(futures)
     while waiting:
         done, waiting = ray.wait(waiting, num_returns=1)
         cell, path = futures[done[0]]
+        outcome: CellOutcome
         try:
             outcome, data = ray.get(done[0])
             unpack(data, path)
-            outcome = outcome | {"run_dir": str(path)}
+            outcome = {**outcome, "run_dir": str(path)}
         except Exception as exc:  # noqa: BLE001 - one cell's failure must not stop the others
             outcome = {"run_dir": str(path), "state": "error", "message": f"{type(exc).__name__}: {exc}"}
         outcomes[cell] = outcome

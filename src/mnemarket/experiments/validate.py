@@ -10,16 +10,23 @@ budget (estimated tokens; a run counts them with the model's tokenizer).
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from mnemarket.errors import ConfigError
 from mnemarket.yaml_config import read_yaml
 
+if TYPE_CHECKING:
+    from mnemarket.agents import AgentConfig, Component
+    from mnemarket.experiments.experiment import Experiment
+    from mnemarket.kernel import Invokable
+    from mnemarket.run import ServiceSpec
+
 Kind = Literal["agent", "base", "component", "scenario", "genesis", "experiment"]
 
 
-def _data(path: Path) -> dict[str, Any] | None:
+def _data(path: Path) -> Mapping[str, object] | None:
     """The file's fields read through the one guarded reader `run` uses (so a huge, binary,
     non-UTF-8, deep or special file costs no more here); a file it refuses is None here and
     is reported by the loader of its kind. Read once per file and version."""
@@ -31,7 +38,7 @@ def _data(path: Path) -> dict[str, Any] | None:
 
 
 @functools.lru_cache(maxsize=32)
-def _read(path: Path, mtime_ns: int, size: int) -> dict[str, Any] | None:  # noqa: ARG001 - the cache key
+def _read(path: Path, mtime_ns: int, size: int) -> Mapping[str, object] | None:  # noqa: ARG001 - the cache key
     try:
         return read_yaml(path)
     except ConfigError:
@@ -146,7 +153,8 @@ def _shipped_components() -> Path | None:
     return folder if folder.is_dir() else None
 
 
-def _budget_warnings(agents: list[Any], components: dict[str, Any], services: dict[str, Any]) -> list[str]:
+def _budget_warnings(agents: list[AgentConfig], components: Mapping[str, Component],
+                     services: Mapping[str, Invokable]) -> list[str]:
     """Steps whose never-cut sections exceed their agent's budget, in estimated tokens."""
     from mnemarket.agents import estimate_tokens, fit_warnings, step_fits
 
@@ -154,18 +162,16 @@ def _budget_warnings(agents: list[Any], components: dict[str, Any], services: di
         agent, [components[name] for name in agent.components], services, estimate_tokens)), estimated=True)
 
 
-def _experiment_budget_warnings(path: Path, experiment: Any, notes: list[str] | None = None) -> list[str]:
+def _experiment_budget_warnings(path: Path, experiment: Experiment, notes: list[str] | None = None) -> list[str]:
     """`_budget_warnings` for each configuration's agents (its overrides applied) in each scenario
-    the cells play (a ladder's: each rung and level, generated); ``notes`` gets the experiment's
-    cells and budget (experiments/budget.py)."""
-    from mnemarket.agents import load_components
+    the cells play (a ladder's: each rung and level, generated), from the configurations the
+    experiment resolved; ``notes`` gets the experiment's cells and budget (experiments/budget.py)."""
     from mnemarket.experiments.budget import cell_scenarios, experiment_budget
-    from mnemarket.experiments.experiment import apply_override
 
-    scenarios = dict(cell_scenarios(experiment, apply_override))
+    scenarios = dict(cell_scenarios(experiment, configured=True))
     warnings = []
     for found in scenarios.values():
-        components = load_components(found.resolved.components_path)
+        components = experiment.components(found.resolved)
         services = _services(found.resolved.scenario.services)
         where = "" if found.where == "scenario" else f"{found.where}: "
         warnings += [f"{path}: {where}configs.{name}: {warning}" for name, agents in found.agents.items()
@@ -175,11 +181,11 @@ def _experiment_budget_warnings(path: Path, experiment: Any, notes: list[str] | 
     return warnings
 
 
-def _steps(agent: Any) -> list[tuple[str, list[str]]]:
+def _steps(agent: AgentConfig) -> list[tuple[str, list[str]]]:
     return [(step.name, step.actions) for step in agent.workflow.steps]
 
 
-def _services(specs: list[Any]) -> dict[str, Any]:
+def _services(specs: list[ServiceSpec]) -> dict[str, Invokable]:
     """The invokables a run of a scenario with these service specs has: genesis and its own (built
     without a model or a database; a hashing embedder stands in, as nothing is embedded)."""
     from mnemarket.genesis import install_genesis

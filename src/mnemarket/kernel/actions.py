@@ -9,6 +9,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
+from mnemarket.errors import validation_problems
 from mnemarket.kernel.artifact import AccessPolicy
 from mnemarket.kernel.bounds import json_problem
 from mnemarket.kernel.results import ActionResult, ErrorCode
@@ -208,10 +209,8 @@ def parse_action(raw: str | dict[str, Any] | BaseModel) -> Action | ActionResult
     try:
         return action_adapter.validate_python(raw)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc'][1:]) or 'action'}: {err['msg']}"
-            for err in exc.errors()
-        )
+        # the location's first part is the union's tag (the action type), which the agent chose
+        problems = validation_problems(exc, "action", label=lambda loc: ".".join(map(str, loc[1:])))
         return ActionResult.fail(
             ErrorCode.INVALID_ACTION,
             f"invalid {action_type}: {problems}",

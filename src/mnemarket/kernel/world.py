@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from mnemarket.errors import InvalidArgument, ProviderError
+from mnemarket.errors import BUG_HINT, InvalidArgument, ProviderError
 from mnemarket.kernel.actions import Action, parse_action
 from mnemarket.kernel.artifact import Artifact
 from mnemarket.kernel.bounds import json_problem, safe_text
@@ -147,7 +147,7 @@ class World(WorldState):
         except Exception as exc:  # noqa: BLE001 - a handler bug must cost one failed action, not the run
             result = ActionResult.fail(
                 ErrorCode.INTERNAL_ERROR, f"the action failed inside mnemarket ({type(exc).__name__}: {str(exc)[:200]}); "
-                "nothing changed", "try a different action; this is a mnemarket bug worth reporting")
+                "nothing changed", BUG_HINT)
             tx = Transaction(self, principal)
         for hook in hooks:
             tx.on_commit(hook)
@@ -198,7 +198,7 @@ class World(WorldState):
             failure = ActionResult.fail(
                 ErrorCode.INTERNAL_ERROR,
                 f"the action could not be recorded ({type(exc).__name__}: {safe_text(str(exc), 200)}); nothing "
-                "changed", "try a different action; this is a mnemarket bug worth reporting")
+                "changed", BUG_HINT)
             try:
                 return self._record(principal, action_type, action_dump, failure, Transaction(self, principal), meta)
             except Exception:

@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from mnemarket.errors import ProviderError
+from mnemarket.errors import ProviderError, validation_problems
 from mnemarket.providers.bounded_http import ResponseTooLarge, bounded_client
 from mnemarket.providers.llm import ModelCallFailed, current_trace
 from mnemarket.providers.rejections import Rejection, classify, describe
@@ -168,6 +168,13 @@ class RequestRefused(ProviderError):
         self.kind = kind
 
 
+def _shape_problem(exc: Exception) -> str:
+    """A response the SDK's models refused, worded by the one formatter (no echo of its values)."""
+    from pydantic import ValidationError
+
+    return (validation_problems(exc, "response", limit=3) if isinstance(exc, ValidationError) else str(exc))[:300]
+
+
 def call_with_retries(call: Callable[[], T], *, model: str, attempts: int = DEFAULT_ATTEMPTS,
                       initial_delay_s: float = DEFAULT_INITIAL_DELAY_S, sleep: Callable[[float], None] = time.sleep) -> T:
     """Run ``call``; retry 408/429/5xx and transport failures with exponential backoff and jitter,
@@ -207,7 +214,7 @@ def call_with_retries(call: Callable[[], T], *, model: str, attempts: int = DEFA
         except errors.UnknownApiResponseError as exc:  # a body that is not the API's JSON (a proxy page)
             raise ModelCallFailed(f"unreadable response: {exc}") from exc
         except (ValidationError, RecursionError) as exc:  # JSON, but not in the API's shape (the SDK's models)
-            raise ModelCallFailed(f"the response is not in the API's shape: {str(exc)[:300]}") from exc
+            raise ModelCallFailed(f"the response is not in the API's shape: {_shape_problem(exc)}") from exc
         if attempt >= attempts:
             break
         if asked is not None and asked > MAX_DELAY_S:

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ValidationError
 
-from mnemarket.errors import ProviderError
+from mnemarket.errors import ProviderError, validation_problems
 from mnemarket.jsonl import end_line, json_object, read_lines
 from mnemarket.providers.call_context import CALL_LABEL
 from mnemarket.providers.embedding import Embedder
@@ -122,8 +122,9 @@ def _load(path: str | Path, kind: str) -> list[dict[str, Any]]:
 
 def _why(exc: Exception) -> str:
     if isinstance(exc, ValidationError):
-        first = exc.errors()[0]
-        return f"response.{'.'.join(map(str, first['loc']))}: {first['msg']}"[:200]
+        first = validation_problems(exc, label=lambda loc: f"response.{'.'.join(map(str, loc))}", limit=1,
+                                    count_rest=False)
+        return first[:200]
     return str(exc)[:200]
 
 

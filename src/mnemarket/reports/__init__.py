@@ -13,7 +13,9 @@ from typing import TYPE_CHECKING
 from mnemarket.lazy_front import lazy_exports
 
 _MODULES = {
-    "comparison_report": ["METRICS", "group_label", "metric_label", "write_reports"],
+    "comparison_data": ["Agreement", "CellKey", "CellMetrics", "CellOutcome", "CellResult", "ComparisonDocument",
+                        "ConfigSpec", "Difference", "GroupSummary", "JudgeSummary", "LadderItem", "LessonVerdict"],
+    "comparison_report": ["METRICS", "group_label", "group_stat_text", "metric_label", "without_score", "write_reports"],
     "inspect": ["RunView"],
     "interview": ["Interviewer", "questionnaire", "read_questions"],
     "ladder_abstention": ["abstention_summary"],
@@ -27,7 +29,28 @@ if not TYPE_CHECKING:  # mypy reads the imports below, so a name missing from th
     __getattr__ = lazy_exports(__name__, _MODULES)
 
 if TYPE_CHECKING:
-    from mnemarket.reports.comparison_report import METRICS, group_label, metric_label, write_reports
+    from mnemarket.reports.comparison_data import (
+        Agreement,
+        CellKey,
+        CellMetrics,
+        CellOutcome,
+        CellResult,
+        ComparisonDocument,
+        ConfigSpec,
+        Difference,
+        GroupSummary,
+        JudgeSummary,
+        LadderItem,
+        LessonVerdict,
+    )
+    from mnemarket.reports.comparison_report import (
+        METRICS,
+        group_label,
+        group_stat_text,
+        metric_label,
+        without_score,
+        write_reports,
+    )
     from mnemarket.reports.inspect import RunView
     from mnemarket.reports.interview import Interviewer, questionnaire, read_questions
     from mnemarket.reports.ladder_abstention import abstention_summary
@@ -38,8 +61,10 @@ if TYPE_CHECKING:
     from mnemarket.reports.world_at import parse_turn, world_at_turn
 
 __all__ = [
-    "EXPERIMENT_CELLS", "METRICS", "MIN_SEEDS", "Interviewer", "MemoryReader", "RunData", "RunView",
-    "abstention_summary", "agent_metrics", "aggregate_groups", "cell_metrics", "group_label", "item_rows", "load_run",
-    "metric_label", "paired_differences", "parse_turn", "questionnaire", "read_questions", "render_report",
-    "summarise", "world_at_turn", "write_ladder_csv", "write_report", "write_reports",
+    "EXPERIMENT_CELLS", "METRICS", "MIN_SEEDS", "Agreement", "CellKey", "CellMetrics", "CellOutcome", "CellResult",
+    "ComparisonDocument", "ConfigSpec", "Difference", "GroupSummary", "Interviewer", "JudgeSummary", "LadderItem",
+    "LessonVerdict", "MemoryReader", "RunData", "RunView", "abstention_summary", "agent_metrics", "aggregate_groups",
+    "cell_metrics", "group_label", "group_stat_text", "item_rows", "load_run", "metric_label", "paired_differences",
+    "parse_turn", "questionnaire", "read_questions", "render_report", "summarise", "without_score", "world_at_turn",
+    "write_ladder_csv", "write_report", "write_reports",
 ]

@@ -13,13 +13,14 @@ import csv
 import json
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TypedDict, TypeVar
 
 import numpy as np
 
+from mnemarket.reports.comparison_data import CellResult, ComparisonDocument, Difference, GroupSummary, JudgeSummary, Stat
 from mnemarket.reports.html_templates import Cell, Column, Link, Table, render
 from mnemarket.reports.ladder_views import ladder_views
 from mnemarket.reports.report_charts import PALETTE, LineChart, line_chart
@@ -102,13 +103,17 @@ AGENT_COLUMNS = ("lessons_stored", "duplicate_rate", "generic_rate", "specificit
                  "invalid_action_rate", "loop_breaker_triggers")
 
 
-def _scored(document: dict[str, Any]) -> bool:
+def _scored(document: ComparisonDocument) -> bool:
     """Whether the scenario declares an upper bound (then `score` heads the tables; else it is left out)."""
     return any(isinstance(row.get("metrics", {}).get("cell", {}).get("score"), (int, float))
                for row in document.get("cells", []))
 
 
-def _without_score(document: dict[str, Any], keys: tuple[Any, ...]) -> tuple[Any, ...]:
+Key = TypeVar("Key", str, tuple[str, str])
+
+
+def without_score(document: ComparisonDocument, keys: tuple[Key, ...]) -> tuple[Key, ...]:
+    """``keys`` (metric names, or (name, label) pairs) without `score` when no cell has one."""
     if _scored(document):
         return keys
     return tuple(k for k in keys if (k[0] if isinstance(k, tuple) else k) != "score")
@@ -119,16 +124,17 @@ CURVES = (("bounty_reward", "bounty reward earned per session", "scrip"),
           ("failures_per_turn", "failed actions per turn, per session", "failures/turn"))
 
 
-def learning_curve_charts(document: dict[str, Any]) -> list[LineChart]:
+def learning_curve_charts(document: ComparisonDocument) -> list[LineChart]:
     """One line chart per curve metric: x = session, a line per group (mean over its seeds)."""
     charts = []
     for key, title, unit in CURVES:
         values: dict[str, dict[int, list[float]]] = {}
         for row in document["cells"]:
             for point in row.get("metrics", {}).get("sessions", []):
-                if isinstance(point.get(key), (int, float)):
+                figures: Mapping[str, object] = point
+                if isinstance(value := figures.get(key), (int, float)):
                     label = f"{row['model']} / {row['config']}"
-                    values.setdefault(label, {}).setdefault(point["session"], []).append(float(point[key]))
+                    values.setdefault(label, {}).setdefault(point["session"], []).append(float(value))
         series = {label: (np.array(sorted(points), dtype=float),
                           np.array([np.mean(points[s]) for s in sorted(points)], dtype=float))
                   for label, points in values.items()}
@@ -136,12 +142,12 @@ def learning_curve_charts(document: dict[str, Any]) -> list[LineChart]:
     return charts
 
 
-def learning_curves(document: dict[str, Any]) -> str:
+def learning_curves(document: ComparisonDocument) -> str:
     """The learning-curve charts as HTML (`<figure>`s), as comparison.html shows them."""
     return render("charts.html.j2", line_charts=learning_curve_charts(document), bar_charts=[])
 
 
-def write_reports(out_dir: Path, document: dict[str, Any]) -> Path:
+def write_reports(out_dir: Path, document: ComparisonDocument) -> Path:
     """Write the three files; returns the json path."""
     out_dir = Path(out_dir)
     path = out_dir / "comparison.json"
@@ -157,12 +163,27 @@ def write_reports(out_dir: Path, document: dict[str, Any]) -> Path:
     return path
 
 
-def tidy_rows(document: dict[str, Any]) -> list[dict[str, Any]]:
+class TidyRow(TypedDict):
+    """A row of comparison.csv (`CSV_COLUMNS`)."""
+
+    experiment: str
+    cell: str
+    model: str
+    config: str
+    seed: int
+    agent: str
+    metric: str
+    value: int | float
+    better: str
+
+
+def tidy_rows(document: ComparisonDocument) -> list[TidyRow]:
     """One row per cell x agent x numeric metric (agent "(cell)" for whole-cell figures)."""
-    rows = []
+    rows: list[TidyRow] = []
     for cell in document["cells"]:
-        metrics = cell.get("metrics") or {}
-        scopes = [("(cell)", metrics.get("cell", {})), *sorted(metrics.get("agents", {}).items())]
+        metrics = cell.get("metrics", {})
+        scopes: list[tuple[str, Mapping[str, object]]] = [("(cell)", metrics.get("cell", {})),
+                                                          *sorted(metrics.get("agents", {}).items())]
         for agent, figures in scopes:
             for metric, value in figures.items():
                 if isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -178,7 +199,7 @@ LESSON_COLUMNS = ("experiment", "cell", "model", "config", "seed", "agent", "les
                   "judge_score")
 
 
-def lesson_rows(document: dict[str, Any]) -> list[dict[str, Any]]:
+def lesson_rows(document: ComparisonDocument) -> list[dict[str, object]]:
     """One row per lesson of every finished cell (`metrics.lesson_evidence`), flat for pandas."""
     rows = []
     for cell in document["cells"]:
@@ -198,12 +219,12 @@ def lesson_rows(document: dict[str, Any]) -> list[dict[str, Any]]:
                 # .get: a comparison.json written before the field was added
                 "failure_recurred_after_stored": "" if lesson.get("failure_recurred_after_stored") is None
                 else lesson["failure_recurred_after_stored"],
-                "judge_score": lesson.get("judge", {}).get("score", ""),
+                "judge_score": lesson["judge"].get("score", "") if "judge" in lesson else "",
             })
     return rows
 
 
-def judge_text(judge: dict[str, Any]) -> str:
+def judge_text(judge: JudgeSummary) -> str:
     """One paragraph: what the judge rated and how it agrees with the automatic metrics."""
     return (f"{judge['model']} rated {judge['lessons_rated']} lessons ({judge['judge_failures']} without a verdict) "
             f"on a fixed rubric (specific, actionable, grounded; 0-1): mean {fmt(judge['judge_score_mean'])}; "
@@ -212,14 +233,14 @@ def judge_text(judge: dict[str, Any]) -> str:
             "Per-lesson scores: lessons.csv (judge_score).")
 
 
-def write_csv(path: Path, document: dict[str, Any]) -> None:
+def write_csv(path: Path, document: ComparisonDocument) -> None:
     with atomic_writer(path, newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=CSV_COLUMNS)
         writer.writeheader()
         writer.writerows(tidy_rows(document))
 
 
-def fmt(value: Any) -> str:
+def fmt(value: object) -> str:
     if value is None:
         return "–"
     if isinstance(value, bool):
@@ -231,7 +252,7 @@ def fmt(value: Any) -> str:
     return str(value)
 
 
-def stat_text(stat: dict[str, Any] | None, interval: list[float] | None = None) -> str:
+def stat_text(stat: Stat | None, interval: list[float] | None = None) -> str:
     if not stat:
         return "–"
     text = fmt(stat["mean"])
@@ -242,7 +263,8 @@ def stat_text(stat: dict[str, Any] | None, interval: list[float] | None = None) 
     return text
 
 
-def _group_cells(group: dict[str, Any], key: str) -> str:
+def group_stat_text(group: GroupSummary, key: str) -> str:
+    """A group's figure on ``key`` as the tables show it: mean ± std [interval]."""
     return stat_text(group["metrics"].get(key), (group.get("intervals") or {}).get(key))
 
 
@@ -250,7 +272,7 @@ def metric_label(key: str, label: str) -> str:
     return label + _ARROW.get(BETTER.get(key, ""), "") + (f": {DEFINITIONS[key]}" if key in DEFINITIONS else "")
 
 
-def difference_rows(document: dict[str, Any]) -> list[list[Any]]:
+def difference_rows(document: ComparisonDocument) -> list[list[object]]:
     labels = dict(METRICS)
     rows = []
     for diff in document.get("differences", []):
@@ -266,24 +288,24 @@ def difference_rows(document: dict[str, Any]) -> list[list[Any]]:
 DIFFERENCE_HEADERS = ("group", "metric", "mean difference", "95% interval", "paired seeds", "separated")
 
 
-def group_label(group: dict[str, Any]) -> str:
+def group_label(group: GroupSummary | Difference) -> str:
     return f"{group['model']} / {group['config']}"
 
 
 # -- markdown -----------------------------------------------------------------------------------------------
 
-def _md(text: Any) -> str:
+def _md(text: object) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def _md_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+def _md_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
     lines = ["| " + " | ".join(_md(h) for h in headers) + " |",
              "|" + "|".join("---" for _ in headers) + "|"]
     lines += ["| " + " | ".join(_md(c) for c in row) + " |" for row in rows]
     return "\n".join(lines)
 
 
-def render_markdown(document: dict[str, Any]) -> str:
+def render_markdown(document: ComparisonDocument) -> str:
     groups = document["groups"]
     matrix = document["matrix"]
     parts = [f"# Comparison: {document['experiment']}", "",
@@ -299,8 +321,8 @@ def render_markdown(document: dict[str, Any]) -> str:
              "## Groups (mean ± sample std [95% bootstrap interval] over seeds)", ""]
     if groups:
         headers = ["metric", *[group_label(g) for g in groups]]
-        rows = [[metric_label(key, label), *[_group_cells(g, key) for g in groups]]
-                for key, label in _without_score(document, METRICS)]
+        rows: list[list[object]] = [[metric_label(key, label), *[group_stat_text(g, key) for g in groups]]
+                                    for key, label in without_score(document, METRICS)]
         rows.insert(0, ["seeds finished", *[g["seeds"] for g in groups]])
         parts.append(_md_table(headers, rows))
     else:
@@ -314,11 +336,11 @@ def render_markdown(document: dict[str, Any]) -> str:
         parts += ["", f"> warning: {warning}"]
     for warning in run_warnings(document):
         parts += ["", f"> run warning: {warning}"]
-    if document.get("judge"):
-        parts += ["", "## LLM judge of lesson quality", "", judge_text(document["judge"])]
+    if judge := document.get("judge"):
+        parts += ["", "## LLM judge of lesson quality", "", judge_text(judge)]
     parts += ["", "## Cells", ""]
     cell_rows = []
-    columns = _without_score(document, CELL_COLUMNS)
+    columns = without_score(document, CELL_COLUMNS)
     for row in document["cells"]:
         cell = row.get("metrics", {}).get("cell", {})
         cell_rows.append([row["id"], row["status"], row.get("seconds") or "–",
@@ -328,7 +350,7 @@ def render_markdown(document: dict[str, Any]) -> str:
     return "\n".join(parts)
 
 
-def _ladder_markdown(document: dict[str, Any]) -> list[str]:
+def _ladder_markdown(document: ComparisonDocument) -> list[str]:
     """The memory ladder's leaderboard and Delta per rung (plans/ladder.md); nothing elsewhere."""
     views = ladder_views(document)
     if views is None:
@@ -344,13 +366,13 @@ def _ladder_markdown(document: dict[str, Any]) -> list[str]:
 
 # -- html ----------------------------------------------------------------------------------------------------
 
-def _html_table(headers: Sequence[str], rows: Sequence[Sequence[Any]], links: dict[Any, Cell] | None = None) -> Table:
+def _html_table(headers: Sequence[str], rows: Sequence[Sequence[object]], links: dict[str, Cell] | None = None) -> Table:
     """A table of plain cells (always drawn, header only when empty); ``links`` maps a first-column
     value to the cell shown instead (e.g. a `Link` to the cell's report)."""
-    def cells(row: Sequence[Any]) -> list[Cell]:
+    def cells(row: Sequence[object]) -> list[Cell]:
         if not row:
             return []
-        first: Cell = (links or {}).get(row[0]) or str(row[0])
+        first: Cell = (links or {}).get(str(row[0])) or str(row[0])
         return [first, *(str(c) for c in row[1:])]
     return Table([Column(str(h)) for h in headers], [cells(row) for row in rows], empty=None)
 
@@ -391,10 +413,9 @@ class BarChart:
         return self.label_w + self.plot_w + 70
 
 
-def bar_chart(title: str, groups: Sequence[dict[str, Any]], key: str, seed_values: dict[str, list[float]]) -> BarChart:
+def bar_chart(title: str, groups: Sequence[GroupSummary], key: str, seed_values: dict[str, list[float]]) -> BarChart:
     """Horizontal bars (mean), whiskers (+-1 std) and dots (one per seed) for one metric; no rows: no data."""
-    entries = [(group_label(g), g["metrics"].get(key)) for g in groups]
-    entries = [(label, stat) for label, stat in entries if stat]
+    entries = [(group_label(g), stat) for g in groups if (stat := g["metrics"].get(key))]
     if not entries:
         return BarChart(title)
     label_w, plot_w, row_h, top = 230, 320, 26, 28
@@ -419,7 +440,7 @@ def bar_chart(title: str, groups: Sequence[dict[str, Any]], key: str, seed_value
     return BarChart(title, rows, label_w, plot_w, row_h, top, height, zero=f"{x(0):.1f}", low=fmt(low), high=fmt(high))
 
 
-def _cell_link(row: dict[str, Any], out_dir: Path | None) -> Cell:
+def _cell_link(row: CellResult, out_dir: Path | None) -> Cell:
     """A link to the cell's report.html when it exists (relative to comparison.html), else the cell id."""
     report = Path(row["run_dir"]) / "report.html" if out_dir is not None and row.get("run_dir") else None
     if report is None or not report.exists():
@@ -427,11 +448,12 @@ def _cell_link(row: dict[str, Any], out_dir: Path | None) -> Cell:
     return Link(href=os.path.relpath(report, out_dir), text=str(row["id"]))
 
 
-def render_html(document: dict[str, Any], out_dir: Path | None = None) -> str:
+def render_html(document: ComparisonDocument, out_dir: Path | None = None) -> str:
     groups = document["groups"]
     matrix = document["matrix"]
     labels = {k: v for k, v in METRICS}
-    metrics, plotted, columns = (_without_score(document, keys) for keys in (METRICS, PLOTTED, CELL_COLUMNS))
+    metrics = without_score(document, METRICS)
+    plotted, columns = without_score(document, PLOTTED), without_score(document, CELL_COLUMNS)
     seed_values: dict[str, dict[str, list[float]]] = {}
     for row in document["cells"]:
         cell = row.get("metrics", {}).get("cell")
@@ -444,7 +466,7 @@ def render_html(document: dict[str, Any], out_dir: Path | None = None) -> str:
                 seed_values.setdefault(key, {}).setdefault(label, []).append(float(value))
     group_table = _html_table(["metric", *[group_label(g) for g in groups]],
                               [["seeds finished", *[g["seeds"] for g in groups]]]
-                              + [[metric_label(key, label), *[_group_cells(g, key) for g in groups]]
+                              + [[metric_label(key, label), *[group_stat_text(g, key) for g in groups]]
                                  for key, label in metrics]) if groups else None
     cell_table = _html_table(["cell", "status", "seconds", *columns],
                              [[row["id"], row["status"], row.get("seconds") or "–",
@@ -472,14 +494,14 @@ def render_html(document: dict[str, Any], out_dir: Path | None = None) -> str:
         baseline=f"{baseline.get('model')} / {baseline.get('config')}",
         warnings=[str(w) for w in document.get("warnings", [])],
         run_warnings=run_warnings(document),
-        judge=judge_text(document["judge"]) if document.get("judge") else "",
+        judge=judge_text(judge) if (judge := document.get("judge")) else "",
         learning_curves=learning_curve_charts(document),
         cells=cell_table,
         agents=_html_table(["cell", "agent", *AGENT_COLUMNS], agent_rows),
         ladder=ladder_views(document), min_seeds=MIN_SEEDS)
 
 
-def run_warnings(document: dict[str, Any]) -> list[str]:
+def run_warnings(document: ComparisonDocument) -> list[str]:
     """Each distinct warning the cells' runs gave (a step over its budget, ...), with the cells
     that gave it: their figures come from runs that warned."""
     cells: dict[str, list[str]] = {}
@@ -489,4 +511,5 @@ def run_warnings(document: dict[str, Any]) -> list[str]:
     return [f"{', '.join(ids)}: {warning}" for warning, ids in cells.items()]
 
 
-__all__ = ["CSV_COLUMNS", "render_html", "render_markdown", "run_warnings", "write_reports"]
+__all__ = ["CSV_COLUMNS", "group_stat_text", "render_html", "render_markdown", "run_warnings", "without_score",
+    "write_reports"]

@@ -10,8 +10,8 @@ R6's items are artifact claims, which cannot abstain, so they are not counted.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
+from mnemarket.reports.comparison_data import Abstention, AbstentionTable, LadderItem
 from mnemarket.reports.ladder_results import clustered_mean
 
 ABSTENTION_RUNG = "R7"
@@ -19,15 +19,15 @@ NO_ABSTAINING = ("R6",)
 """Rungs whose items are artifact claims: "unknown" is not an answer they can take."""
 
 
-def abstention_summary(items: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+def abstention_summary(items: Sequence[LadderItem]) -> AbstentionTable:
     """"<model>/<config>" -> {"r7": {success, ci, n} | None, "false_abstention": {rate, ci, n} |
     None, "net": float | None} from ladder.csv's rows (intervals clustered by seed)."""
-    out: dict[str, dict[str, Any]] = {}
+    out: AbstentionTable = {}
     for group in sorted({f"{r['model']}/{r['config']}" for r in items}):
         rows = [r for r in items if f"{r['model']}/{r['config']}" == group]
         r7 = [r for r in rows if r["rung"] == ABSTENTION_RUNG]
         answerable = [r for r in rows if r["rung"] != ABSTENTION_RUNG and r["rung"] not in NO_ABSTAINING]
-        entry: dict[str, Any] = {"r7": None, "false_abstention": None, "net": None}
+        entry: Abstention = {"r7": None, "false_abstention": None, "net": None}
         if r7:
             mean, ci = clustered_mean([float(r["success"]) for r in r7], [r["seed"] for r in r7])
             entry["r7"] = {"success": mean, "ci": ci, "n": len(r7)}
@@ -35,8 +35,10 @@ def abstention_summary(items: Sequence[dict[str, Any]]) -> dict[str, dict[str, A
             mean, ci = clustered_mean([float(r["outcome"] == "abstained") for r in answerable],
                                       [r["seed"] for r in answerable])
             entry["false_abstention"] = {"rate": mean, "ci": ci, "n": len(answerable)}
-        if entry["r7"] and entry["false_abstention"]:
-            entry["net"] = round(entry["r7"]["success"] - entry["false_abstention"]["rate"], 4)
+        r7_success = entry["r7"]["success"] if entry["r7"] else None
+        false_rate = entry["false_abstention"]["rate"] if entry["false_abstention"] else None
+        if r7_success is not None and false_rate is not None:
+            entry["net"] = round(r7_success - false_rate, 4)
         out[group] = entry
     return out
 

@@ -27,6 +27,20 @@ import numpy as np
 
 from mnemarket.genesis import UNKNOWN, answer_tokens, is_lesson, turn_record
 from mnemarket.kernel import Event
+from mnemarket.reports.comparison_data import (
+    BesideRandom,
+    CellResult,
+    EffectTable,
+    Funnel,
+    LadderItem,
+    LadderSummary,
+    LadderTable,
+    LeaderboardRow,
+    MemoryEffect,
+    Outcome,
+    Rate,
+    RungSuccess,
+)
 from mnemarket.reports.metrics import RunData, costs
 from mnemarket.reports.statistics import CONFIDENCE, MIN_SEEDS
 
@@ -53,7 +67,7 @@ def _gold(bounty: dict[str, Any]) -> list[str]:
     return answer_tokens(str((bounty.get("must_contain") or [""])[-1]))
 
 
-def _outcome(bounty: dict[str, Any], claims: list[Event]) -> str:
+def _outcome(bounty: dict[str, Any], claims: list[Event]) -> Outcome:
     if any(e.success for e in claims):
         return "right"
     answers = [(e.action.get("args") or {}).get("answer") for e in claims]
@@ -85,7 +99,7 @@ def _retrieval(run: RunData, agent: str, bounty: dict[str, Any], decision: Event
     return False, None, ""
 
 
-def item_rows(run: RunData, model: str, config: str, seed: int, oracle: str | None = None) -> list[dict[str, Any]]:
+def item_rows(run: RunData, model: str, config: str, seed: int, oracle: str | None = None) -> list[LadderItem]:
     """One row per ladder item of a finished cell (bounties labelled `item`)."""
     bounties = [b.model_dump() for b in run.config.resolved.genesis.bounties if b.labels.get("item")]
     if not bounties:
@@ -96,7 +110,7 @@ def item_rows(run: RunData, model: str, config: str, seed: int, oracle: str | No
     tokens = (spent["model_tokens_per_turn"] or 0) * turns / len(bounties)
     cost = spent["cost_usd"] / len(bounties)
     stored = [e for e in run.events_of(agent) if is_lesson(e)]
-    rows = []
+    rows: list[LadderItem] = []
     for bounty in bounties:
         labels = bounty["labels"]
         claims = _claims(run, agent, bounty["id"])
@@ -120,16 +134,17 @@ def item_rows(run: RunData, model: str, config: str, seed: int, oracle: str | No
     return rows
 
 
-def write_ladder_csv(path: Path, rows: Iterable[dict[str, Any]]) -> None:
+def write_ladder_csv(path: Path, rows: Iterable[LadderItem]) -> None:
     with path.open("w", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=ITEM_COLUMNS, extrasaction="ignore")
         writer.writeheader()
         for row in rows:
-            writer.writerow({k: "" if row.get(k) is None else row[k] for k in ITEM_COLUMNS})
+            values: dict[str, object] = dict(row)
+            writer.writerow({k: "" if values.get(k) is None else values[k] for k in ITEM_COLUMNS})
 
 
 # -- statistics -------------------------------------------------------------------------------------
-def clustered_mean(values: Sequence[float], clusters: Sequence[Any], *, bounds: tuple[float, float] = (0.0, 1.0)
+def clustered_mean(values: Sequence[float], clusters: Sequence[object], *, bounds: tuple[float, float] = (0.0, 1.0)
                    ) -> tuple[float | None, list[float] | None]:
     """Mean of ``values`` and its 95 % interval clustered by ``clusters`` (seeds).
 
@@ -173,91 +188,91 @@ def _wilson(mean: float, n: int, bounds: tuple[float, float]) -> list[float]:
     return [round(low + (high - low) * max(0.0, centre - half), 4), round(low + (high - low) * min(1.0, centre + half), 4)]
 
 
-def ladder_success(items: Sequence[dict[str, Any]]) -> dict[str, dict[str, dict[str, Any]]]:
+def ladder_success(items: Sequence[LadderItem]) -> LadderTable:
     """"<model>/<config>" -> rung -> {success, ci, n}."""
-    cells: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    cells: dict[str, dict[str, list[LadderItem]]] = {}
     for row in items:
         cells.setdefault(f"{row['model']}/{row['config']}", {}).setdefault(row["rung"], []).append(row)
-    out: dict[str, dict[str, dict[str, Any]]] = {}
+    out: LadderTable = {}
     for group, rungs in cells.items():
         for rung, rows in sorted(rungs.items()):
             mean, ci = clustered_mean([r["success"] for r in rows], [r["seed"] for r in rows])
-            out.setdefault(group, {})[rung] = {"success": mean, "ci": ci, "n": len(rows)}
+            out.setdefault(group, {})[rung] = RungSuccess(success=mean, ci=ci, n=len(rows))
     return out
 
 
-def _pairs(items: Sequence[dict[str, Any]], model: str, rung: str) -> list[tuple[int, float]]:
+def _pairs(items: Sequence[LadderItem], model: str, rung: str) -> list[tuple[int, float]]:
     """(seed, on - off) for each item present with memory on and off."""
-    def keyed(config: str) -> dict[tuple[Any, ...], int]:
+    def keyed(config: str) -> dict[tuple[int, int | None, int | None], int]:
         return {(r["seed"], r["level"], r["instance"]): r["success"] for r in items
                 if r["model"] == model and r["config"] == config and r["rung"] == rung}
     on, off = keyed(MEMORY_ON), keyed(MEMORY_OFF)
     return [(key[0], float(on[key] - off[key])) for key in sorted(set(on) & set(off), key=str)]
 
 
-def memory_effect(items: Sequence[dict[str, Any]]) -> dict[str, dict[str, dict[str, Any]]]:
+def memory_effect(items: Sequence[LadderItem]) -> EffectTable:
     """model -> rung -> {delta, ci, n_pairs}: memory minus no_memory, paired by seed and instance."""
-    out: dict[str, dict[str, dict[str, Any]]] = {}
+    out: EffectTable = {}
     for model in sorted({r["model"] for r in items}):
         for rung in sorted({r["rung"] for r in items if r["model"] == model}):
             pairs = _pairs(items, model, rung)
             if pairs:
                 delta, ci = clustered_mean([d for _, d in pairs], [s for s, _ in pairs], bounds=(-1.0, 1.0))
-                out.setdefault(model, {})[rung] = {"delta": delta, "ci": ci, "n_pairs": len(pairs)}
+                out.setdefault(model, {})[rung] = MemoryEffect(delta=delta, ci=ci, n_pairs=len(pairs))
     return out
 
 
-def normalised_benefit(ladder: dict[str, dict[str, dict[str, Any]]]) -> dict[str, dict[str, float | None]]:
+def normalised_benefit(ladder: LadderTable) -> dict[str, dict[str, float | None]]:
     """model -> rung -> (on - off) / (R0 - off): the share of the model's own ceiling memory recovers."""
     out: dict[str, dict[str, float | None]] = {}
     for group, rungs in ladder.items():
         model, _, config = group.rpartition("/")
         off = ladder.get(f"{model}/{MEMORY_OFF}")
-        ceiling = (rungs.get("R0") or {}).get("success")
+        ceiling = rungs["R0"]["success"] if "R0" in rungs else None
         if config != MEMORY_ON or off is None or ceiling is None:
             continue
         for rung, figures in rungs.items():
-            low = (off.get(rung) or {}).get("success")
-            if low is None or figures["success"] is None:
+            low = off[rung]["success"] if rung in off else None
+            success = figures["success"]
+            if low is None or success is None:
                 continue
             span = ceiling - low
-            out.setdefault(model, {})[rung] = round((figures["success"] - low) / span, 4) if span > 0 else None
+            out.setdefault(model, {})[rung] = round((success - low) / span, 4) if span > 0 else None
     return out
 
 
-def funnel(items: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+def funnel(items: Sequence[LadderItem]) -> dict[str, Funnel]:
     """"<model>/<config>" -> formed, retrieved, used and success rates (each over the items it applies to)."""
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, Funnel] = {}
     for group in sorted({f"{r['model']}/{r['config']}" for r in items}):
         rows = [r for r in items if f"{r['model']}/{r['config']}" == group]
 
-        def rate(key: str, rows: list[dict[str, Any]] = rows) -> dict[str, Any]:
-            known = [r[key] for r in rows if r[key] is not None]
-            return {"rate": round(sum(map(bool, known)) / len(known), 4) if known else None, "n": len(known)}
-        out[group] = {"formed": rate("formed"), "retrieved": rate("retrieved"), "used": rate("used"),
-                      "success": rate("success")}
+        def rate(known: list[int | bool | None]) -> Rate:
+            values = [v for v in known if v is not None]
+            return Rate(rate=round(sum(map(bool, values)) / len(values), 4) if values else None, n=len(values))
+        out[group] = Funnel(formed=rate([r["formed"] for r in rows]), retrieved=rate([r["retrieved"] for r in rows]),
+                            used=rate([r["used"] for r in rows]), success=rate([r["success"] for r in rows]))
     return out
 
 
-def leaderboard(items: Sequence[dict[str, Any]], ladder: dict[str, dict[str, dict[str, Any]]],
-                effect: dict[str, dict[str, dict[str, Any]]], cells: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+def leaderboard(items: Sequence[LadderItem], ladder: LadderTable, effect: EffectTable,
+                cells: Sequence[CellResult]) -> list[LeaderboardRow]:
     """One row per model x config: per-rung success, ladder score (mean over rungs), Delta over the
     rungs played, tokens per turn and cost."""
-    rows = []
+    rows: list[LeaderboardRow] = []
     for group, rungs in ladder.items():
         model, _, config = group.rpartition("/")
         mine = [c for c in cells if c.get("model") == model and c.get("config") == config
                 and c.get("status") == "finished"]
-        per_turn = [c["metrics"]["cell"].get("model_tokens_per_turn") for c in mine]
-        per_turn = [v for v in per_turn if isinstance(v, (int, float))]
-        deltas = [v["delta"] for v in effect.get(model, {}).values() if v["delta"] is not None]
-        successes = [v["success"] for v in rungs.values() if v["success"] is not None]
-        rows.append({"model": model, "config": config, "rungs": rungs,
-                     "ladder_score": round(float(np.mean(successes)), 4) if successes else None,
-                     "delta_mean": round(float(np.mean(deltas)), 4) if deltas and config == MEMORY_ON else None,
-                     "tokens_per_turn": round(float(np.mean(per_turn)), 1) if per_turn else None,
-                     "cost_usd": round(sum(r["cost"] for r in items if r["model"] == model and r["config"] == config),
-                                       6)})
+        per_turn = [v for c in mine if isinstance(v := c["metrics"]["cell"].get("model_tokens_per_turn"), (int, float))]
+        deltas = [d for v in effect.get(model, {}).values() if (d := v["delta"]) is not None]
+        successes = [s for v in rungs.values() if (s := v["success"]) is not None]
+        rows.append(LeaderboardRow(
+            model=model, config=config, rungs=rungs,
+            ladder_score=round(float(np.mean(successes)), 4) if successes else None,
+            delta_mean=round(float(np.mean(deltas)), 4) if deltas and config == MEMORY_ON else None,
+            tokens_per_turn=round(float(np.mean(per_turn)), 1) if per_turn else None,
+            cost_usd=round(sum(r["cost"] for r in items if r["model"] == model and r["config"] == config), 6)))
     return sorted(rows, key=lambda r: -(r["ladder_score"] or 0))
 
 
@@ -267,13 +282,14 @@ LESSON_METRICS = ("lessons_stored", "generic_rate", "specificity_mean", "duplica
 RANDOM_MODEL = "random"
 
 
-def lessons_beside_random(cells: Sequence[dict[str, Any]]) -> dict[str, dict[str, dict[str, Any]]]:
+def lessons_beside_random(cells: Sequence[CellResult]) -> dict[str, dict[str, dict[str, BesideRandom]]]:
     """rung -> "<model>/<config>" -> metric -> {value, random, net}: each lesson metric's mean over
     seeds beside the random policy's under the same config on the same rung, and the difference
     (random play writes lessons too, and can look specific or relevant by chance)."""
     sums: dict[tuple[str, str], dict[str, list[float]]] = {}
     for cell in cells:
-        figures = (cell.get("metrics") or {}).get("cell") or {}
+        metrics = cell.get("metrics")
+        figures = metrics.get("cell") or {} if metrics else {}
         if cell.get("status") != "finished" or "rung" not in cell:
             continue
         bucket = sums.setdefault((cell["rung"], f"{cell['model']}/{cell['config']}"), {})
@@ -282,18 +298,18 @@ def lessons_beside_random(cells: Sequence[dict[str, Any]]) -> dict[str, dict[str
             if isinstance(value, (int, float)) and not isinstance(value, bool):
                 bucket.setdefault(key, []).append(float(value))
     means = {k: {m: round(float(np.mean(v)), 4) for m, v in metrics.items()} for k, metrics in sums.items()}
-    out: dict[str, dict[str, dict[str, Any]]] = {}
-    for (rung, group), metrics in sorted(means.items()):
+    out: dict[str, dict[str, dict[str, BesideRandom]]] = {}
+    for (rung, group), mean in sorted(means.items()):
         config = group.rpartition("/")[2]
         floor = means.get((rung, f"{RANDOM_MODEL}/{config}"), {})
         out.setdefault(rung, {})[group] = {
-            key: {"value": metrics.get(key), "random": floor.get(key),
-                  "net": round(metrics[key] - floor[key], 4) if key in metrics and key in floor else None}
+            key: BesideRandom(value=mean.get(key), random=floor.get(key),
+                              net=round(mean[key] - floor[key], 4) if key in mean and key in floor else None)
             for key in LESSON_METRICS}
     return out
 
 
-def summarise(items: Sequence[dict[str, Any]], cells: Sequence[dict[str, Any]]) -> dict[str, Any]:
+def summarise(items: Sequence[LadderItem], cells: Sequence[CellResult]) -> LadderSummary:
     """comparison.json's "ladder", "memory_effect" and "ladder_details" (benefit, funnel, leaderboard)."""
     ladder = ladder_success(items)
     effect = memory_effect(items)

@@ -10,9 +10,11 @@ seeds the comparison also says that more seeds are needed.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TypeGuard
 
 import numpy as np
+
+from mnemarket.reports.comparison_data import CellResult, Difference, Figure
 
 CONFIDENCE = 0.95
 RESAMPLES = 2000
@@ -34,30 +36,30 @@ def bootstrap_interval(values: Sequence[float], *, seed: int = 0) -> list[float]
     return [round(float(result.confidence_interval.low), 4), round(float(result.confidence_interval.high), 4)]
 
 
-def _numeric(value: Any) -> bool:
+def _numeric(value: object) -> TypeGuard[int | float]:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def paired_differences(rows: Sequence[dict[str, Any]], baseline: tuple[str, str]) -> list[dict[str, Any]]:
+def paired_differences(rows: Sequence[CellResult], baseline: tuple[str, str]) -> list[Difference]:
     """Per other (model, config) group and metric: mean per-seed difference from ``baseline``.
 
     Each entry: ``model``, ``config``, ``metric``, ``mean`` (group minus baseline), ``interval``,
     ``n`` (paired seeds), ``separated`` (the interval excludes 0) and ``warning`` (or ``None``).
     """
-    by_group: dict[tuple[str, str], dict[int, dict[str, Any]]] = {}
+    by_group: dict[tuple[str, str], dict[int, dict[str, Figure]]] = {}
     for row in rows:
         if row.get("status") == "finished":
             by_group.setdefault((row["model"], row["config"]), {})[row["seed"]] = row["metrics"]["cell"]
     base = by_group.get(baseline, {})
-    out = []
+    out: list[Difference] = []
     for group, cells in by_group.items():
         if group == baseline:
             continue
         seeds = sorted(set(cells) & set(base))
         metrics = sorted({k for s in seeds for k, v in cells[s].items() if _numeric(v) and _numeric(base[s].get(k))})
         for metric in metrics:
-            diffs = [cells[s][metric] - base[s][metric] for s in seeds
-                     if _numeric(cells[s].get(metric)) and _numeric(base[s].get(metric))]
+            diffs = [mine - theirs for s in seeds
+                     if _numeric(mine := cells[s].get(metric)) and _numeric(theirs := base[s].get(metric))]
             interval = bootstrap_interval(diffs)
             separated = interval is not None and (interval[0] > 0 or interval[1] < 0)
             warning = None

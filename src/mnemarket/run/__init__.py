@@ -24,7 +24,7 @@ _MODULES = {
     "replay": ["ReplayResult", "replay_run"],
     "run_info": ["header_line", "mark_interrupted", "run_header", "run_status", "saved_summary", "writer_active"],
     "runner": ["Progress", "Runner", "build_service"],
-    "scenario": ["ScenarioConfig", "load_scenario"],
+    "scenario": ["ResolvedScenario", "ScenarioConfig", "ServiceSpec", "load_scenario"],
     "summary": ["agent_totals", "memory_stores", "summarize"],
     "summary_record": ["AgentFigures", "AgentTotals", "BudgetOverrun", "RunSummary", "StoreRow", "TradeRow"],
 }
@@ -50,15 +50,16 @@ if TYPE_CHECKING:
     from mnemarket.run.replay import ReplayResult, replay_run
     from mnemarket.run.run_info import header_line, mark_interrupted, run_header, run_status, saved_summary, writer_active
     from mnemarket.run.runner import Progress, Runner, build_service
-    from mnemarket.run.scenario import ScenarioConfig, load_scenario
+    from mnemarket.run.scenario import ResolvedScenario, ScenarioConfig, ServiceSpec, load_scenario
     from mnemarket.run.summary import agent_totals, memory_stores, summarize
     from mnemarket.run.summary_record import AgentFigures, AgentTotals, BudgetOverrun, RunSummary, StoreRow, TradeRow
 
 __all__ = [
     "AgentFigures", "AgentTotals", "BudgetOverrun", "RunSummary", "StoreRow", "TradeRow", "agent_totals",
-    "CONFIG_FILE", "CONTEXTS", "MARKER", "Progress", "ReplayResult", "RunConfig", "RunOptions", "RunStatus", "Runner",
-    "ScenarioConfig", "SharedDecoder", "adopt_output_dir", "atomic_writer", "build_service", "check_optimum",
-    "header_line", "iter_contexts", "load_models_file", "load_scenario", "mark_interrupted", "memory_stores",
+    "CONFIG_FILE", "CONTEXTS", "MARKER", "Progress", "ReplayResult", "ResolvedScenario", "RunConfig", "RunOptions",
+    "RunStatus", "Runner", "ScenarioConfig", "ServiceSpec", "SharedDecoder", "adopt_output_dir", "atomic_writer",
+    "build_service", "check_optimum", "header_line", "iter_contexts", "load_models_file", "load_scenario",
+    "mark_interrupted", "memory_stores",
     "new_run_dir", "newest_contexts", "owner_of", "prepare_output_dir", "prepare_run_dir", "read_contexts",
     "read_run_config", "replay_run", "run_header", "run_status", "saved_summary", "summarize", "write_atomic",
     "write_run_config", "writer_active",

@@ -19,7 +19,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from mnemarket.agents import Decision, LLMSpec, SessionReport, TurnFacts
-from mnemarket.errors import ConfigError
+from mnemarket.errors import ConfigError, validation_problems
 from mnemarket.genesis import ContextRecord, LessonRecord, MigrationRecord, TurnRecord
 from mnemarket.providers import LLMResult, ModelProfile, Usage
 from mnemarket.run.output_dirs import write_atomic
@@ -32,7 +32,7 @@ CONFIG_FILE = "config.json"
 class RunOptions(BaseModel):
     """What the command line may override; stored in the run directory for resume and replay."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     model: LLMSpec | None = None
     sessions: int | None = Field(None, ge=1)
@@ -48,7 +48,10 @@ class RunOptions(BaseModel):
 
 
 class RunConfig(BaseModel):
-    """The resolved scenario plus options: exactly what a run (and its resume) executes."""
+    """The resolved scenario plus options: exactly what a run (and its resume) executes (frozen,
+    as every part of it: the runner, its agents and the reports read one config)."""
+
+    model_config = ConfigDict(frozen=True)
 
     resolved: ResolvedScenario
     options: RunOptions
@@ -119,9 +122,8 @@ def read_run_config(run_dir: Path) -> RunConfig:
     try:
         return RunConfig.model_validate_json(path.read_bytes())
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "the top level"
-        problem = f"{exc.error_count()} problem(s), first at {where}: {first['msg']}"
+        first = validation_problems(exc, "the top level", limit=1, count_rest=False)
+        problem = f"{exc.error_count()} problem(s), first at {first}"
     except OSError as exc:
         problem = f"cannot be read: {exc.strerror}"
     raise ConfigError(f"{path} is damaged ({problem[:300]}); `mnemarket run` wrote it: restore it from a backup "

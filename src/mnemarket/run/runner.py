@@ -17,7 +17,7 @@ from typing import Any
 
 from mnemarket import crashpoints
 from mnemarket.agents import Agent, AgentConfig, Decision, SessionReport, StepFit, check_components, fit_warnings, load_components
-from mnemarket.errors import BudgetExceeded, ConfigError, ProviderError, ProviderUnavailable, StoreError
+from mnemarket.errors import BUG_HINT, BudgetExceeded, ConfigError, ProviderError, ProviderUnavailable, StoreError
 from mnemarket.genesis import Genesis, TurnRecord, install_genesis, migration_record
 from mnemarket.kernel import ActionResult, Artifact, ErrorCode, Invokable, World
 from mnemarket.providers import (
@@ -124,7 +124,7 @@ class Runner:
         config = read_run_config(run_dir)
         changed = config.options.model_copy(update={k: v for k, v in overrides.items() if v is not None})
         if changed != config.options:
-            config.options = changed
+            config = config.model_copy(update={"options": changed})
             write_run_config(run_dir, config)
         return cls(run_dir, config, report=report)
 
@@ -372,7 +372,7 @@ class Runner:
                                 llm_error=f"the decision could not be applied ({type(exc).__name__})")
             self.live_world.record_failure(agent.id, ActionResult.fail(
                 ErrorCode.INTERNAL_ERROR, f"the decision could not be applied ({type(exc).__name__}: {str(exc)[:200]}); "
-                "nothing changed", "try a different action; this is a mnemarket bug worth reporting"),
+                "nothing changed", BUG_HINT),
                 meta=record.meta())
 
     async def _lesson_steps(self, trigger: str, session: int, after_turn: int) -> None:

@@ -16,7 +16,7 @@ from mnemarket.yaml_config import format_validation_error, resolve_yaml
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 class SeedArtifact(_Strict):
@@ -123,7 +123,11 @@ class ScenarioConfig(_Strict):
 
 
 class ResolvedScenario(BaseModel):
-    """A scenario with its agent files loaded: everything a run needs, and what resume re-reads."""
+    """A scenario with its agent files loaded: everything a run needs, and what resume re-reads.
+    Frozen: one resolved scenario is shared by every consumer (an experiment's cells, checks and
+    validate); a change is a `model_copy(update=...)`."""
+
+    model_config = ConfigDict(frozen=True)
 
     scenario: ScenarioConfig
     agents: list[AgentConfig]
@@ -157,8 +161,7 @@ def load_scenario(path: str | Path) -> ResolvedScenario:
             try:
                 agents.append(AgentConfig.model_validate(entry))
             except ValidationError as exc:
-                raise ConfigError(str(format_validation_error(exc, path, AgentConfig)).split(": ", 1)[1],
-                                  path=str(path), field=f"agents.{index}") from None
+                raise format_validation_error(exc, path, AgentConfig, field=f"agents.{index}") from None
     ids = [a.id for a in agents]
     if len(ids) != len(set(ids)):
         raise ConfigError(f"agent ids must be unique, got {ids}", path=str(path), field="agents")

@@ -22,7 +22,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
-from mnemarket.errors import ProviderError
+from mnemarket.errors import ProviderError, describe_errors
 from mnemarket.providers import (
     DEFAULT_MAX_TOKENS,
     CompletionRequest,
@@ -115,7 +115,7 @@ def create_app(pool: SlotPool, embedder: Callable[[], Embedder] | None = None) -
 
     @app.exception_handler(RequestValidationError)
     async def malformed(_: Request, exc: RequestValidationError) -> JSONResponse:
-        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()[:5])
+        problems = describe_errors(exc.errors(), "", limit=5, count_rest=False)
         return _error(400, f"malformed request: {problems}", "invalid_request_error")
 
     @app.get("/v1/models")

@@ -75,9 +75,9 @@ def test_an_agent_without_a_scripted_plan_is_warned_about(tmp_path):
     resolved = runner.config.resolved
     plan = dict(resolved.scenario.scripted_plan)
     plan.pop("gamma")
-    runner.config.resolved = resolved.model_copy(
-        update={"scenario": resolved.scenario.model_copy(update={"scripted_plan": plan})})
-    fresh = Runner(tmp_path / "run2", runner.config)
+    config = runner.config.model_copy(update={"resolved": resolved.model_copy(  # frozen: a changed copy
+        update={"scenario": resolved.scenario.model_copy(update={"scripted_plan": plan})})})
+    fresh = Runner(tmp_path / "run2", config)
     try:
         fresh.setup()
         assert len(fresh.warnings) == 1 and "'gamma' has no scripted_plan" in fresh.warnings[0]
