@@ -27,7 +27,7 @@ lint: $(STAMP)
 # Lint, then start a throwaway PostgreSQL when the machine has one (CI installs it) and run pytest.
 # pytest exits 5 when it collects no tests; that is not a failure of the suite.
 test: lint
-	@. scripts/pg_env.sh; $(PY) -m pytest -q; rc=$$?; if [ $$rc -eq 5 ]; then echo "no tests collected"; rc=0; fi; exit $$rc
+	@. scripts/pg_env.sh; $(PY) -m pytest -q; rc=$$?; pg_env_stop; if [ $$rc -eq 5 ]; then echo "no tests collected"; rc=0; fi; exit $$rc
 
 bench: $(STAMP)
 	$(PY) benchmarks/kernel_bench.py

@@ -3,7 +3,11 @@
 # (the postgres user must reach it even when the checkout sits under a private home directory);
 # its directory and port are derived from the checkout path, so two checkouts do not collide.
 # Without binaries it does nothing and the PostgreSQL tests skip, unless MNEMARKET_REQUIRE_PG=1
-# (set by .ci/run), which turns the skip into a failure.
+# (set by .ci/run), which turns the skip into a failure. `pg_env_stop` stops a cluster this file
+# started (make test calls it after pytest), so no server outlives the tests.
+pg_env_stop() {
+  if [ -n "${_pgstarted:-}" ]; then _run "$_pgbin/pg_ctl -D '$_pgdata' -m fast stop" >/dev/null 2>&1; fi
+}
 if [ -z "${MNEMARKET_TEST_PG_URL:-}" ]; then
   _pgbin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
   if [ -n "$_pgbin" ] && [ -x "$_pgbin/pg_ctl" ]; then
@@ -19,7 +23,7 @@ if [ -z "${MNEMARKET_TEST_PG_URL:-}" ]; then
     fi
     if ! _run "$_pgbin/pg_ctl -D '$_pgdata' status" >/dev/null 2>&1; then
       _run "$_pgbin/pg_ctl -D '$_pgdata' -l '$_pgdata/log' -w -o \"-p $_pgport -k '$_pgdata' -c listen_addresses=127.0.0.1 -c fsync=off\" start" >/dev/null 2>&1 \
-        || echo "pg_env: could not start PostgreSQL (see $_pgdata/log)"
+        && _pgstarted=1 || echo "pg_env: could not start PostgreSQL (see $_pgdata/log)"
     fi
     export MNEMARKET_TEST_PG_URL="postgresql+psycopg://$_pguser@127.0.0.1:$_pgport/postgres"
   fi
