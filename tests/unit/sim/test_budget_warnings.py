@@ -48,7 +48,11 @@ def test_a_run_and_validate_warn_about_the_step_and_only_that_step(tmp_path):
 
 def test_no_shipped_scenario_has_a_step_over_its_budget():
     result = CliRunner().invoke(app, ["validate", str(ROOT / "config")])
-    assert result.exit_code == 0 and "warning" not in result.output, result.output
+    # A checkout without the LoCoMo data beside it (../shared/datasets) gets one warning for
+    # locomo_dev.yaml's dataset; that is about the machine, not a prompt budget.
+    said = " ".join(result.output.split())  # rich wraps lines to the terminal
+    warnings = [w for w in said.split("warning:")[1:] if "is not on this machine" not in w]
+    assert result.exit_code == 0 and not warnings, result.output
 
 
 def _experiment(tmp_path: Path) -> Path:
