@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Literal, NotRequired, TypedDict
 
-from mnemarket.reports.metric_rows import Retrieval
+from mnemarket.reports.metric_rows import LessonFields, Retrieval
 
 Figure = float | int | bool | None
 """One metric value: a count or rate (None where undefined, e.g. a rate over nothing), or a flag."""
@@ -47,23 +47,9 @@ class LessonVerdict(TypedDict, total=False):
     error: str
 
 
-class LessonEvidence(TypedDict):
+class LessonEvidence(LessonFields):
     """One stored lesson with the judgement behind each metric (`reports.metrics.lesson_evidence`)."""
 
-    lesson_id: str
-    agent: str
-    model: str
-    session: int | None
-    migrated: bool
-    store_id: str
-    text: str
-    duplicate_of: str
-    generic: bool
-    generic_reason: str
-    specific_items: list[str]
-    retrievals: list[Retrieval]
-    failures_named: list[str]
-    failure_recurred: bool | None
     failure_recurred_after_stored: NotRequired[bool | None]
     """Absent in a comparison.json written before the field was added."""
     judge: NotRequired[LessonVerdict]

@@ -125,8 +125,8 @@ class Retrieval(TypedDict):
     score: float | None
 
 
-class LessonEvidence(TypedDict):
-    """A stored lesson with the judgement behind each metric (`lesson_evidence`)."""
+class LessonFields(TypedDict):
+    """What a lesson's evidence row holds wherever it is read (here and in comparison.json)."""
 
     lesson_id: str
     agent: str
@@ -142,6 +142,11 @@ class LessonEvidence(TypedDict):
     retrievals: list[Retrieval]
     failures_named: list[str]
     failure_recurred: bool | None
+
+
+class LessonEvidence(LessonFields):
+    """A stored lesson with the judgement behind each metric (`lesson_evidence`)."""
+
     failure_recurred_after_stored: bool | None
 
 
@@ -163,5 +168,5 @@ class CellMetrics(TypedDict):
     sessions: list[SessionRow]
 
 
-__all__ = ["AgentMetrics", "Application", "CellMetrics", "CellTotals", "Costs", "Economy", "LessonEvidence",
+__all__ = ["AgentMetrics", "Application", "CellMetrics", "CellTotals", "Costs", "Economy", "LessonEvidence", "LessonFields",
            "LessonQuality", "PooledApplication", "Relevance", "Retrieval", "SessionRow", "Uptake"]
