@@ -2,7 +2,9 @@
 
 One prompt for every category (the reader is never told which questions are adversarial): the
 memories shown, the question, and the instruction to answer in a short phrase or say
-"Not mentioned in the conversation" (the phrase LoCoMo's category-5 scoring looks for).
+"Not mentioned in the conversation" (the phrase LoCoMo's category-5 scoring looks for). Its shape
+and the reply's model are the agents' reader prompt (agents/reader_prompt.py), which an agent's
+answer step uses too.
 """
 
 from __future__ import annotations
@@ -13,8 +15,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel
 
+from mnemarket.agents.reader_prompt import ReaderAnswer, clean_answer, reader_text, reply_answer
 from mnemarket.evals.locomo_data import Conversation, Turn
 from mnemarket.evals.scoring import ABSTAIN_ANSWER
 from mnemarket.providers import DEFAULT_MAX_TOKENS, LLM, LLMResult, MessagesLike, Usage, as_messages
@@ -27,14 +30,6 @@ ANSWER_TOKENS = 64
 CHARS_PER_TOKEN = 4
 """Estimate for the full-context window check (the model's own count is taken when it answers)."""
 MEMORY_LINE = re.compile(r"^\[(?P<dia_id>[^\]|]+)\|[^\]]*\] (?P<text>.*)$")
-
-
-class ReaderAnswer(BaseModel):
-    """The reply's shape: constrained decoding keeps a small model from echoing its prompt (Gemma 3
-    270M repeats the prompt's first line when asked for free text)."""
-
-    model_config = ConfigDict(extra="forbid")
-    answer: str = Field(max_length=200, description="a short phrase, or Not mentioned in the conversation")
 
 
 @dataclass(frozen=True)
@@ -61,29 +56,16 @@ def messages_for(conv: Conversation, question: str, shown: Shown, condition: str
     else:
         order = "in the order they were said" if condition == "full-context" else "most relevant first"
         memories = f"Memories ({order}):\n" + "\n".join(memory_line(t) for t in shown.turns)
-    user = (f"{memories}\n\nQuestion: {question}\n"
-            "Answer with a short phrase, using the exact words of the memories where you can. For a 'when' "
-            "question give the date, worked out from the memory's date if the words say 'yesterday' or "
-            f"'last week'. If the memories do not say, answer exactly: {ABSTAIN_ANSWER}.\n"
-            'Reply as JSON: {"answer": "<short phrase>"}')
+    user = reader_text(memories, question,
+                       "Answer with a short phrase, using the exact words of the memories where you can. For a "
+                       "'when' question give the date, worked out from the memory's date if the words say "
+                       f"'yesterday' or 'last week'. If the memories do not say, answer exactly: {ABSTAIN_ANSWER}.",
+                       "short phrase")
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
 def estimated_tokens(messages: Sequence[dict[str, str]]) -> int:
     return sum(len(m["content"]) for m in messages) // CHARS_PER_TOKEN
-
-
-def reply_answer(reply: LLMResult) -> str:
-    """The parsed answer, else the reply's first line without a leading "Answer:" echo."""
-    if isinstance(reply.parsed, ReaderAnswer):
-        return reply.parsed.answer.strip()
-    return clean_answer(reply.text) if reply.ok else ""
-
-
-def clean_answer(text: str) -> str:
-    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
-    first = lines[0] if lines else ""
-    return re.sub(r"^(short answer|answer)\s*:\s*", "", first, flags=re.IGNORECASE).strip()
 
 
 class ExtractiveReader(LLM):
