@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from mnemarket.agents.answer_step import AnswerStep
 from mnemarket.agents.applier import TurnApplier
 from mnemarket.agents.config import AgentConfig, Component
 from mnemarket.agents.context import AssembledContext
@@ -60,6 +61,7 @@ class Agent:
         self.applier = TurnApplier(config, world, llm, self.memories, self.trail, self.rater, seed=seed,
                                    rules=self.turns.rules_text)
         self.closer = SessionCloser(config, world, llm, self.memories)
+        self.answers = AnswerStep(config, llm, genesis.bounty.bounties, seed=seed)
 
     @property
     def id(self) -> str:
@@ -132,13 +134,16 @@ class Agent:
 
     # -- decide and apply --------------------------------------------------------------------------
     async def decide(self, plan: TurnPlan) -> LLMResult:
+        """The turn's decision; with `answer_step` on, an answer-bounty claim's answer comes from a
+        second, short call (`answer_step.AnswerStep`), whose tokens and cost the result includes."""
         # The reply class is this agent's own (two worlds of one process may share ids).
         schema = decision_for(self.config.budget.decision_text_chars, self.world_view(plan.avoid, plan.step), self)
         with labelled(f"agent {self.id}, session {plan.session}, turn {plan.turn}"):
-            return await self.llm.agenerate(plan.messages, schema=schema,
-                                            max_tokens=self.config.budget.max_output_tokens,
-                                            temperature=self.config.temperature,
-                                            seed=self.seed * 1_000_003 + plan.session * 1_009 + plan.turn)
+            decision = await self.llm.agenerate(plan.messages, schema=schema,
+                                                max_tokens=self.config.budget.max_output_tokens,
+                                                temperature=self.config.temperature,
+                                                seed=self.seed * 1_000_003 + plan.session * 1_009 + plan.turn)
+        return await self.answers.answer(plan, decision)
 
     def apply(self, plan: TurnPlan | TurnFacts, decision: LLMResult) -> TurnOutcome:
         """Execute the decision in the kernel; a garbled decision is a recorded failed action."""

@@ -185,6 +185,24 @@ class LessonStepConfig(_Strict):
                    "number or condition and what happened.")
 
 
+AnswerShown = Literal["memories", "working_memory", "last_result"]
+
+
+class AnswerStepConfig(_Strict):
+    """A second, short model call that writes the answer of an answer-bounty claim: the decision
+    picks the action and the bounty as usual; the `answer` comes from a reader prompt holding only
+    what carries facts (plans/ladder.md, "Answer step"). Off by default."""
+
+    enabled: bool = False
+    shows: list[AnswerShown] = Field(
+        default_factory=lambda: ["memories", "working_memory", "last_result"],
+        description="what of the turn's prompt the reader sees besides the question: the retrieved "
+                    "memories, the working memory's entries, the last action's result (not a bounty "
+                    "claim's); each only as the turn's prompt showed it")
+    max_answer_chars: int = Field(80, ge=8, le=300, description="longest answer the reader may write")
+    max_output_tokens: int = Field(40, ge=8, le=512)
+
+
 class BudgetConfig(_Strict):
     max_context_tokens: int = Field(2400, ge=256, le=200_000)
     max_output_tokens: int = Field(256, ge=16, le=8192)
@@ -214,6 +232,7 @@ class AgentConfig(_Strict):
     memory: MemoryConfig = MemoryConfig()
     preseeded_lessons: list[str] = Field(default_factory=list)
     lesson_step: LessonStepConfig = LessonStepConfig()
+    answer_step: AnswerStepConfig = AnswerStepConfig()
     budget: BudgetConfig = BudgetConfig()
 
     def display_name(self) -> str:
@@ -302,6 +321,6 @@ def check_components(config: AgentConfig, components: dict[str, Component], path
                               path=path, field="workflow.transitions")
 
 
-__all__ = ["QUERY_VARIABLES", "AgentConfig", "BudgetConfig", "CharacterConfig", "Component", "LLMSpec",
+__all__ = ["QUERY_VARIABLES", "AgentConfig", "AnswerStepConfig", "BudgetConfig", "CharacterConfig", "Component", "LLMSpec",
     "MemoryConfig", "RagConfig", "ReflectionConfig", "WorkflowConfig", "WorkflowStep", "WorkingMemoryConfig",
     "check_components", "load_agent_config", "load_component_file", "load_components"]

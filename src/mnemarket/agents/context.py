@@ -45,6 +45,8 @@ class AssembledContext:
     tokens: int
     budget: int
     sections: list[SectionReport] = field(default_factory=list)
+    texts: dict[str, str] = field(default_factory=dict)
+    """The text each section sent, by name, as cut (a dropped section has none)."""
 
     def dropped(self) -> list[str]:
         return [s.name for s in self.sections if s.status == "dropped"]
@@ -103,7 +105,7 @@ def assemble(system: list[Section], user: list[Section], budget: int,
 
     ordered = [reports[s.name] for s in everything if s.name in reports]
     return AssembledContext(system=render(system), user=render(user), tokens=used, budget=budget,
-                            sections=ordered)
+                            sections=ordered, texts=chosen)
 
 
 __all__ = ["AssembledContext", "Section", "assemble", "estimate_tokens"]

@@ -17,7 +17,7 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 from mnemarket.agents.context import AssembledContext, Section
 from mnemarket.agents.loop_breaker import LoopState
 from mnemarket.genesis import ContextHit, ContextRecord, ContextSection
-from mnemarket.kernel import ActionResult
+from mnemarket.kernel import ActionResult, Event
 from mnemarket.memory import MemoryHit
 from mnemarket.providers import LLMResult, Message
 
@@ -62,6 +62,8 @@ class Draft:
     count: Callable[[str], int]
     history: str = ""
     """Recent actions as rendered for the prompt (scripted policies read them as data)."""
+    newest: Event | None = None
+    """The action the prompt's last-action section shows (None: none yet this session)."""
     memory_query: str | None = None
     """The RAG query when memories will be retrieved; None when RAG is off or the store is empty."""
     context: AssembledContext | None = None
@@ -89,6 +91,10 @@ class TurnPlan:
     """The repeated action a forced loop breaker takes out of the reply schema."""
     history: str = ""
     """Recent actions as rendered for the prompt (before any budget cut), for scripted policies."""
+    newest: Event | None = None
+    """The action the prompt's last-action section shows (None: none yet this session)."""
+    answer: AnswerTrace | None = None
+    """The answer step's call, when the decision claimed an answer bounty (`answer_step`)."""
 
     def facts(self) -> TurnFacts:
         return TurnFacts(session=self.session, turn=self.turn, step=self.step,
@@ -105,7 +111,23 @@ class TurnPlan:
             rag_query=self.rag_query,
             rag_hits=[ContextHit(id=h.id, text=h.text, score=round(h.score, 4)) for h in self.rag_hits],
             loop=self.loop.level, loop_trigger=self.loop.trigger,
-            system=self.context.system, user=self.context.user, reply=reply, reply_error=reply_error)
+            system=self.context.system, user=self.context.user, reply=reply, reply_error=reply_error,
+            **({} if self.answer is None else {"answer_prompt": self.answer.prompt, "answer_reply": self.answer.reply}))
+
+
+@dataclass(frozen=True)
+class AnswerTrace:
+    """One answer step (agents/answer_step.py): the reader's prompt, its reply, the answer taken."""
+
+    bounty: str
+    prompt: str
+    """The reader's user message (its system line is fixed)."""
+    drafted: str
+    """The answer the decision itself carried (replaced)."""
+    reply: str
+    answer: str | None = None
+    """The claim's answer; None when the reply was unusable (the turn is a failed action)."""
+    error: str | None = None
 
 
 @dataclass

@@ -216,7 +216,8 @@ class TurnBuilder:
             *loop_sections(loop),
         ]
         draft = Draft(session=session, turn=turn, step=step, loop=loop, query=query, system=system, user=user,
-                      count=_memo(self.count_tokens), history=variables["action_history"])
+                      count=_memo(self.count_tokens), history=variables["action_history"],
+                      newest=history[-1] if history else None)
         if shown != menu:
             draft.narrow = rules_sections(self.config, self.world.invokables.values(), menu)
         if self.config.rag.enabled and len(self.memories.longterm):
@@ -241,7 +242,7 @@ class TurnBuilder:
         return TurnPlan(agent_id=self.id, session=draft.session, turn=draft.turn, step=draft.step, messages=messages,
                         context=context, rag_query=draft.query, rag_hits=hits, loop=loop,
                         baseline_tokens=self.baseline_tokens(context), avoid=_repeated(self.trail.last_turn, loop),
-                        history=draft.history)
+                        history=draft.history, newest=draft.newest)
 
     def count_tokens(self, text: str) -> int:
         """The model's own token count where its provider has a tokenizer (the local model), else an estimate."""

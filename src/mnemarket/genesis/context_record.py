@@ -60,6 +60,10 @@ class ContextRecord(BaseModel):
     user: str | None = None
     reply: str | None = None
     reply_error: str | None = None
+    answer_prompt: str | None = None
+    """The answer step's reader prompt, when the turn claimed an answer bounty with it (`answer_step`)."""
+    answer_reply: str | None = None
+    """The reader's reply to it."""
     lost: list[str] = []
     """Fields the log could not give back whole (their texts read `LOST_TEXT`, lists empty)."""
 

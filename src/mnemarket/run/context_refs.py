@@ -28,7 +28,7 @@ MAX_TEXT_CHARS = 4_000_000
 """Characters one rebuilt text may have (a prompt is a few KB)."""
 LOST_FROM = "pieces_lost_from"
 """The key of the line that marks the ids from which earlier records' pieces are lost."""
-TEXT_FIELDS = ("system", "user", "rag_query", "reply")
+TEXT_FIELDS = ("system", "user", "rag_query", "reply", "answer_prompt", "answer_reply")
 
 
 def piece_ids(ref: Any, bound: int) -> Iterator[int]:

@@ -166,6 +166,9 @@ def _tester(episode: Episode) -> dict[str, Any]:
         "history": "session", "working_memory": {"enabled": True, "max_chars": 800},
         "memory": {"episodic_capture": []},
         "lesson_step": {"after": episode.lesson_after, "max_lessons": 2, "lesson_chars": 140},
+        # A claim's answer is read from the facts shown, in a prompt of its own (plans/ladder.md):
+        # the same for every rung, model and config.
+        "answer_step": {"enabled": True},
         "budget": {"max_context_tokens": 800, "max_output_tokens": 160, "decision_text_chars": 200}}
 
 
