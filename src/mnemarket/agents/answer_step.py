@@ -87,8 +87,9 @@ def shown_facts(plan: TurnPlan, shows: list[str]) -> str:
 
 
 def reader_messages(plan: TurnPlan, bounty: Bounty, shows: list[str]) -> list[Message]:
-    return [Message(role="system", content=READER_SYSTEM),
-            Message(role="user", content=reader_text(shown_facts(plan, shows), bounty.description, INSTRUCTION, "value"))]
+    # The instruction comes first and the question last, with no reply placeholder (see `reader_text`).
+    return [Message(role="system", content=f"{READER_SYSTEM} {INSTRUCTION}"),
+            Message(role="user", content=reader_text(shown_facts(plan, shows), bounty.description))]
 
 
 class AnswerStep:

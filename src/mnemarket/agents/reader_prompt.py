@@ -23,9 +23,15 @@ class ReaderAnswer(BaseModel):
     answer: str = Field(max_length=200, description="a short phrase, or Not mentioned in the conversation")
 
 
-def reader_text(shown: str, question: str, instruction: str, placeholder: str) -> str:
-    """The reader's user message: what it was shown, the question, how to answer, the reply's shape."""
-    return f'{shown}\n\nQuestion: {question}\n{instruction}\nReply as JSON: {{"answer": "<{placeholder}>"}}'
+def reader_text(shown: str, question: str, instruction: str = "", placeholder: str | None = None) -> str:
+    """The reader's user message: what it was shown, the question, then (if given) how to answer and
+    the reply's shape. A small model copies a placeholder it is shown (``<value>``) as its answer, and
+    answers "unknown" to everything when told how after the question: the answer step puts its
+    instruction in the system message and leaves the shape to constrained decoding."""
+    tail = [instruction] if instruction else []
+    if placeholder is not None:
+        tail.append(f'Reply as JSON: {{"answer": "<{placeholder}>"}}')
+    return "\n".join([f"{shown}\n\nQuestion: {question}", *tail])
 
 
 def reply_answer(reply: LLMResult) -> str:
