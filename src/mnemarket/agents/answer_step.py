@@ -15,6 +15,7 @@ history cleared ("memory off") it holds the question and this session's own resu
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -72,7 +73,7 @@ def _is_claim(event: Event | None) -> bool:
     return event is not None and event.action_type == "invoke_artifact" and event.action.get("artifact_id") == BOUNTY_ID
 
 
-def shown_facts(plan: TurnPlan, shows: list[str]) -> str:
+def shown_facts(plan: TurnPlan, shows: Sequence[str]) -> str:
     """What of the turn's prompt carries facts, as it was sent: the memories retrieved, the working
     memory's entries, the last action with its result (not a bounty claim's: that holds a reward)."""
     texts = plan.context.texts
@@ -86,7 +87,7 @@ def shown_facts(plan: TurnPlan, shows: list[str]) -> str:
     return "\n\n".join(parts) or NOTHING_SHOWN
 
 
-def reader_messages(plan: TurnPlan, bounty: Bounty, shows: list[str]) -> list[Message]:
+def reader_messages(plan: TurnPlan, bounty: Bounty, shows: Sequence[str]) -> list[Message]:
     # The instruction comes first and the question last, with no reply placeholder (see `reader_text`).
     return [Message(role="system", content=f"{READER_SYSTEM} {INSTRUCTION}"),
             Message(role="user", content=reader_text(shown_facts(plan, shows), bounty.description))]

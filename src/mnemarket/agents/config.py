@@ -186,6 +186,7 @@ class LessonStepConfig(_Strict):
 
 
 AnswerShown = Literal["memories", "working_memory", "last_result"]
+ANSWER_SHOWN: tuple[AnswerShown, ...] = ("memories", "working_memory", "last_result")
 
 
 class AnswerStepConfig(_Strict):
@@ -195,7 +196,7 @@ class AnswerStepConfig(_Strict):
 
     enabled: bool = False
     shows: list[AnswerShown] = Field(
-        default_factory=lambda: ["memories", "working_memory", "last_result"],
+        default_factory=lambda: list(ANSWER_SHOWN),
         description="what of the turn's prompt the reader sees besides the question: the retrieved "
                     "memories, the working memory's entries, the last action's result (not a bounty "
                     "claim's); each only as the turn's prompt showed it")
