@@ -73,6 +73,7 @@ def experiment_budget(experiment: Any, scenarios: dict[tuple[str | None, int | N
     c = experiment.config
     cells = experiment.cells()
     decisions: dict[str, int] = {}
+    answers: dict[str, int] = {}  # answer-step calls: at most one a decision (agents/answer_step.py)
     tokens: dict[str, int] = {}
     for cell in cells:
         if cell.model in MODEL_FREE:
@@ -86,11 +87,15 @@ def experiment_budget(experiment: Any, scenarios: dict[tuple[str | None, int | N
             decisions[cell.model] = decisions.get(cell.model, 0) + turns
             tokens[cell.model] = tokens.get(cell.model, 0) + turns * (
                 agent.budget.max_context_tokens + agent.budget.max_output_tokens)
+            if agent.answer_step.enabled:  # its prompt is a part of the turn's, plus one instruction line
+                answers[cell.model] = answers.get(cell.model, 0) + turns
+                tokens[cell.model] += turns * (agent.budget.max_context_tokens + agent.answer_step.max_output_tokens)
     parts = [f"{len(cells)} cells ({_count(len(c.models), 'model')} x {_count(len(c.configs), 'config')} x "
              f"{_count(len(scenarios), 'rung-level' if c.ladder else 'scenario')} x {_count(len(c.seeds), 'seed')})"]
     for model, count in decisions.items():
-        parts.append(f"{model}: {count} model decisions, at most {tokens[model]:,} tokens, "
-                     f"{_money(model, tokens[model])}, {_time(model, count)}")
+        extra = f" and at most {answers[model]} answer-step calls" if answers.get(model) else ""
+        parts.append(f"{model}: {count} model decisions{extra}, at most {tokens[model]:,} tokens, "
+                     f"{_money(model, tokens[model])}, {_time(model, count + answers.get(model, 0))}")
     if not decisions:
         parts.append("no model is called (scripted and random policies only)")
     return "; ".join(parts)

@@ -33,6 +33,10 @@ def test_validate_warns_about_the_rung_and_config_that_do_not_fit_and_gives_the_
     # R3's 2 sessions x 5 turns, in 2 configs x 2 seeds: (5 + 10) x 4 = 60; scripted decides nothing
     assert "16 cells (2 models x 2 configs x 2 rung-levels x 2 seeds)" in budget, result.output
     assert "local: 60 model decisions" in budget and "no money" in budget and "min on an idle" in budget
+    # The ladder's agent answers its claims with the answer step: at most one reader call a decision,
+    # each up to the turn's context and the step's 40 output tokens besides the decision's 800 + 160
+    # (the tight config's 300 + 160): 30 x (800 + 160 + 800 + 40) + 30 x (300 + 160 + 300 + 40) = 78,000.
+    assert "and at most 60 answer-step calls, at most 78,000 tokens" in budget, budget
     assert "scripted:" not in budget
 
 
