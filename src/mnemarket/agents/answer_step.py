@@ -63,8 +63,9 @@ def _body(section_text: str | None) -> str:
 
 
 def _entries(working_memory: str) -> str:
-    """The working memory's lines that hold something (the empty YAML skeleton is no fact)."""
-    empty = ("''", '""', "{}", "[]", "")
+    """The working memory's lines that hold something: the empty YAML skeleton (``lessons: []``) is no
+    fact; a key that opens a list (``lessons:``) stays with its items."""
+    empty = ("''", '""', "{}", "[]")
     return "\n".join(line for line in working_memory.splitlines()
                      if not (":" in line and line.split(":", 1)[1].strip() in empty and not line.startswith(" ")))
 
