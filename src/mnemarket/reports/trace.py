@@ -49,6 +49,9 @@ class TurnView(TypedDict):
     hits: list[tuple[str, str, str]]
     reply: str
     error: str
+    answer_prompt: str
+    """The answer step's reader prompt ("" when the turn had none) and its reply."""
+    answer_reply: str
     applied: str
     outcome: Outcome | None
     result: str
@@ -108,6 +111,7 @@ def turn_view(record: ContextRecord, event: Event | None) -> TurnView:
         "hits": [(f"{h.score}", h.id, h.text) for h in record.rag_hits or []],
         "reply": record.reply if record.reply is not None else "(not logged)",
         "error": clip(record.reply_error, 300) if record.reply_error else "",
+        "answer_prompt": record.answer_prompt or "", "answer_reply": record.answer_reply or "",
         "applied": what, "outcome": outcome(event) if event is not None else None,
         "result": clip(str(event.result.get("message") or ""), 500) if event is not None else "",
         "data": clip(data, RESULT_CHARS),

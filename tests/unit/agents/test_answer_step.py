@@ -14,6 +14,7 @@ from mnemarket.agents.config import AnswerStepConfig, WorkflowConfig, WorkflowSt
 from mnemarket.agents.reader_prompt import ReaderAnswer
 from mnemarket.experiments.pipeline import replay_run
 from mnemarket.genesis import Bounty, turn_record
+from mnemarket.reports.trace import turn_view
 from mnemarket.run.context_log import read_contexts
 from mnemarket.run.records import RunOptions
 from mnemarket.run.runner import Runner
@@ -202,3 +203,5 @@ def test_a_run_with_the_answer_step_replays_exactly_and_the_optimum_keeps_its_an
         if model == "scripted":
             summary = json.loads((out / "summary.json").read_text())
             assert summary["balances"]["kit"] == 20 + 30  # the plan's three answers, through the reader
+            view = turn_view(logged[0], None)  # the trace shows the reader's prompt and reply
+            assert view["answer_prompt"] == logged[0].answer_prompt and '"answer"' in view["answer_reply"]
