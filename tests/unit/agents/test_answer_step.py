@@ -7,10 +7,11 @@ import asyncio
 import json
 from pathlib import Path
 
+import pytest
 import yaml
 
 from mnemarket.agents.answer_step import NOTHING_SHOWN, READER_SYSTEM
-from mnemarket.agents.config import AnswerStepConfig, WorkflowConfig, WorkflowStep
+from mnemarket.agents.config import AgentConfig, AnswerStepConfig, WorkflowConfig, WorkflowStep
 from mnemarket.agents.reader_prompt import ReaderAnswer
 from mnemarket.experiments.pipeline import replay_run
 from mnemarket.genesis import Bounty, turn_record
@@ -205,3 +206,9 @@ def test_a_run_with_the_answer_step_replays_exactly_and_the_optimum_keeps_its_an
             assert summary["balances"]["kit"] == 20 + 30  # the plan's three answers, through the reader
             view = turn_view(logged[0], None)  # the trace shows the reader's prompt and reply
             assert view["answer_prompt"] == logged[0].answer_prompt and '"answer"' in view["answer_reply"]
+
+
+def test_the_config_refuses_a_part_the_reader_may_not_see():
+    assert AgentConfig(id="kit").answer_step.enabled is False  # off unless asked for
+    with pytest.raises(ValueError, match="memories.*working_memory.*last_result"):
+        AgentConfig(id="kit", answer_step={"enabled": True, "shows": ["rules"]})
