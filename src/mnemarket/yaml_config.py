@@ -173,18 +173,27 @@ def deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]
     return out
 
 
-def resolve_yaml(path: Path, seen: tuple[Path, ...] = ()) -> dict[str, Any]:
+def resolve_yaml(path: Path) -> dict[str, Any]:
     """The file's fields merged over those of the file it `extends` (recursively)."""
-    path = path.resolve()
+    return resolve_yaml_origins(path)[0]
+
+
+def resolve_yaml_origins(path: Path, seen: tuple[Path, ...] = ()) -> tuple[dict[str, Any], dict[str, Path]]:
+    """:func:`resolve_yaml`, and for each top-level field the file of the chain that set it (so a
+    relative file name a base declares resolves beside the base, not beside the file extending it)."""
+    named, path = path, path.resolve()
     if path in seen:
         raise ConfigError(f"`extends` forms a cycle: {' -> '.join(p.name for p in (*seen, path))}", path=str(path))
     data = read_yaml(path)
     parent = data.pop("extends", None)
+    origins = dict.fromkeys(data, named)
     if parent is None:
-        return data
+        return data, origins
     if not isinstance(parent, str):
         raise ConfigError(f"`extends` must be a file path, got {str(parent)[:60]!r}", path=str(path), field="extends")
-    return deep_merge(resolve_yaml(referenced_file(path, parent, "extends", YAML_SUFFIXES), (*seen, path)), data)
+    inherited, inherited_origins = resolve_yaml_origins(referenced_file(path, parent, "extends", YAML_SUFFIXES),
+                                                        (*seen, path))
+    return deep_merge(inherited, data), inherited_origins | origins
 
 
 @functools.lru_cache(maxsize=64)
@@ -278,4 +287,4 @@ def load_model(path: str | Path, model: type[Model], *, extends: bool = False) -
 
 
 __all__ = ["allow_dirs", "deep_merge", "describe_validation_error", "format_validation_error", "load_model",
-           "read_config_file", "read_yaml", "referenced_file", "resolve_yaml"]
+           "read_config_file", "read_yaml", "referenced_file", "resolve_yaml", "resolve_yaml_origins"]

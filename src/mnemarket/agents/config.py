@@ -23,7 +23,7 @@ from mnemarket.yaml_config import (
     read_config_file,
     read_yaml,
     referenced_file,
-    resolve_yaml,
+    resolve_yaml_origins,
 )
 
 
@@ -269,14 +269,17 @@ class Component(_Strict):
 def load_agent_config(path: str | Path) -> AgentConfig:
     """Load and validate one agent file (with its `extends` chain); a file system_prompt is read."""
     path = Path(path)
-    data = resolve_yaml(path)
+    data, origins = resolve_yaml_origins(path)
     prompt = data.get("system_prompt")
     if isinstance(prompt, str) and prompt.strip().endswith(PROMPT_SUFFIXES) and "\n" not in prompt.strip():
-        # Only from this file's folder, its checkout or an allowed folder: the text goes to the model.
-        prompt_path = referenced_file(path, prompt.strip(), "system_prompt", PROMPT_SUFFIXES)
+        # Beside the file that declared it (a base's own prompt, when inherited), and only from that
+        # file's folder, its checkout or an allowed folder: the text goes to the model.
+        declared = origins.get("system_prompt", path)
+        prompt_path = referenced_file(declared, prompt.strip(), "system_prompt", PROMPT_SUFFIXES)
         if not prompt_path.exists():
-            raise ConfigError(f"system_prompt file {prompt!r} not found next to the agent file",
-                              path=str(path), field="system_prompt")
+            inherited = f" (inherited by {path})" if declared != path else ""
+            raise ConfigError(f"system_prompt file {prompt!r} not found: no {prompt_path}{inherited}",
+                              path=str(declared), field="system_prompt")
         data["system_prompt"] = read_config_file(prompt_path)
     try:
         return AgentConfig.model_validate(data)

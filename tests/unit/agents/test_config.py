@@ -58,6 +58,36 @@ def test_missing_parent_prompt_file_and_cycles(tmp_path):
         load_agent_config(tmp_path / "d.yaml")
 
 
+def test_an_inherited_prompt_file_resolves_beside_the_base_that_names_it(tmp_path):
+    (tmp_path / ".git").mkdir()  # one checkout holds both folders, so the base may be named from agents/
+    shared, agents = tmp_path / "shared", tmp_path / "agents"
+    shared.mkdir()
+    agents.mkdir()
+    write(shared, "base.yaml", "system_prompt: rules.md\nrag:\n  limit: 4\n")
+    write(shared, "rules.md", "The shared rules.\n")
+    write(agents, "rules.md", "A file of the same name beside the agent.\n")
+    alpha = load_agent_config(write(agents, "alpha.yaml", "extends: ../shared/base.yaml\nid: alpha\n"))
+    assert alpha.system_prompt == "The shared rules.\n" and alpha.rag.limit == 4
+    # A prompt the agent file declares itself still resolves beside the agent file.
+    beta = load_agent_config(write(agents, "beta.yaml", "extends: ../shared/base.yaml\nid: beta\n"
+                                   "system_prompt: rules.md\n"))
+    assert beta.system_prompt == "A file of the same name beside the agent.\n"
+
+
+def test_a_missing_inherited_prompt_file_names_the_file_that_declared_it(tmp_path):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "shared").mkdir()
+    (tmp_path / "agents").mkdir()
+    base = write(tmp_path / "shared", "base.yaml", "system_prompt: gone.md\n")
+    agent = write(tmp_path / "agents", "alpha.yaml", "extends: ../shared/base.yaml\nid: alpha\n")
+    write(tmp_path / "agents", "gone.md", "beside the agent, not the base\n")
+    with pytest.raises(ConfigError) as info:
+        load_agent_config(agent)
+    message = str(info.value)
+    assert message.startswith(str(base.resolve())) and "system_prompt" in message
+    assert str(tmp_path / "shared" / "gone.md") in message and f"inherited by {agent}" in message
+
+
 def test_unknown_components_and_steps_are_named(tmp_path):
     config = load_agent_config(write(tmp_path, "a.yaml", "id: alpha\ncomponents: [semantic_memry]\n"))
     with pytest.raises(ConfigError, match="Did you mean 'semantic_memory'"):
