@@ -125,7 +125,7 @@ def test_files_of_the_same_checkout_may_be_named(tmp_path):
     (repo / "prompts").mkdir()
     (repo / "prompts" / "p.md").write_text("You are careful.")
     (repo / "agents" / "team").mkdir(parents=True)
-    (repo / "agents" / "base.yaml").write_text("system_prompt: ../../prompts/p.md\n")
+    (repo / "agents" / "base.yaml").write_text("system_prompt: ../prompts/p.md\n")
     agent = repo / "agents" / "team" / "a.yaml"
     agent.write_text("extends: ../base.yaml\nid: alpha\n")
     assert load_agent_config(agent).system_prompt == "You are careful."
