@@ -75,11 +75,14 @@ def experiment_budget(experiment: Any, scenarios: dict[tuple[str | None, int | N
     decisions: dict[str, int] = {}
     answers: dict[str, int] = {}  # answer-step calls: at most one a decision (agents/answer_step.py)
     tokens: dict[str, int] = {}
+    profiles: dict[str, Any] = {}
     for cell in cells:
         if cell.model in MODEL_FREE:
             continue
         found = scenarios[(cell.rung, cell.level)]
         scenario = found.resolved.scenario
+        # the profile a cell runs with (run.records: the experiment's, else the scenario's)
+        profiles.setdefault(cell.model, c.profiles.get(cell.model) or scenario.models.get(cell.model))
         turns = (c.sessions or scenario.sessions) * (c.turns or scenario.turns)
         for agent in found.agents[cell.config]:
             if agent.id in scenario.scripted_agents:
@@ -95,7 +98,7 @@ def experiment_budget(experiment: Any, scenarios: dict[tuple[str | None, int | N
     for model, count in decisions.items():
         extra = f" and at most {answers[model]} answer-step calls" if answers.get(model) else ""
         parts.append(f"{model}: {count} model decisions{extra}, at most {tokens[model]:,} tokens, "
-                     f"{_money(model, tokens[model])}, {_time(model, count + answers.get(model, 0))}")
+                     f"{_money(model, tokens[model], profiles.get(model))}, {_time(model, count + answers.get(model, 0))}")
     if not decisions:
         parts.append("no model is called (scripted and random policies only)")
     return "; ".join(parts)
@@ -105,18 +108,22 @@ def _count(n: int, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
-def _money(model: str, tokens: int) -> str:
-    from mnemarket.providers import DEFAULT_PRICE_TABLE
+def _money(model: str, tokens: int, profile: Any = None) -> str:
+    """The most ``tokens`` can cost at the price the run would bill (``profile``: its ModelProfile)."""
+    from mnemarket.providers import billed_price
 
     if model == "local" or model.startswith("local:"):
         return "no money"
-    name = model.split(":", 1)[1] if ":" in model else model
     try:
-        price = DEFAULT_PRICE_TABLE.price(name)
-    except ConfigError:
-        return "USD unknown (no list price for it)"
+        found = billed_price(model, profile)
+    except ConfigError as exc:
+        return f"USD unknown ({exc})"
+    if found is None:
+        return "USD unknown (no list price for it; give its profile a price)"
+    price, source = found
     rate = max(price.input_per_million, price.output_per_million)
-    return f"at most {tokens * rate / 1e6:.2f} USD"
+    return f"at most {tokens * rate / 1e6:.2f} USD ({source} price" + (
+        f" checked {price.checked})" if price.checked else ")")
 
 
 def _time(model: str, decisions: int) -> str:

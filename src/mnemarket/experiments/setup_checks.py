@@ -1,7 +1,7 @@
 """Checks `run` makes at setup, made by `validate` first (without a model, key or database).
 
 - a model string a run would refuse to start: its form, and for Gemini a retired model or one
-  without a checked price (nothing is billed $0 by guess);
+  without a checked price, in the list or in its profile (nothing is billed $0 by guess);
 - a scripted plan whose `invoke_artifact` names a service the scenario lacks or a method the
   service does not have (a typo the scripted model would play as a failed action every time).
 Each error names the file and the field.
@@ -15,23 +15,24 @@ from typing import Any
 from mnemarket.errors import ConfigError, did_you_mean
 from mnemarket.evals import EXTRACTIVE
 from mnemarket.kernel import Invokable
-from mnemarket.providers import check_llm_spec
+from mnemarket.providers import ModelProfile, billed_price, check_llm_spec
 
 
-def check_model(spec: str | None, path: str, field: str) -> None:
-    """Raise ConfigError when a run could not start the model ``spec`` (no call, no key needed)."""
+def check_model(spec: str | None, path: str, field: str, profile: ModelProfile | None = None) -> None:
+    """Raise ConfigError when a run could not start the model ``spec`` (no call, no key needed);
+    a price in its ``profile`` stands in for a list price, as it does in the run."""
     if not spec or spec == EXTRACTIVE:  # the dataset eval's reference reader (experiments/dataset_cells.py)
         return
     try:
         check_llm_spec(spec)
         provider, _, name = spec.partition(":")
-        if provider == "gemini":
+        if provider == "gemini" and billed_price(spec, profile) is None:
             from mnemarket.providers import DEFAULT_PRICE_TABLE, RETIRED_MODELS
 
             name = name or "gemini-3.5-flash-lite"
-            if name in RETIRED_MODELS and name not in DEFAULT_PRICE_TABLE.prices:
+            if name in RETIRED_MODELS:
                 raise ConfigError(f"{name!r} is retired from the Gemini API; use {RETIRED_MODELS[name]!r}")
-            DEFAULT_PRICE_TABLE.price(name)
+            DEFAULT_PRICE_TABLE.price(name)  # raises, naming the priced models
     except ConfigError as exc:
         raise ConfigError(f"{path}: {field}: {exc}") from None
 

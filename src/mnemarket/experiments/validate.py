@@ -103,12 +103,13 @@ def validate_file(path: Path, bases: set[Path] | None = None, warnings: list[str
         resolved = load_scenario(path)
         components = load_components(resolved.components_path)
         services = _services(resolved.scenario.services)
-        check_model(resolved.scenario.model, str(path), "model")
+        profiles = resolved.scenario.models
+        check_model(resolved.scenario.model, str(path), "model", profiles.get(resolved.scenario.model or ""))
         for index, agent in enumerate(resolved.agents):
             check_components(agent, components, f"{path}: agents.{index} ({agent.id})")
             check_menus(_steps(agent), services, where=f"{path}: agent {agent.id}: ")
             if not resolved.scenario.model:
-                check_model(agent.model, str(path), f"agents.{index} ({agent.id}).model")
+                check_model(agent.model, str(path), f"agents.{index} ({agent.id}).model", profiles.get(agent.model))
         check_plan_methods(resolved.scenario.scripted_plan, services, str(path))
         check_optimum(resolved, str(path))
         if warnings is not None:
@@ -139,8 +140,12 @@ def _validate_experiment(path: Path, warnings: list[str] | None, notes: list[str
         check_experiment(experiment)
     elif warnings is not None:  # like a model's key: a run's input, not the file's mistake
         warnings.append(f"{path}: {absent}")
+    scenario = experiment.scenario_path
+    # A cell runs with the experiment's profile of its model, else the scenario's (run.records).
+    profiles = {**(experiment.scenario(scenario).scenario.models if absent is None and scenario is not None else {}),
+                **experiment.config.profiles}
     for index, model in enumerate(experiment.config.models):
-        check_model(model, str(path), f"models.{index}")
+        check_model(model, str(path), f"models.{index}", profiles.get(model))
     check_model(experiment.config.judge, str(path), "judge")
     if warnings is not None and experiment.config.dataset is None:  # a dataset cell plays no scenario
         warnings.extend(_experiment_budget_warnings(path, experiment, notes))

@@ -135,6 +135,27 @@ def profile_options(spec: str, profile: ModelProfile, *, check_env: bool = True)
     return options
 
 
+def billed_price(spec: str, profile: ModelProfile | None = None) -> tuple[ModelPrice, str] | None:
+    """The price the model ``spec`` is billed at today and where it comes from (``"profile"`` or
+    ``"list"``): its profile's price, else, for a Gemini model, the default table's (a name Google
+    forwards at its replacement's price, as ``GeminiLLM`` bills it); ``None`` when neither has one.
+
+    Raises:
+        ConfigError: the price held until a day now past and no later one is known.
+    """
+    from mnemarket.providers.gemini_client import FORWARDED_MODELS
+
+    if profile is not None and profile.price is not None:
+        return PriceTable(prices={spec: profile.price.as_price()}).price(spec), "profile"
+    prefix, _, rest = spec.partition(":")
+    if prefix != "gemini":
+        return None
+    model = rest or _default_gemini()
+    forwarded = FORWARDED_MODELS.get(model)
+    model = forwarded if forwarded in DEFAULT_PRICE_TABLE.prices else model
+    return (DEFAULT_PRICE_TABLE.price(model), "list") if model in DEFAULT_PRICE_TABLE.prices else None
+
+
 def _default_gemini() -> str:
     from mnemarket.providers.gemini_llm import DEFAULT_GEMINI_MODEL
 
@@ -158,4 +179,4 @@ def parse_profiles(data: Any, where: str) -> dict[str, ModelProfile]:
     return profiles
 
 
-__all__ = ["ModelProfile", "ProfilePrice", "parse_profiles", "profile_options"]
+__all__ = ["ModelProfile", "ProfilePrice", "billed_price", "parse_profiles", "profile_options"]
