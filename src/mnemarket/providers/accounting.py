@@ -41,6 +41,8 @@ class CallRecord(BaseModel):
     """The model that answered."""
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_tokens: int = 0
+    """Of ``prompt_tokens``, those read from the provider's prompt cache (see ``Usage``)."""
     cost: float = 0.0
     """USD."""
     latency: float = 0.0
@@ -249,6 +251,7 @@ class AccountedLLM(LLM):
         self.log.append(CallRecord(
             time=self._clock(), principal=self.principal, model_id=result.model_id,
             prompt_tokens=result.usage.prompt_tokens, completion_tokens=result.usage.completion_tokens,
+            cached_tokens=result.usage.cached_tokens,
             cost=result.cost, latency=result.latency, ok=result.ok, error=result.error,
             model_version=result.model_version, failure=result.failure, profile=self.inner.applied().get("profile"),
             structured_mode=result.structured_mode, sampling=result.sampling, attempts=result.attempts,

@@ -403,7 +403,9 @@ def _usage(metadata: Any, prompt_text: str, reply_text: str) -> Usage:
     # Thinking tokens are billed as output; a bad thinking count is taken as none.
     thoughts = reported_tokens(getattr(metadata, "thoughts_token_count", None)) or 0
     output = candidates + thoughts if candidates is not None else None
-    return counted_usage(prompt, output, prompt_text=prompt_text, reply_text=reply_text)
+    # promptTokenCount includes the cached part (cachedContentTokenCount), billed at the cached price.
+    return counted_usage(prompt, output, prompt_text=prompt_text, reply_text=reply_text,
+                         cached=getattr(metadata, "cached_content_token_count", None))
 
 
 __all__ = ["DEFAULT_GEMINI_MODEL", "GeminiLLM"]

@@ -65,6 +65,10 @@ class Usage(BaseModel):
     """Input tokens billed."""
     completion_tokens: int = 0
     """Output tokens billed (including any thinking tokens)."""
+    cached_tokens: int = 0
+    """Of ``prompt_tokens``, those the provider read from its prompt cache (billed at the cached-input
+    price where the price table has one: Gemini ``cachedContentTokenCount``, OpenAI-compatible
+    ``prompt_tokens_details.cached_tokens``)."""
 
     @property
     def total_tokens(self) -> int:
@@ -75,6 +79,7 @@ class Usage(BaseModel):
         return Usage(
             prompt_tokens=self.prompt_tokens + other.prompt_tokens,
             completion_tokens=self.completion_tokens + other.completion_tokens,
+            cached_tokens=self.cached_tokens + other.cached_tokens,
         )
 
 

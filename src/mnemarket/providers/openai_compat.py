@@ -330,8 +330,10 @@ class OpenAICompatLLM(CompletionLLM):
         if isinstance(reasoning, str) and reasoning:
             trace.reasoning = reasoning
         # A count the server reports is used only when it is one; otherwise counted here.
+        details = reply.usage.get("prompt_tokens_details")  # OpenAI's cached part of the prompt
         usage = counted_usage(reply.usage.get("prompt_tokens"), reply.usage.get("completion_tokens"),
-                              prompt_text="".join(m.content for m in request.messages), reply_text=reply.text)
+                              prompt_text="".join(m.content for m in request.messages), reply_text=reply.text,
+                              cached=details.get("cached_tokens") if isinstance(details, dict) else None)
         return Completion(text=reply.text, usage=usage, model_version=reply.model_version,
                           finish_reason=reply.finish_reason)
 

@@ -26,8 +26,8 @@ class ModelPrice(BaseModel):
     output_per_million: float = Field(default=0.0, ge=0)
     """USD per million output tokens (thinking tokens included)."""
     cached_per_million: float | None = Field(default=None, ge=0)
-    """USD per million cached input tokens, where the provider lists one (recorded, not yet billed
-    apart: no provider here reports cached tokens separately)."""
+    """USD per million cached input tokens (``Usage.cached_tokens``), where the provider lists one;
+    without it cached tokens are billed as input."""
     checked: dt.date | None = None
     """The day this price was read from ``source``."""
     source: str | None = None
@@ -84,9 +84,13 @@ class PriceTable(BaseModel):
         return max(fitting, key=len) if fitting else None
 
     def cost(self, model: str, usage: Usage, on: dt.date | None = None) -> float:
-        """USD for ``usage`` on ``model`` at the price of day ``on`` (default today)."""
+        """USD for ``usage`` on ``model`` at the price of day ``on`` (default today); the prompt's
+        cached tokens at the cached-input price where the model has one."""
         price = self.price(model, on)
-        return (usage.prompt_tokens * price.input_per_million + usage.completion_tokens * price.output_per_million) / 1e6
+        cached = max(0, min(usage.cached_tokens, usage.prompt_tokens))
+        cached_rate = price.input_per_million if price.cached_per_million is None else price.cached_per_million
+        return ((usage.prompt_tokens - cached) * price.input_per_million + cached * cached_rate
+                + usage.completion_tokens * price.output_per_million) / 1e6
 
 
 #: Where the prices below are published: Google's Gemini Developer API pricing page (Standard paid

@@ -40,16 +40,18 @@ def reported_tokens(value: Any) -> int | None:
     return count if 0 <= count <= MAX_REPORTED_TOKENS else None
 
 
-def counted_usage(prompt: Any, completion: Any, *, prompt_text: str, reply_text: str) -> Usage:
+def counted_usage(prompt: Any, completion: Any, *, prompt_text: str, reply_text: str, cached: Any = None) -> Usage:
     """Usage from reported counts, each replaced by our own estimate when it is not a count (or a
-    prompt of 0 tokens, which no real prompt is)."""
+    prompt of 0 tokens, which no real prompt is); ``cached`` (the prompt tokens read from the
+    provider's cache) counts only as a count, and never as more than the prompt."""
     prompt_tokens = reported_tokens(prompt)
     completion_tokens = reported_tokens(completion)
     if not prompt_tokens:
         prompt_tokens = estimate_tokens(prompt_text)
     if completion_tokens is None:
         completion_tokens = estimate_tokens(reply_text)
-    return Usage(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens)
+    cached_tokens = min(reported_tokens(cached) or 0, prompt_tokens)
+    return Usage(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, cached_tokens=cached_tokens)
 
 
 def model_version(value: Any) -> str | None:

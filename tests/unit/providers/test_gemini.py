@@ -12,7 +12,15 @@ import pytest
 from pydantic import BaseModel, Field
 
 from mnemarket.errors import BudgetExceeded, ConfigError, ProviderError, ProviderUnavailable
-from mnemarket.providers import AccountedEmbedder, Budget, CallLog, EmbeddingFailed, ModelPrice, PriceTable
+from mnemarket.providers import (
+    AccountedEmbedder,
+    AccountedLLM,
+    Budget,
+    CallLog,
+    EmbeddingFailed,
+    ModelPrice,
+    PriceTable,
+)
 from mnemarket.providers.gemini_client import call_with_retries
 from mnemarket.providers.gemini_embedder import GeminiEmbedder
 from mnemarket.providers.gemini_llm import DEFAULT_GEMINI_MODEL, GeminiLLM
@@ -155,6 +163,36 @@ def test_prices_are_dated_and_a_launch_price_ends(gemini_key):
         ended.price("m", on=dt.date(2026, 1, 2))
     with pytest.raises(ConfigError, match="gemini-3.7-flash.*ai.google.dev/gemini-api/docs/pricing"):
         GeminiLLM("gemini-3.7-flash")  # current, but no price we could check: refused, never billed $0
+
+
+OFFER_REPLY = '{"action": "offer", "price": 3}'
+CACHED = PriceTable(prices={"gemini-3.6-flash": ModelPrice(input_per_million=1.0, output_per_million=4.0,
+                                                           cached_per_million=0.1),
+                            "gemini-3.1-flash-lite": ModelPrice(input_per_million=0.25, output_per_million=1.5)})
+
+
+@pytest.mark.parametrize("cached, billed_cached", [(800, 800), (5000, 1000), (-3, 0)])
+def test_cached_prompt_tokens_are_billed_at_the_cached_price(gemini_key, cached, billed_cached, tmp_path):
+    body = gemini_generate_body(OFFER_REPLY, 1000, 100, version="gemini-3.6-flash")
+    body["usageMetadata"]["cachedContentTokenCount"] = cached  # part of promptTokenCount, as the API reports it
+    log = CallLog(tmp_path / "calls.jsonl")
+    with serve(body) as server:
+        llm = AccountedLLM(GeminiLLM("gemini-3.6-flash", prices=CACHED, base_url=server.url, **FAST), log)
+        result = llm.generate(HI, schema=Offer)
+    assert result.ok and result.usage.prompt_tokens == 1000 and result.usage.cached_tokens == billed_cached
+    # a negative count is no cached count; more than the prompt is the prompt
+    assert result.cost == pytest.approx(((1000 - billed_cached) * 1.0 + billed_cached * 0.1 + 100 * 4.0) / 1e6)
+    [record] = CallLog.read(tmp_path / "calls.jsonl")
+    assert record.cached_tokens == billed_cached and record.cost == pytest.approx(result.cost)
+
+
+def test_cached_tokens_without_a_cached_price_are_billed_as_input(gemini_key):
+    body = gemini_generate_body(OFFER_REPLY, 1000, 100, version="gemini-3.1-flash-lite")
+    body["usageMetadata"]["cachedContentTokenCount"] = 600
+    with serve(body) as server:
+        result = GeminiLLM("gemini-3.1-flash-lite", prices=CACHED, base_url=server.url, **FAST).generate(HI, schema=Offer)
+    assert result.usage.cached_tokens == 600
+    assert result.cost == pytest.approx((1000 * 0.25 + 100 * 1.5) / 1e6)
 
 
 def test_429_with_retry_delay_then_503_then_success(gemini_key):

@@ -46,6 +46,19 @@ def test_retries_on_429_and_prices_when_given():
     assert result.cost == pytest.approx(0.004)
 
 
+@pytest.mark.parametrize("details, billed_cached", [({"cached_tokens": 700}, 700), ({"cached_tokens": 9000}, 1000),
+                                                    ({"cached_tokens": -5}, 0), ("700", 0), (None, 0)])
+def test_cached_prompt_tokens_are_billed_at_the_cached_price(details, billed_cached):
+    body = openai_chat_body("ok", 1000, 200)
+    if details is not None:
+        body["usage"]["prompt_tokens_details"] = details  # OpenAI's field: the cached part of prompt_tokens
+    prices = PriceTable(prices={"m": ModelPrice(input_per_million=2.0, output_per_million=8.0, cached_per_million=0.5)})
+    with FakeServer(openai_api(lambda r: FakeResponse(body=body))) as server:
+        result = OpenAICompatLLM(f"{server.url}/v1", "m", prices=prices, **FAST).generate([{"role": "user", "content": "x"}])
+    assert result.ok and result.usage.prompt_tokens == 1000 and result.usage.cached_tokens == billed_cached
+    assert result.cost == pytest.approx(((1000 - billed_cached) * 2.0 + billed_cached * 0.5 + 200 * 8.0) / 1e6)
+
+
 def test_overloaded_server_is_a_failure_value_and_404_raises():
     with FakeServer(openai_api(lambda r: FakeResponse(503, {"error": "busy"}))) as server:
         result = OpenAICompatLLM(f"{server.url}/v1", "m", **FAST).generate([{"role": "user", "content": "x"}])
