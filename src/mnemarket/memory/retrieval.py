@@ -28,7 +28,7 @@ def query_vector(query: str, given: np.ndarray | None, embedder: Callable[[], Em
         if vector.shape[0] != dim:
             raise UserError(f"query_embedding has {vector.shape[0]} dimensions, the store has {dim}")
         return vector
-    return embedder().embed_one(query)
+    return embedder().for_queries().embed_one(query)  # a model may embed queries apart from stored texts
 
 
 def search_relevance(indexes: IndexSet, query: str, embed: Callable[[], np.ndarray], mask: np.ndarray, k: int,

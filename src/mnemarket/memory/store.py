@@ -646,7 +646,7 @@ class MemoryStore:
 
     def relevance_scores(self, query: str, mode: SearchMode = "hybrid", weights: RetrievalWeights | None = None) -> np.ndarray:
         """Relevance of every row for ``query`` (NaN for dead rows); for diagnostics and benchmarks."""
-        return relevance_scores(self._indexes, query, lambda: self.embedder.embed_one(query), mode,
+        return relevance_scores(self._indexes, query, lambda: self.embedder.for_queries().embed_one(query), mode,
                                 weights or self.weights)
 
 

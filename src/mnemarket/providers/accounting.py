@@ -279,6 +279,12 @@ class AccountedEmbedder(Embedder):
         self.billing = inner.billing
         self._clock = clock
         _refuse_unpriced_under_money_cap(inner.model_id, inner.billing, budget)
+        queries = inner.for_queries()  # a query twin is logged and capped with the same log and budget
+        self._queries = self if queries is inner else AccountedEmbedder(queries, log, principal=principal,
+                                                                        budget=budget, clock=clock)
+
+    def for_queries(self) -> AccountedEmbedder:
+        return self._queries
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         return self.encode_billed(texts)[0]

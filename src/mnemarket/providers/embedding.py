@@ -9,7 +9,8 @@ which carries the value. It is a :class:`~mnemarket.errors.ProviderUnavailable`:
 resumable on it, and the genesis services record it as a failed action.
 
 Back ends implement :meth:`Embedder.encode` (and paid ones :meth:`Embedder.encode_billed`), raising
-:class:`EmbeddingFailed` when the provider gave no answer; callers use ``embed`` or ``vectors``.
+:class:`EmbeddingFailed` when the provider gave no answer; callers use ``embed`` or ``vectors``, and
+``for_queries()`` for a search's query (a model may embed queries apart from the texts it stores).
 """
 
 from __future__ import annotations
@@ -127,6 +128,13 @@ class Embedder(ABC):
     def embed_one(self, text: str) -> np.ndarray:
         """The vector of a single text; a convenience over :meth:`vectors` (raises as it does)."""
         return self.vectors([text])[0]
+
+    def for_queries(self) -> Embedder:
+        """The embedder of search queries, in the same vector space (same ``model_id`` and ``dim``):
+        ``self``, unless the model embeds a query differently from the texts it is searched against
+        (Gemini's ``RETRIEVAL_QUERY`` against ``RETRIEVAL_DOCUMENT``). Stores embed what they keep
+        with the embedder itself and a search's query with this one; wrappers wrap the inner one's."""
+        return self
 
 
 def l2_normalise(matrix: np.ndarray) -> np.ndarray:

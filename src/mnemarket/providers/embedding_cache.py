@@ -2,11 +2,13 @@
 in-process LRU for texts that repeat within a run (templated RAG queries).
 
 A wrapper implementing :class:`Embedder`, backed by a SQLite file (standard library) keyed by
-``(model_id, sha256(text))``; vectors are stored as little-endian float32 bytes.
+``(model_id, sha256(text))`` (a query twin's rows, ``Embedder.for_queries``, under ``"MODEL query"``);
+vectors are stored as little-endian float32 bytes.
 """
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import sqlite3
 import threading
@@ -52,8 +54,22 @@ class CachedEmbedder(Embedder):
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute(_SCHEMA)
         self._lock = threading.Lock()
+        self._key = self.model_id  # the rows' model_id; a query twin's are kept apart (same text, other vector)
         self.hits = 0
         self.misses = 0
+        self._queries = self._query_twin()
+
+    def _query_twin(self) -> CachedEmbedder:
+        queries = self.inner.for_queries()
+        if queries is self.inner:
+            return self
+        twin = copy.copy(self)  # the same database and lock, its own counts and key
+        twin.inner, twin._key, twin.hits, twin.misses = queries, f"{self.model_id} query", 0, 0
+        twin._queries = twin
+        return twin
+
+    def for_queries(self) -> CachedEmbedder:
+        return self._queries
 
     def _lookup(self, keys: list[bytes]) -> dict[bytes, np.ndarray]:
         found: dict[bytes, np.ndarray] = {}
@@ -62,7 +78,7 @@ class CachedEmbedder(Embedder):
             marks = ",".join("?" * len(chunk))
             rows = self._db.execute(
                 f"SELECT text_sha256, vector FROM embeddings WHERE model_id = ? AND text_sha256 IN ({marks})",
-                [self.model_id, *chunk],
+                [self._key, *chunk],
             )
             for key, blob in rows:
                 found[key] = np.frombuffer(blob, dtype="<f4")
@@ -98,7 +114,7 @@ class CachedEmbedder(Embedder):
                 self._db.execute("BEGIN")
                 self._db.executemany(
                     "INSERT OR IGNORE INTO embeddings (model_id, text_sha256, vector) VALUES (?, ?, ?)",
-                    [(self.model_id, key, np.asarray(vec, dtype="<f4").tobytes()) for key, vec in by_key.items()],
+                    [(self._key, key, np.asarray(vec, dtype="<f4").tobytes()) for key, vec in by_key.items()],
                 )
                 self._db.execute("COMMIT")
         return out, tokens, cost
@@ -125,6 +141,11 @@ class MemoEmbedder(Embedder):
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
+        queries = inner.for_queries()  # a query twin remembers its own vectors (the same text, another vector)
+        self._queries = self if queries is inner else MemoEmbedder(queries, capacity)
+
+    def for_queries(self) -> MemoEmbedder:
+        return self._queries
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         return self.encode_billed(texts)[0]

@@ -2,10 +2,16 @@
 
 Each text goes in its own ``Content``: the SDK merges a list of plain strings into one content for
 the newer (multimodal) embedding models, which then return one vector for all of them.
+
+Every request names its task type (``EmbedContentConfig.task_type``, sent as ``taskType`` in each of
+the batch's requests; google-genai 3.6.1): texts a store keeps are ``RETRIEVAL_DOCUMENT``, a search's
+query ``RETRIEVAL_QUERY`` (:meth:`GeminiEmbedder.for_queries`), the pair the Gemini embeddings guide
+gives for retrieval; unset, the model embeds a text one way whatever its use.
 """
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 
 import numpy as np
@@ -26,6 +32,9 @@ from mnemarket.providers.response_shape import finite_vectors, reported_tokens
 DEFAULT_GEMINI_EMBEDDING_MODEL = "gemini-embedding-001"
 DEFAULT_GEMINI_EMBEDDING_DIM = 768
 MAX_BATCH = 100  # the API's limit of texts per batchEmbedContents request
+#: Task types of texts kept for retrieval and of the queries searched against them.
+DOCUMENT_TASK = "RETRIEVAL_DOCUMENT"
+QUERY_TASK = "RETRIEVAL_QUERY"
 
 
 class GeminiEmbedder(Embedder):
@@ -38,6 +47,8 @@ class GeminiEmbedder(Embedder):
         api_key, base_url, timeout_s, attempts, api_version, vertexai: as for
             :class:`~mnemarket.providers.gemini_llm.GeminiLLM`.
         check: embed a probe text at construction to verify the key, model and dimension.
+        task_type: the task type sent with every text (default :data:`DOCUMENT_TASK`; the
+            :meth:`for_queries` twin sends :data:`QUERY_TASK`); ``None`` sends none.
 
     Raises:
         ProviderError: no key, or the probe failed or returned another dimension.
@@ -58,8 +69,11 @@ class GeminiEmbedder(Embedder):
         api_version: str | None = None,
         vertexai: bool = False,
         check: bool = True,
+        task_type: str | None = DOCUMENT_TASK,
     ):
         prices.price(model)
+        self.task_type = task_type
+        self._queries: GeminiEmbedder | None = None
         self.model = model
         self.dim = dim
         self.prices = prices
@@ -73,6 +87,17 @@ class GeminiEmbedder(Embedder):
             probe = self.encode(["start-up check"])
             if probe.shape != (1, dim):
                 raise ProviderError(f"Gemini model {model!r} returned shape {probe.shape}, expected (1, {dim})")
+
+    def for_queries(self) -> GeminiEmbedder:
+        """This model sending :data:`QUERY_TASK` (same client, model id and price), made once;
+        ``self`` when this one sends another task type or none."""
+        if self.task_type != DOCUMENT_TASK:
+            return self
+        if self._queries is None:
+            twin = copy.copy(self)
+            twin.task_type = QUERY_TASK
+            self._queries = twin
+        return self._queries
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         return self.encode_billed(texts)[0]
@@ -99,7 +124,7 @@ class GeminiEmbedder(Embedder):
                 response = call_with_retries(
                     lambda contents=contents: self._client.models.embed_content(  # type: ignore[misc]
                         model=self.model, contents=contents,
-                        config=types.EmbedContentConfig(output_dimensionality=self.dim)),
+                        config=types.EmbedContentConfig(output_dimensionality=self.dim, task_type=self.task_type)),
                     model=self.model, attempts=self.attempts, initial_delay_s=self.initial_delay_s,
                 )
             except ModelCallFailed as exc:
@@ -126,4 +151,4 @@ class GeminiEmbedder(Embedder):
         return l2_normalise(out), tokens, cost
 
 
-__all__ = ["DEFAULT_GEMINI_EMBEDDING_MODEL", "GeminiEmbedder"]
+__all__ = ["DEFAULT_GEMINI_EMBEDDING_MODEL", "DOCUMENT_TASK", "QUERY_TASK", "GeminiEmbedder"]

@@ -269,6 +269,11 @@ class RecordingEmbedder(Embedder):
         self.model_id = inner.model_id
         self.dim = inner.dim
         self.billing = inner.billing
+        queries = inner.for_queries()  # recorded in the same file, in call order (as a replay serves them)
+        self._queries = self if queries is inner else RecordingEmbedder(queries, recording)
+
+    def for_queries(self) -> RecordingEmbedder:
+        return self._queries
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         return self.encode_billed(texts)[0]

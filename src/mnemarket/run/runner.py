@@ -389,7 +389,7 @@ class Runner:
             return
         unique = list(dict.fromkeys(queries))
         for start in range(0, len(unique), QUERY_BATCH):
-            self._embedder.vectors(unique[start:start + QUERY_BATCH])
+            self._embedder.for_queries().vectors(unique[start:start + QUERY_BATCH])
 
     async def _decide(self, plans: list) -> list[LLMResult]:
         """Every agent's decision; a call the provider failed to answer is asked again, and after

@@ -470,6 +470,61 @@ def test_embedder_sends_one_content_per_text_and_normalises(gemini_key, model):
     assert last.body["requests"][0]["outputDimensionality"] == 4
 
 
+def _task_embeddings(request):
+    """One vector per text, pointing one way for stored texts and another for queries, so a caller's
+    vectors show which task type it asked for (as the real model's differ)."""
+    items = request.body["requests"]
+    axis = {"RETRIEVAL_DOCUMENT": 1, "RETRIEVAL_QUERY": 2}
+    return FakeResponse(body={"embeddings": [
+        {"values": [1.0 if i == axis.get(item.get("taskType"), 3) else 0.0 for i in range(4)]} for item in items]})
+
+
+def _tasks(server) -> list[list[str]]:
+    return [[item.get("taskType") for item in request.body["requests"]] for request in server.requests]
+
+
+def test_stored_texts_and_queries_are_embedded_with_their_task_types(gemini_key):
+    with FakeServer(gemini_api(_task_embeddings)) as server:
+        embedder = GeminiEmbedder(dim=4, base_url=server.url, check=False, **FAST)
+        queries = embedder.for_queries()
+        documents = embedder.vectors(["a stored text", "another"])
+        asked = queries.vectors(["what was stored?"])
+    assert _tasks(server) == [["RETRIEVAL_DOCUMENT", "RETRIEVAL_DOCUMENT"], ["RETRIEVAL_QUERY"]]
+    assert documents[:, 1].tolist() == [1.0, 1.0] and asked[0, 2] == 1.0
+    # one vector space: the twin is the same model (a store does not refuse its queries), made once
+    assert (queries.model_id, queries.dim, queries.billing) == (embedder.model_id, embedder.dim, "priced")
+    assert embedder.for_queries() is queries and queries.for_queries() is queries
+    assert GeminiEmbedder(dim=4, base_url=server.url, check=False, task_type=None).for_queries().task_type is None
+
+
+def test_a_store_adds_as_documents_and_searches_as_queries_through_the_run_wrappers(gemini_key, tmp_path):
+    from mnemarket.memory import MemoryStore
+    from mnemarket.providers import CachedEmbedder, MemoEmbedder
+
+    log = CallLog(tmp_path / "calls.jsonl")
+    with FakeServer(gemini_api(_task_embeddings)) as server:
+        gemini = GeminiEmbedder(dim=4, base_url=server.url, check=False, **FAST)
+        cached = CachedEmbedder(gemini, tmp_path / "cache.sqlite")
+        memo = MemoEmbedder(AccountedEmbedder(cached, log, principal="embedder", budget=Budget(max_cost=1.0)))
+        store = MemoryStore(embedder=memo)
+        store.add("the vault code is 7421")
+        store.add("the well is dry")
+        memo.for_queries().vectors(["what is the vault code?"])  # a turn's queries embedded in one batch first
+        hits = store.search("what is the vault code?", k=2, mode="dense")  # found in the query memo
+        store.search("is the well dry?", k=2, mode="dense")
+        again = CachedEmbedder(gemini, tmp_path / "cache.sqlite")  # the cache keeps the two tasks apart
+        stored = again.vectors(["the vault code is 7421"])
+        asked = again.for_queries().vectors(["what is the vault code?"])
+        crossed = again.for_queries().vectors(["the vault code is 7421"])  # cached as a document only
+    # two adds, the query batch (the first search found its vector in the query memo), the second
+    # search's query; then each text answers from the cache under its own task, not under the other
+    assert _tasks(server) == [["RETRIEVAL_DOCUMENT"], ["RETRIEVAL_DOCUMENT"], ["RETRIEVAL_QUERY"],
+                              ["RETRIEVAL_QUERY"], ["RETRIEVAL_QUERY"]], _tasks(server)
+    assert len(hits) == 2 and (again.hits, again.for_queries().hits, again.for_queries().misses) == (1, 1, 1)
+    assert stored[0, 1] == 1.0 and asked[0, 2] == 1.0 and crossed[0, 2] == 1.0
+    assert [record.kind for record in CallLog.read(tmp_path / "calls.jsonl")] == ["embed"] * 4  # queries accounted too
+
+
 def test_embedding_spend_is_billed_and_capped(gemini_key):
     def reply(request):
         response = _embeddings(request)
