@@ -82,6 +82,9 @@ def gemini_client(
     timeout_s: float = DEFAULT_TIMEOUT_S,
     api_version: str | None = None,
     vertexai: bool = False,
+    project: str | None = None,
+    location: str | None = None,
+    credentials: Any = None,
 ) -> Any:
     """A ``google.genai.Client`` for the Gemini Developer API; each request has ``timeout_s`` as a
     total deadline and a capped body (its httpx client is :func:`~mnemarket.providers.bounded_http.bounded_client`).
@@ -95,7 +98,11 @@ def gemini_client(
         api_version: the API version in every URL (default :data:`GEMINI_API_VERSION`, or
             :data:`VERTEX_API_VERSION` on Vertex AI).
         vertexai: send calls to Vertex AI instead (credentials from the environment); never
-            taken from ``GOOGLE_GENAI_USE_VERTEXAI``.
+            taken from ``GOOGLE_GENAI_USE_VERTEXAI``. Its token is fetched through the same bounded
+            transport (:mod:`.vertex_auth`).
+        project, location: Vertex AI's (default: the SDK's, from ``GOOGLE_CLOUD_PROJECT`` and
+            ``GOOGLE_CLOUD_LOCATION``; given with ``base_url``, requests name them and carry the token).
+        credentials: Vertex AI's google-auth credentials (default: the application-default ones).
 
     Raises:
         ProviderError: google-genai is missing or no key is set.
@@ -109,8 +116,29 @@ def gemini_client(
     options = types.HttpOptions(base_url=base_url, api_version=api_version, timeout=int(timeout_s * 1000),  # ms
                                 httpx_client=bounded_client(deadline_s=timeout_s, timeout=timeout_s))
     if vertexai:
-        return genai.Client(vertexai=True, http_options=options)
+        return _bounded_vertex(_vertex_client(genai, options, project, location), timeout_s, credentials)
     return genai.Client(vertexai=False, api_key=gemini_api_key(api_key), http_options=options)
+
+
+def _vertex_client(genai: Any, options: Any, project: str | None, location: str | None) -> Any:
+    try:
+        return genai.Client(vertexai=True, project=project, location=location, http_options=options)
+    except Exception as exc:  # google-auth's DefaultCredentialsError, the SDK's ValueError: wiring, said once
+        raise ProviderError(f"Vertex AI client could not start ({type(exc).__name__}: {exc}); set "
+                            "GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION and application-default credentials "
+                            "(gcloud auth application-default login)") from None
+
+
+def _bounded_vertex(client: Any, timeout_s: float, credentials: Any) -> Any:
+    """``client`` with its OAuth token fetched through the bounded transport (the model's requests
+    already are): google-genai 3.6.1 refreshes ``_api_client._credentials`` through google-auth's
+    unbounded ``requests`` transport. An express-mode client (an API key) fetches no token."""
+    from mnemarket.providers.vertex_auth import BoundedCredentials
+
+    api = client._api_client
+    if not api.api_key:
+        api._credentials = BoundedCredentials(timeout_s, credentials or api._credentials)
+    return client
 
 
 def transport_errors() -> tuple[type[BaseException], ...]:
@@ -125,6 +153,12 @@ def transport_errors() -> tuple[type[BaseException], ...]:
         except ImportError:
             continue
         classes.extend(getattr(module, name) for name in names if hasattr(module, name))
+    try:  # google-auth's: a token endpoint (Vertex AI) that did not answer (vertex_auth bounds its requests)
+        from google.auth.exceptions import TransportError
+
+        classes.append(TransportError)
+    except ImportError:
+        pass
     classes.extend((TimeoutError, ConnectionError))
     return tuple(classes)
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -44,7 +45,7 @@ class GeminiEmbedder(Embedder):
         model: embedding model name.
         dim: output dimensionality requested from the API.
         prices: price table; the model must be in it, so embedding spend is billed and capped.
-        api_key, base_url, timeout_s, attempts, api_version, vertexai: as for
+        api_key, base_url, timeout_s, attempts, api_version, vertexai, project, location, credentials: as for
             :class:`~mnemarket.providers.gemini_llm.GeminiLLM`.
         check: embed a probe text at construction to verify the key, model and dimension.
         task_type: the task type sent with every text (default :data:`DOCUMENT_TASK`; the
@@ -68,6 +69,9 @@ class GeminiEmbedder(Embedder):
         initial_delay_s: float = DEFAULT_INITIAL_DELAY_S,
         api_version: str | None = None,
         vertexai: bool = False,
+        project: str | None = None,
+        location: str | None = None,
+        credentials: Any = None,
         check: bool = True,
         task_type: str | None = DOCUMENT_TASK,
     ):
@@ -82,7 +86,8 @@ class GeminiEmbedder(Embedder):
         self.model_id = f"gemini:{model}:{dim}"
         self.billing = "priced"
         self._client = gemini_client(api_key=api_key, base_url=base_url, timeout_s=timeout_s,
-                                     api_version=api_version, vertexai=vertexai)
+                                     api_version=api_version, vertexai=vertexai, project=project, location=location,
+                                     credentials=credentials)
         if check:
             probe = self.encode(["start-up check"])
             if probe.shape != (1, dim):

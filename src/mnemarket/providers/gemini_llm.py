@@ -138,6 +138,8 @@ class GeminiLLM(CompletionLLM):
             model takes: ``minimal``, or ``low`` on Pro and on non-Lite Flash from 3.7 on.
         api_version: the API version in every URL (default ``v1beta``; ``v1`` on Vertex AI).
         vertexai: call Vertex AI instead (never switched on by the environment).
+        project, location, credentials: Vertex AI's (default ``GOOGLE_CLOUD_PROJECT``,
+            ``GOOGLE_CLOUD_LOCATION`` and the application-default credentials).
         repair: allow one repair round on invalid structured output.
         sampling: ``fixed`` sends no temperature or seed; default by model (see :data:`FIXED_SAMPLING`).
         requests_per_minute: space requests to stay under this rate.
@@ -162,6 +164,9 @@ class GeminiLLM(CompletionLLM):
         thinking_level: str | None = None,
         api_version: str | None = None,
         vertexai: bool = False,
+        project: str | None = None,
+        location: str | None = None,
+        credentials: Any = None,
         repair: bool = True,
         sampling: Sampling | None = None,
         requests_per_minute: float | None = None,
@@ -189,7 +194,8 @@ class GeminiLLM(CompletionLLM):
         self.repair = repair
         self.thinking_budget, self.thinking_level = _thinking(model, thinking_budget, thinking_level)
         self._client = gemini_client(api_key=api_key, base_url=base_url, timeout_s=timeout_s,
-                                     api_version=api_version, vertexai=vertexai)
+                                     api_version=api_version, vertexai=vertexai, project=project, location=location,
+                                     credentials=credentials)
 
     def _cost(self, usage: Usage) -> float:
         return self.prices.cost(self.billed_as, usage)

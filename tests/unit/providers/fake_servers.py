@@ -71,8 +71,12 @@ class FakeServer:
                 length = int(self.headers.get("content-length") or 0)
                 raw = self.rfile.read(length) if length else b""
                 parts = urlsplit(self.path)
+                try:
+                    body = json.loads(raw) if raw else None
+                except ValueError:  # a form (an OAuth token request), kept as text
+                    body = raw.decode("utf-8", "replace")
                 request = FakeRequest("POST", parts.path, parts.query, {k.lower(): v for k, v in self.headers.items()},
-                                      json.loads(raw) if raw else None)
+                                      body)
                 server.requests.append(request)
                 response = server.handler(request)
                 if response.delay_s:
