@@ -23,6 +23,7 @@ from mnemarket.agents.context import estimate_tokens
 from mnemarket.agents.decision import Decision
 from mnemarket.agents.menu import check_menus
 from mnemarket.agents.prompt_fit import StepFit, fit_warnings, step_fits
+from mnemarket.agents.reader_prompt import ReaderAnswer, clean_answer, reader_text, reply_answer
 from mnemarket.agents.survey import SurveyAnswer, categorical_resp, numerical_resp, utterance
 from mnemarket.agents.working_memory import WorkingMemory, prefixed_entries
 
@@ -31,5 +32,5 @@ __all__ = [
     "TurnPlan", "WorkingMemory", "categorical_resp", "check_components", "load_agent_config", "load_components",
     "numerical_resp", "utterance", "DEFAULT_PREFIXES", "LLMSpec", "RagConfig", "WorkingMemoryConfig",
     "load_component_file", "estimate_tokens", "check_menus", "StepFit", "fit_warnings", "step_fits",
-    "prefixed_entries",
+    "prefixed_entries", "ReaderAnswer", "clean_answer", "reader_text", "reply_answer",
 ]

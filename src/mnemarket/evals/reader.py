@@ -17,7 +17,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from mnemarket.agents.reader_prompt import ReaderAnswer, clean_answer, reader_text, reply_answer
+from mnemarket.agents import ReaderAnswer, clean_answer, reader_text, reply_answer
 from mnemarket.evals.locomo_data import Conversation, Turn
 from mnemarket.evals.scoring import ABSTAIN_ANSWER
 from mnemarket.providers import DEFAULT_MAX_TOKENS, LLM, LLMResult, MessagesLike, Usage, as_messages

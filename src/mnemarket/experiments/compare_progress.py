@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from rich import box
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeRemainingColumn
 from rich.table import Table
@@ -131,6 +132,8 @@ def results_table(document: ComparisonDocument) -> Table:
     """The comparison's groups as a terminal table (metric rows, one column per model/config)."""
     if "locomo" in document:
         return locomo_table(document)
+    if "ladder" in document:
+        return ladder_table(document)
     groups = document.get("groups") or []
     table = Table(title=f"{document.get('experiment')}: mean ± std over seeds")
     table.add_column("metric")
@@ -139,6 +142,24 @@ def results_table(document: ComparisonDocument) -> Table:
     table.add_row("seeds finished", *[str(g["seeds"]) for g in groups])
     for key, label in without_score(document, METRICS):
         table.add_row(metric_label(key, label).split(":")[0], *[str(group_stat_text(g, key)) for g in groups])
+    return table
+
+
+def ladder_table(document: ComparisonDocument) -> Table:
+    """A ladder's success per rung (rows model/config, as comparison.html's leaderboard) and each
+    model's memory effect: a rung per column stays readable in 80 columns where the metric table,
+    one column per cell group, does not."""
+    ladder = document.get("ladder") or {}
+    rungs = sorted({rung for row in ladder.values() for rung in row})
+    table = Table(title=f"{document.get('experiment')}: ladder success by rung (Delta = memory - no_memory)",
+                  box=box.SIMPLE_HEAD, padding=0)
+    table.add_column("model / config", no_wrap=True)
+    for rung in rungs:
+        table.add_column(rung, justify="right", min_width=5, no_wrap=True)
+    for key, row in ladder.items():
+        table.add_row(key.replace("/", " / "), *[f"{row[r]['success']:.2f}" if r in row else "-" for r in rungs])
+    for model, effect in (document.get("memory_effect") or {}).items():
+        table.add_row(f"{model} Delta", *[f"{effect[r]['delta']:+.2f}" if r in effect else "-" for r in rungs])
     return table
 
 
@@ -157,4 +178,4 @@ def locomo_table(document: ComparisonDocument) -> Table:
     return table
 
 
-__all__ = ["CellWatcher", "locomo_table", "results_table"]
+__all__ = ["CellWatcher", "ladder_table", "locomo_table", "results_table"]

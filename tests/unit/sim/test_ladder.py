@@ -15,8 +15,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
+from rich.console import Console
 from scipy.stats import t
 
+from mnemarket.experiments import results_table
 from mnemarket.experiments.experiment import run_experiment
 from mnemarket.kernel import Event
 from mnemarket.reports.ladder_results import ITEM_COLUMNS, clustered_mean, memory_effect
@@ -110,6 +112,20 @@ def test_comparison_html_has_the_four_ladder_views(ladder_run):
     for title in ("Memory ladder: leaderboard", "Ladder plot", "funnel", "Forest plot", "false abstention"):
         assert title in html
     assert "<script" not in html
+
+
+def test_the_terminal_table_has_a_column_per_rung_and_fits_80_columns(ladder_run):
+    document, _ = ladder_run
+    console = Console(width=80, record=True)
+    console.print(results_table(document))
+    lines = console.export_text().splitlines()
+    assert all(len(line) <= 80 for line in lines)
+    header = next(line for line in lines if "model / config" in line)
+    assert header.split()[3:] == sorted(RUNGS)
+    delta = next(line for line in lines if "scripted Delta" in line)
+    on, off = document["ladder"]["scripted/memory"], document["ladder"]["scripted/no_memory"]
+    assert delta.split()[2:] == [f"{on[r]['success'] - off[r]['success']:+.2f}" for r in sorted(RUNGS)]
+    assert {delta.split()[2 + sorted(RUNGS).index(r)] for r in NEEDS_MEMORY} == {"+1.00"}
 
 
 def test_the_clustered_interval_is_the_t_interval_of_equal_seed_means():
