@@ -3,13 +3,13 @@ a model makes in them, a bound on the tokens those decisions send and receive, a
 money (where the model's price is known) and the time (for the local model, at a measured rate).
 
 A ladder experiment's scenarios are generated per cell (scenarios/ladder); `cell_scenarios`
-generates each distinct one once (first seed: seeds change names and values, not the shape), so
-the prompt-budget checks of `validate` and this estimate read the same scenarios.
+reads each distinct one as the experiment generated it for its checks (`Experiment.check_scenario`:
+once, first seed), so `check_experiment`, the prompt-budget checks of `validate` and this estimate
+read the same scenarios.
 """
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,8 +43,6 @@ def cell_scenarios(experiment: Any, configured: bool = False
     an `experiments.experiment.Experiment`, not imported here: that module imports the checks that
     use this one). The experiment resolves each file once (`Experiment.scenario`) and, when
     ``configured``, each config on it once (`Experiment.configured`: overrides applied, checked)."""
-    from mnemarket.experiments.ladder import write_rung_scenario
-
     c = experiment.config
 
     def agents(files: dict[str | None, Path]) -> dict[str, list[Any]]:
@@ -55,17 +53,11 @@ def cell_scenarios(experiment: Any, configured: bool = False
         files = {override.oracle: experiment.scenario_path for override in c.configs.values()}
         yield (None, None), CellScenario("scenario", experiment.scenario(experiment.scenario_path), agents(files))
         return
-    seed = c.seeds[0]
-    with tempfile.TemporaryDirectory(prefix="mnemarket-ladder-") as folder:
-        for rung, level in c.ladder.points():
-            files = {}
-            for override in c.configs.values():
-                if override.oracle not in files:
-                    files[override.oracle] = write_rung_scenario(c.ladder, experiment.path, rung, level, seed,
-                                                                 override.oracle,
-                                                                 Path(folder) / f"{rung}-{level}-{override.oracle}")
-            first = files[c.configs[next(iter(c.configs))].oracle]
-            yield (rung, level), CellScenario(f"{rung} level {level}", experiment.scenario(first), agents(files))
+    for rung, level in c.ladder.points():
+        files = {override.oracle: experiment.check_scenario(rung, level, override.oracle)
+                 for override in c.configs.values()}
+        first = files[c.configs[next(iter(c.configs))].oracle]
+        yield (rung, level), CellScenario(f"{rung} level {level}", experiment.scenario(first), agents(files))
 
 
 def experiment_budget(experiment: Any, scenarios: dict[tuple[str | None, int | None], CellScenario]) -> str:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import platform
 import re
+import tempfile
 import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -180,12 +181,15 @@ def slug(text: str) -> str:
 class Experiment:
     """An experiment file and where its cells go. Each scenario file a cell runs is read and
     resolved once, and each configuration applied to it once: `check_experiment`, `prepare_cell`,
-    `validate` and the CLI's plan warnings share the frozen results."""
+    `validate` and the CLI's plan warnings share the frozen results (a ladder's rungs, generated
+    once for the checks: `check_scenario`)."""
 
     config: ExperimentConfig
     path: Path
     out_dir: Path
     _scenarios: dict[Path, ResolvedScenario] = field(default_factory=dict, init=False, repr=False)
+    _rungs: dict[tuple[str, int, str | None], Path] = field(default_factory=dict, init=False, repr=False)
+    _scratch: tempfile.TemporaryDirectory[str] | None = field(default=None, init=False, repr=False)
     _configured: dict[tuple[Path, str], ResolvedScenario] = field(default_factory=dict, init=False, repr=False)
     _components: dict[Path, dict[str, Component]] = field(default_factory=dict, init=False, repr=False)
 
@@ -211,6 +215,22 @@ class Experiment:
             return self.scenario_path
         return write_rung_scenario(self.config.ladder, self.path, cell.rung, cell.level, cell.seed,
                                    self.config.configs[cell.config].oracle, run_dir)
+
+    def check_scenario(self, rung: str | None, level: int | None, oracle: Literal["write", "prompt"] | None) -> Path:
+        """The scenario file the checks read for a ladder point (the experiment's file outside the
+        ladder): generated once, for the first seed (seeds change names and values, not the shape),
+        into a scratch folder that lives as long as the experiment, so `check_experiment`,
+        `validate`'s budget and `compare`'s plan warnings read one generation and one resolve."""
+        if self.config.ladder is None or rung is None or level is None:
+            assert self.scenario_path is not None
+            return self.scenario_path
+        key = (rung, level, oracle)
+        if key not in self._rungs:
+            if self._scratch is None:
+                self._scratch = tempfile.TemporaryDirectory(prefix="mnemarket-ladder-")
+            self._rungs[key] = write_rung_scenario(self.config.ladder, self.path, rung, level, self.config.seeds[0],
+                                                   oracle, Path(self._scratch.name) / f"{rung}-{level}-{oracle}")
+        return self._rungs[key]
 
     def cell_dir(self, cell: Cell) -> Path:
         return self.out_dir / CELLS_DIR / cell.id
@@ -282,8 +302,6 @@ def apply_override(agents: list[AgentConfig], override: ConfigOverride, where: s
 def check_experiment(experiment: Experiment) -> None:
     """Everything a cell would reject, checked before any cell starts: every configuration's
     overrides applied to the scenario's agents, their components and the scenario itself."""
-    import tempfile
-
     from mnemarket.run import check_optimum
 
     if experiment.config.dataset is not None:
@@ -291,18 +309,17 @@ def check_experiment(experiment: Experiment) -> None:
         return
     configs = experiment.config.configs
     checked: set[tuple[Any, ...]] = set()
-    with tempfile.TemporaryDirectory() as scratch:
-        for cell in experiment.cells():  # each scenario once: one per rung, level and oracle on the ladder
-            scenario_key = (cell.rung, cell.level, configs[cell.config].oracle)
-            if scenario_key in checked:
+    for cell in experiment.cells():  # each scenario once: one per rung, level and oracle on the ladder
+        oracle = configs[cell.config].oracle
+        if (cell.rung, cell.level, oracle) in checked:
+            continue
+        checked.add((cell.rung, cell.level, oracle))
+        file = experiment.check_scenario(cell.rung, cell.level, oracle)
+        for name, override in configs.items():
+            if override.oracle != oracle:
                 continue
-            checked.add(scenario_key)
-            file = experiment.cell_scenario(cell, Path(scratch) / cell.id)
-            for name, override in configs.items():
-                if override.oracle != configs[cell.config].oracle:
-                    continue
-                # a benchmark's score means something only if its optimum is playable under the menus
-                check_optimum(experiment.configured(file, name), f"{experiment.path}: configs.{name}")
+            # a benchmark's score means something only if its optimum is playable under the menus
+            check_optimum(experiment.configured(file, name), f"{experiment.path}: configs.{name}")
 
 
 def cell_run_config(experiment: Experiment, cell: Cell, run_dir: Path) -> RunConfig:

@@ -10,7 +10,10 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from mnemarket.errors import ConfigError, validation_problems
+from mnemarket.experiments import ladder as ladder_module
 from mnemarket.experiments.experiment import check_experiment, load_experiment, prepare_cell
+from mnemarket.experiments.experiment_checks import plan_warnings
+from mnemarket.experiments.validate import validate_path
 from mnemarket.run import scenario as scenario_module
 from mnemarket.run.records import RunOptions, read_run_config
 from mnemarket.run.scenario import load_scenario
@@ -32,6 +35,27 @@ def test_every_cell_of_an_experiment_shares_one_reading_of_its_scenario(tmp_path
     assert len(experiment.cells()) == 4 and read == [DEMO.resolve()]
     on, off = (read_run_config(dirs[name]).resolved for name in ("rag", "no_rag"))
     assert all(a.rag.enabled for a in on.agents) and not any(a.rag.enabled for a in off.agents)
+
+
+def test_validate_and_the_compare_checks_generate_each_ladder_rung_once(tmp_path, monkeypatch):
+    path = tmp_path / "ladder.yaml"
+    path.write_text(yaml.safe_dump({
+        "name": "rungs_once", "models": ["scripted"], "seeds": [1, 2],
+        "ladder": {"rungs": ["R0", "R1"], "components_dir": str(ROOT / "config" / "components")},
+        "configs": {"memory": {}, "no_memory": {"agents": {"rag": {"enabled": False}}}, "oracle": {"oracle": "write"}}}))
+    generated: list[tuple[str, int, int, str | None]] = []
+    real = ladder_module.generate_rung
+    monkeypatch.setattr(ladder_module, "generate_rung",
+                        lambda *point: generated.append(point) or real(*point))  # type: ignore[func-returns-value]
+    warnings: list[str] = []
+    assert validate_path(path, warnings, []) == ([], 1)
+    once = sorted(((rung, 0, 1, oracle) for rung in ("R0", "R1") for oracle in (None, "write")), key=str)
+    assert sorted(generated, key=str) == once  # each rung and oracle once, for the first seed
+    generated.clear()
+    experiment = load_experiment(path, tmp_path / "out")  # compare: the plan warnings, then the checks
+    plan_warnings(experiment)
+    check_experiment(experiment)
+    assert sorted(generated, key=str) == once
 
 
 def test_a_resolved_config_cannot_change_under_its_readers():
