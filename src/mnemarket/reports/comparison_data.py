@@ -11,9 +11,9 @@ timing on an unfinished one).
 
 from __future__ import annotations
 
-from typing import Literal, NotRequired, TypedDict
+from typing import Literal, NotRequired, TypeAlias, TypedDict
 
-from mnemarket.reports.metric_rows import LessonFields, Retrieval
+from mnemarket.reports.metric_rows import CellFigures, LessonFields, Retrieval
 
 Figure = float | int | bool | None
 """One metric value: a count or rate (None where undefined, e.g. a rate over nothing), or a flag."""
@@ -66,15 +66,10 @@ class SessionPoint(TypedDict):
     failures_per_turn: float | None
 
 
-class CellMetrics(TypedDict):
-    """A finished cell's measurements as comparison.json holds them (`reports.metrics.cell_metrics`
-    writes `reports.metric_rows.CellMetrics`; this view reads figures by metric name and tolerates
-    older documents: the two describe one shape)."""
-
-    cell: dict[str, Figure]
-    agents: dict[str, dict[str, object]]
-    lessons: list[LessonEvidence]
-    sessions: list[SessionPoint]
+CellMetrics: TypeAlias = CellFigures[dict[str, Figure], dict[str, object], LessonEvidence, SessionPoint]
+"""A finished cell's measurements as comparison.json holds them: the keys of
+`reports.metric_rows.CellMetrics` (what `reports.metrics.cell_metrics` writes, one `CellFigures`),
+with figures read by metric name and lessons that older documents wrote without a field."""
 
 
 class CellKey(TypedDict):

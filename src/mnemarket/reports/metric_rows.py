@@ -6,7 +6,7 @@ Every figure is defined in plans/metrics.md.
 
 from __future__ import annotations
 
-from typing import TypedDict
+from typing import Generic, TypeAlias, TypedDict, TypeVar
 
 
 class LessonQuality(TypedDict):
@@ -161,12 +161,27 @@ class SessionRow(TypedDict):
     failures_per_turn: float | None
 
 
-class CellMetrics(TypedDict):
-    cell: CellTotals
-    agents: dict[str, AgentMetrics]
-    lessons: list[LessonEvidence]
-    sessions: list[SessionRow]
+CellT = TypeVar("CellT")
+AgentT = TypeVar("AgentT")
+LessonT = TypeVar("LessonT")
+SessionT = TypeVar("SessionT")
 
 
-__all__ = ["AgentMetrics", "Application", "CellMetrics", "CellTotals", "Costs", "Economy", "LessonEvidence", "LessonFields",
-           "LessonQuality", "PooledApplication", "Relevance", "Retrieval", "SessionRow", "Uptake"]
+class CellFigures(TypedDict, Generic[CellT, AgentT, LessonT, SessionT]):
+    """A cell's measurements, one set of keys seen two ways: as `cell_metrics` writes them
+    (`CellMetrics` below) and as comparison.json is read back by metric name, tolerating older
+    documents (`reports.comparison_data.CellMetrics`)."""
+
+    cell: CellT
+    agents: dict[str, AgentT]
+    lessons: list[LessonT]
+    sessions: list[SessionT]
+
+
+CellMetrics: TypeAlias = CellFigures[CellTotals, AgentMetrics, LessonEvidence, SessionRow]
+"""What `reports.metrics.cell_metrics` returns."""
+
+
+__all__ = ["AgentMetrics", "Application", "CellFigures", "CellMetrics", "CellTotals", "Costs", "Economy",
+           "LessonEvidence", "LessonFields", "LessonQuality", "PooledApplication", "Relevance", "Retrieval", "SessionRow",
+           "Uptake"]
