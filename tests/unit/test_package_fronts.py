@@ -19,11 +19,7 @@ SRC = Path(mnemarket.__file__).parent
 PACKAGES = sorted(p.name for p in SRC.iterdir() if (p / "__init__.py").is_file())
 
 # (importing module, imported module): why the front is not used.
-EXCEPTIONS = {
-    ("mnemarket.reports.world_at", "mnemarket.run.summary"):
-        "a private helper (_agent_figures) shared with the run summary; the typed run records (issue 35 point 3) "
-        "are reworking that module",
-}
+EXCEPTIONS: dict[tuple[str, str], str] = {}
 
 
 def _module_name(path: Path, root: Path) -> str:

@@ -17,6 +17,7 @@ from mnemarket.kernel.actions import (
     parse_action,
 )
 from mnemarket.kernel.artifact import ARTIFACT_ID_PATTERN, AccessPolicy, AccessRule, Artifact, valid_artifact_id
+from mnemarket.kernel.artifact_table import ArtifactTable
 from mnemarket.kernel.bounds import short_repr
 from mnemarket.kernel.changes import ChangeSet
 from mnemarket.kernel.events import Event, decode_part
@@ -43,7 +44,7 @@ from mnemarket.kernel.world_state import WorldState
 
 __all__ = [
     "ACTION_TYPES", "ADVANCED_KEY", "BAD_ARGS", "AccessPolicy", "Action", "ActionFailure", "ActionResult",
-    "Artifact", "ChangeSet", "DeleteArtifact", "EditArtifact", "ErrorCode", "Event", "InMemoryPersistence",
+    "Artifact", "ArtifactTable", "ChangeSet", "DeleteArtifact", "EditArtifact", "ErrorCode", "Event", "InMemoryPersistence",
     "InvokeArtifact", "InvokeContext", "Invokable", "LedgerEntry", "MethodOutcome", "MethodSpec", "NAMES_KEY",
     "NoArgs", "Noop", "Persistence", "QueryKernel", "ReadArtifact", "SYSTEM_PRINCIPAL", "Supply", "SupplyReport",
     "SupplyRule", "Transaction", "Transfer", "World", "WorldSnapshot", "WorldState", "WorldView", "WriteArtifact",

@@ -21,8 +21,7 @@ from mnemarket.errors import ConfigError
 from mnemarket.genesis import all_trades, turn_record
 from mnemarket.kernel import SYSTEM_PRINCIPAL, Event, World
 from mnemarket.reports.inspect import RunView
-from mnemarket.run import AgentFigures, RunSummary, StoreRow, TradeRow, agent_totals, memory_stores
-from mnemarket.run.summary import _agent_figures  # private: see tests/unit/test_package_fronts.py
+from mnemarket.run import AgentFigures, RunSummary, StoreRow, TradeRow, agent_figures, agent_totals, memory_stores
 
 
 @dataclass(frozen=True, order=True)
@@ -65,7 +64,7 @@ def turn_tick(world: World, at: TurnRef) -> int:
 
 
 class _EventsUpTo:
-    """The parts of a World that `_agent_figures` reads, with events cut at a tick."""
+    """The parts of a World that `run.agent_figures` reads (`run.summary.EventHistory`), with events cut at a tick."""
 
     def __init__(self, world: World, tick: int, balances: dict[str, int]):
         self._world, self._tick = world, tick
@@ -145,7 +144,7 @@ def world_at_turn(run_dir: Path, at: TurnRef) -> WorldAt:
         world = view.world
         tick = turn_tick(world, at)
         balances, supply = _ledger_at(world, tick)
-        per_agent, migrated = _agent_figures(_EventsUpTo(world, tick, balances))  # type: ignore[arg-type]
+        per_agent, migrated = agent_figures(_EventsUpTo(world, tick, balances))
         stores: list[StoreRow] = []
         entries: dict[str, list[EntryAt]] = {}
         for artifact in memory_stores(world):

@@ -25,7 +25,7 @@ _MODULES = {
     "run_info": ["header_line", "mark_interrupted", "run_header", "run_status", "saved_summary", "writer_active"],
     "runner": ["Progress", "Runner", "build_service"],
     "scenario": ["ResolvedScenario", "ScenarioConfig", "ServiceSpec", "load_scenario"],
-    "summary": ["agent_totals", "memory_stores", "summarize"],
+    "summary": ["agent_figures", "agent_totals", "memory_stores", "summarize"],
     "summary_record": ["AgentFigures", "AgentTotals", "BudgetOverrun", "RunSummary", "StoreRow", "TradeRow"],
 }
 if not TYPE_CHECKING:  # mypy reads the imports below, so a name missing from them is an error
@@ -51,11 +51,11 @@ if TYPE_CHECKING:
     from mnemarket.run.run_info import header_line, mark_interrupted, run_header, run_status, saved_summary, writer_active
     from mnemarket.run.runner import Progress, Runner, build_service
     from mnemarket.run.scenario import ResolvedScenario, ScenarioConfig, ServiceSpec, load_scenario
-    from mnemarket.run.summary import agent_totals, memory_stores, summarize
+    from mnemarket.run.summary import agent_figures, agent_totals, memory_stores, summarize
     from mnemarket.run.summary_record import AgentFigures, AgentTotals, BudgetOverrun, RunSummary, StoreRow, TradeRow
 
 __all__ = [
-    "AgentFigures", "AgentTotals", "BudgetOverrun", "RunSummary", "StoreRow", "TradeRow", "agent_totals",
+    "AgentFigures", "AgentTotals", "BudgetOverrun", "RunSummary", "StoreRow", "TradeRow", "agent_figures", "agent_totals",
     "CONFIG_FILE", "CONTEXTS", "MARKER", "Progress", "ReplayResult", "ResolvedScenario", "RunConfig", "RunOptions",
     "RunStatus", "Runner", "ScenarioConfig", "ServiceSpec", "SharedDecoder", "adopt_output_dir", "atomic_writer",
     "build_service", "check_optimum", "header_line", "iter_contexts", "load_models_file", "load_scenario",

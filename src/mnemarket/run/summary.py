@@ -6,7 +6,8 @@ The runner writes it at the end of every run part; `inspect` prints it recompute
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Protocol
 
 from mnemarket.agents import DEFAULT_PREFIXES, prefixed_entries
 from mnemarket.genesis import (
@@ -20,11 +21,23 @@ from mnemarket.genesis import (
     is_migration,
     turn_record,
 )
-from mnemarket.kernel import Artifact, Event, World
+from mnemarket.kernel import Artifact, ArtifactTable, Event, World
 from mnemarket.memory import MemoryStore
 from mnemarket.run.summary_record import AgentFigures, AgentTotals, RunSummary, StoreRow
 
 OpenStore = Callable[[str], MemoryStore]
+
+
+class EventHistory(Protocol):
+    """What `agent_figures` reads of a world: its events, artifacts and balances (a `World`, or
+    `reports.world_at`'s view of one cut at a tick)."""
+
+    artifacts: ArtifactTable
+
+    @property
+    def balances(self) -> Mapping[str, int]: ...
+
+    def iter_events(self, *, principal: str | None = None) -> Iterator[Event]: ...
 
 
 def agent_totals(figures: Iterable[AgentFigures]) -> AgentTotals:
@@ -52,7 +65,7 @@ def _invokes(event: Event, service: str, method: str | None = None) -> bool:
             and (method is None or action.get("method") == method))
 
 
-def _lesson_entries(world: World, event: Event) -> list[str]:
+def _lesson_entries(world: EventHistory, event: Event) -> list[str]:
     """The `LESSON:`/`STRATEGY:`/`INSIGHT:` entries an event put into its principal's own
     working-memory artifact, by a write, an edit or the lesson step (none for any other event)."""
     if not event.success or event.action_type not in ("write_artifact", "edit_artifact"):
@@ -71,7 +84,7 @@ def summarize(world: World, genesis: Genesis | None = None, *, open_store: OpenS
     counts = memory_entry_counts(world, open_store) if open_store is not None else {}
     stores: list[StoreRow] = [{"id": a.id, "owner": a.owner, "creator": a.creator, "entries": counts.get(a.id, 0)}
               for a in memory_stores(world)]
-    per_agent, migrated = _agent_figures(world)
+    per_agent, migrated = agent_figures(world)
     return {
         "balances": dict(sorted(world.balances.items())),
         "total_scrip": world.total_scrip(),
@@ -91,7 +104,7 @@ def summarize(world: World, genesis: Genesis | None = None, *, open_store: OpenS
     }
 
 
-def _agent_figures(world: World) -> tuple[dict[str, AgentFigures], int]:
+def agent_figures(world: EventHistory) -> tuple[dict[str, AgentFigures], int]:
     """Per agent that took a turn, its figures, and the run's successful migrations, from one pass
     over the events (read a page at a time: a long run's events are never held whole)."""
     counts: dict[str, Counter[str]] = {}
@@ -133,4 +146,4 @@ def _agent_figures(world: World) -> tuple[dict[str, AgentFigures], int]:
     return figures, sum(migrated.values())
 
 
-__all__ = ["OpenStore", "agent_totals", "memory_entry_counts", "memory_stores", "summarize"]
+__all__ = ["EventHistory", "OpenStore", "agent_figures", "agent_totals", "memory_entry_counts", "memory_stores", "summarize"]
