@@ -14,15 +14,18 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 
-def lazy_exports(package: str, modules: Mapping[str, Sequence[str]]) -> Callable[[str], Any]:
+def lazy_exports(package: str, modules: Mapping[str, Sequence[str]], *, front: str | None = None
+                 ) -> Callable[[str], Any]:
     """A module ``__getattr__`` for ``package`` that imports ``package.<module>`` when one of its
-    names (``modules``: module -> names) is first asked for."""
+    names (``modules``: module -> names) is first asked for. ``front`` is the module the
+    ``__getattr__`` belongs to, when it is not ``package`` (`mnemarket.sim` re-exports the fronts
+    of its sibling packages: ``lazy_exports("mnemarket", {"run": [...]}, front="mnemarket.sim")``)."""
     module_of = {name: module for module, names in modules.items() for name in names}
 
     def __getattr__(name: str) -> Any:
         module = module_of.get(name)
         if module is None:
-            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+            raise AttributeError(f"module {front or package!r} has no attribute {name!r}")
         return getattr(importlib.import_module(f"{package}.{module}"), name)
 
     return __getattr__

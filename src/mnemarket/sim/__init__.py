@@ -6,24 +6,21 @@ The names load lazily (PEP 562): importing this package imports none of those mo
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-_EXPORTS: dict[str, str] = {
-    "RunConfig": "run", "RunOptions": "run", "RunStatus": "run", "Runner": "run",
-    "resume_run": "experiments", "run_scenario": "experiments",
-    "ScenarioConfig": "run", "load_scenario": "run",
-    "ExperimentConfig": "experiments", "check_experiment": "experiments",
-    "load_experiment": "experiments",
-    "run_experiment": "experiments",
-    "RunView": "reports", "memory_stores": "run", "summarize": "run",
-    "RunData": "reports", "agent_metrics": "reports", "cell_metrics": "reports",
-    "load_run": "reports",
-    "render_report": "reports", "write_report": "reports",
-    "write_reports": "reports",
-    "replay_run": "experiments",
-    "validate_path": "experiments",
+from mnemarket.lazy_front import lazy_exports
+
+_FRONTS: dict[str, list[str]] = {
+    "experiments": ["ExperimentConfig", "check_experiment", "load_experiment", "replay_run", "resume_run",
+                    "run_experiment", "run_scenario", "validate_path"],
+    "reports": ["RunData", "RunView", "agent_metrics", "cell_metrics", "load_run", "render_report", "write_report",
+                "write_reports"],
+    "run": ["RunConfig", "RunOptions", "RunStatus", "Runner", "ScenarioConfig", "load_scenario", "memory_stores",
+            "summarize"],
 }
+"""front (a package of mnemarket) -> the names this package re-exports from it."""
+if not TYPE_CHECKING:  # mypy reads the imports below, so a name missing from them is an error
+    __getattr__ = lazy_exports("mnemarket", _FRONTS, front=__name__)
 
 if TYPE_CHECKING:
     from mnemarket.experiments import (
@@ -47,13 +44,6 @@ if TYPE_CHECKING:
         write_reports,
     )
     from mnemarket.run import RunConfig, Runner, RunOptions, RunStatus, ScenarioConfig, load_scenario, memory_stores, summarize
-
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'mnemarket.sim' has no attribute {name!r}")
-    return getattr(importlib.import_module(f"mnemarket.{module}"), name)
 
 
 __all__ = ["ExperimentConfig", "RunConfig", "RunData", "RunOptions", "RunStatus", "RunView", "Runner",
