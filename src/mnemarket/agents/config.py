@@ -52,7 +52,14 @@ QUERY_VARIABLES: tuple[str, ...] = (
 ``last_action`` is the history line (arguments, FIX hint, turn); ``last_outcome`` only which
 artifact and method were used and what came back, the situation a retrieval should match.
 ``open_bounties`` is the questions of the bounties the agent may claim now: a query that names the
-task at hand finds the record that answers it (the memory ladder's agents use it)."""
+task at hand finds the record that answers it (the memory ladder's agents use it); it is built only
+for an agent whose template names it (`OPEN_BOUNTIES_UNUSED` stands in otherwise)."""
+OPEN_BOUNTIES_UNUSED = "(not built: rag.query_template does not name {open_bounties})"
+
+
+def placeholders(template: str) -> list[str]:
+    """The ``{name}`` placeholders of a format template, in order (a malformed one: ValueError)."""
+    return [name for _, name, _, _ in string.Formatter().parse(template) if name is not None]
 
 
 class _Strict(BaseModel):
@@ -110,7 +117,7 @@ class RagConfig(_Strict):
     @classmethod
     def _known_placeholders(cls, value: str) -> str:
         try:
-            names = [name for _, name, _, _ in string.Formatter().parse(value) if name is not None]
+            names = placeholders(value)
         except ValueError as exc:
             raise ValueError(f"malformed template ({exc}); write placeholders as {{name}} and a brace as {{{{") from None
         for name in names:
@@ -325,6 +332,6 @@ def check_components(config: AgentConfig, components: dict[str, Component], path
                               path=path, field="workflow.transitions")
 
 
-__all__ = ["QUERY_VARIABLES", "AgentConfig", "AnswerStepConfig", "BudgetConfig", "CharacterConfig", "Component", "LLMSpec",
-    "MemoryConfig", "RagConfig", "ReflectionConfig", "WorkflowConfig", "WorkflowStep", "WorkingMemoryConfig",
-    "check_components", "load_agent_config", "load_component_file", "load_components"]
+__all__ = ["OPEN_BOUNTIES_UNUSED", "QUERY_VARIABLES", "AgentConfig", "AnswerStepConfig", "BudgetConfig", "CharacterConfig",
+    "Component", "LLMSpec", "MemoryConfig", "RagConfig", "ReflectionConfig", "WorkflowConfig", "WorkflowStep",
+    "WorkingMemoryConfig", "check_components", "load_agent_config", "load_component_file", "load_components", "placeholders"]

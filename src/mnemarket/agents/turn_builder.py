@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from mnemarket.agents.config import AgentConfig, Component
+from mnemarket.agents.config import OPEN_BOUNTIES_UNUSED, AgentConfig, Component, placeholders
 from mnemarket.agents.context import AssembledContext, assemble, estimate_tokens
 from mnemarket.agents.decision import WorldView
 from mnemarket.agents.history_text import history_parts, joined
@@ -63,6 +63,7 @@ class TurnBuilder:
         self._shown_menus: dict[str, StepMenu] | None = None
         self._wm: tuple[str, WorkingMemory] | None = None  # working-memory text and its parse
         self._memory_chars: tuple[object, int, int] | None = None  # store revision, text chars, records
+        self._query_names: tuple[str, frozenset[str]] | None = None  # rag.query_template and its placeholders
 
     @property
     def id(self) -> str:
@@ -158,8 +159,22 @@ class TurnBuilder:
                 "last_outcome": describe_event(last, "outcome") if last else "(none yet)",
                 "artifacts": self.listed_artifacts(),
                 "action_history": joined(parts),
-                "open_bounties": "; ".join(b.description for b in self.genesis.bounty.open_for(self.world, self.id)
-                                           if not b.claimants or self.id in b.claimants) or "(none)"}
+                "open_bounties": self._open_bounties() if self._query_names_it("open_bounties") else OPEN_BOUNTIES_UNUSED}
+
+    def _open_bounties(self) -> str:
+        return "; ".join(b.description for b in self.genesis.bounty.open_for(self.world, self.id)
+                         if not b.claimants or self.id in b.claimants) or "(none)"
+
+    def _query_names_it(self, name: str) -> bool:
+        """Whether the RAG query template has the placeholder ``name`` (its parse kept per template)."""
+        template = self.config.rag.query_template
+        if self._query_names is None or self._query_names[0] != template:
+            try:
+                names = frozenset(placeholders(template))
+            except ValueError:  # malformed (config checks it): `rag_query` uses the text as it is
+                names = frozenset()
+            self._query_names = (template, names)
+        return name in self._query_names[1]
 
     def rag_query(self, variables: dict[str, Any]) -> str:
         try:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from mnemarket.agents.config import AgentConfig
+from mnemarket.agents.config import OPEN_BOUNTIES_UNUSED, AgentConfig
 from mnemarket.agents.working_memory import WorkingMemory
 from mnemarket.genesis import Bounty
 from mnemarket.kernel import WriteArtifact
@@ -63,6 +63,20 @@ def test_open_bounties_names_the_questions_the_agent_may_claim():
     bounty.bounties["theirs"] = Bounty(id="theirs", kind="answer", description="Not yours to answer", reward=5,
                                        answer="x", claimants=["beta"])
     assert agent.prepare(1, 1).rag_query == "What is the gate code of Vardo?"
+
+
+def test_open_bounties_is_built_only_for_a_template_that_names_it():
+    agent, _ = make_agent(lambda m, s: {"action_type": "noop"})  # the default query names no bounty
+    bounty = agent.genesis.bounty
+    bounty.bounties["gate"] = Bounty(id="gate", kind="answer", description="What is the gate code of Vardo?",
+                                     reward=5, answer="3381")
+    asked: list[str] = []
+    open_for = bounty.open_for
+    bounty.open_for = lambda world, principal: asked.append(principal) or open_for(world, principal)  # type: ignore[method-assign]
+    assert agent.variables(agent.history(), "act", 1, 1)["open_bounties"] == OPEN_BOUNTIES_UNUSED and asked == []
+    assert "What is the gate code of Vardo?" in agent.prepare(1, 1).context.user  # the prompt's section still lists it
+    agent.config.rag.query_template = "{open_bounties} {step}"
+    assert agent.variables(agent.history(), "act", 1, 1)["open_bounties"] == "What is the gate code of Vardo?"
 
 
 def test_history_accepts_only_its_two_values():
