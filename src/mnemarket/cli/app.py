@@ -174,7 +174,9 @@ SUMMARY_COLUMNS = {"balance": "balance", "turns": "turns", "invalid": "invalid_a
 
 def _print_summary(run_dir: Path, summary: dict | None = None) -> None:
     if summary is None:
-        summary = json.loads((run_dir / "summary.json").read_text())
+        from mnemarket.run import read_summary
+
+        summary = dict(read_summary(run_dir))
     title = f"{run_dir}: {summary.get('status', '?')}"
     table = Table(title=Text(title))
     table.add_column("agent")
@@ -316,8 +318,7 @@ def inspect(run_dir: Path, agent: str = typer.Option(None, help="one agent's fig
         if agent is not None and agent not in summary["agents"]:
             _fail(f"no agent {agent!r} in this run; agents: {', '.join(summary['agents'])}")
         if as_json:
-            saved = run_dir / "summary.json"  # the runner's record of what each model applied
-            models = json.loads(saved.read_text()).get("models", {}) if saved.exists() else {}
+            models = saved_summary(run_dir).get("models", {})  # the runner's record of what each model applied
             data = summary | {"models": models, "run": header} if agent is None else {"agent": agent, **summary["agents"][agent]}
             sys.stdout.write(json.dumps(data, indent=2) + "\n")
             return

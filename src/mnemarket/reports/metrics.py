@@ -36,7 +36,7 @@ from mnemarket.genesis import (
     turn_record,
 )
 from mnemarket.genesis import action_signature as signature
-from mnemarket.jsonl import read_json_object, read_lines
+from mnemarket.jsonl import read_lines
 from mnemarket.kernel import Event
 from mnemarket.memory import DEFAULT_WEIGHTS, normalise_text, tokenize
 from mnemarket.reports.metric_rows import (
@@ -55,7 +55,7 @@ from mnemarket.reports.metric_rows import (
     Uptake,
 )
 from mnemarket.reports.name_finder import NameFinder
-from mnemarket.run import RunConfig, RunSummary, SharedDecoder, read_contexts, read_run_config
+from mnemarket.run import RunConfig, RunSummary, SharedDecoder, read_contexts, read_run_config, read_summary
 
 DUPLICATE_COSINE = 0.92
 """Same threshold as the memory engine's de-duplication default."""
@@ -165,7 +165,8 @@ def _is_event(record: object) -> TypeGuard[dict[str, object]]:
 
 
 def load_run(run_dir: str | Path) -> RunData:
-    """Read a finished run directory (events.jsonl is written when a run ends)."""
+    """Read a finished run directory (events.jsonl is written when a run ends); a damaged
+    config.json or summary.json is a ConfigError saying what to do."""
     run_dir = Path(run_dir)
     try:
         config = read_run_config(run_dir)
@@ -174,7 +175,7 @@ def load_run(run_dir: str | Path) -> RunData:
                           "from a backup or run the cell again") from None
     return RunData(run_dir=run_dir, config=config, events=_events(run_dir / "events.jsonl"),
                    contexts=read_contexts(run_dir, fields=CONTEXT_FIELDS),
-                   summary=cast(RunSummary, read_json_object(run_dir / "summary.json") or {}))
+                   summary=read_summary(run_dir))
 
 
 # -- events -------------------------------------------------------------------------------------------------

@@ -22,7 +22,8 @@ _MODULES = {
                     "prepare_run_dir", "write_atomic"],
     "records": ["CONFIG_FILE", "RunConfig", "RunOptions", "RunStatus", "read_run_config", "write_run_config"],
     "replay": ["ReplayResult", "replay_run"],
-    "run_info": ["header_line", "mark_interrupted", "run_header", "run_status", "saved_summary", "writer_active"],
+    "run_info": ["header_line", "mark_interrupted", "read_summary", "run_header", "run_status", "saved_summary",
+                 "writer_active"],
     "runner": ["Progress", "Runner", "build_service"],
     "scenario": ["ResolvedScenario", "ScenarioConfig", "ServiceSpec", "load_scenario"],
     "summary": ["agent_figures", "agent_totals", "memory_stores", "summarize"],
@@ -48,7 +49,15 @@ if TYPE_CHECKING:
     )
     from mnemarket.run.records import CONFIG_FILE, RunConfig, RunOptions, RunStatus, read_run_config, write_run_config
     from mnemarket.run.replay import ReplayResult, replay_run
-    from mnemarket.run.run_info import header_line, mark_interrupted, run_header, run_status, saved_summary, writer_active
+    from mnemarket.run.run_info import (
+        header_line,
+        mark_interrupted,
+        read_summary,
+        run_header,
+        run_status,
+        saved_summary,
+        writer_active,
+    )
     from mnemarket.run.runner import Progress, Runner, build_service
     from mnemarket.run.scenario import ResolvedScenario, ScenarioConfig, ServiceSpec, load_scenario
     from mnemarket.run.summary import agent_figures, agent_totals, memory_stores, summarize
@@ -61,6 +70,6 @@ __all__ = [
     "build_service", "check_optimum", "header_line", "iter_contexts", "load_models_file", "load_scenario",
     "mark_interrupted", "memory_stores",
     "new_run_dir", "newest_contexts", "owner_of", "prepare_output_dir", "prepare_run_dir", "read_contexts",
-    "read_run_config", "replay_run", "run_header", "run_status", "saved_summary", "summarize", "write_atomic",
+    "read_run_config", "read_summary", "replay_run", "run_header", "run_status", "saved_summary", "summarize", "write_atomic",
     "write_run_config", "writer_active",
 ]

@@ -14,9 +14,13 @@ import os
 import time
 from collections import defaultdict
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, TypedDict, cast
 
+from pydantic import TypeAdapter, ValidationError
+
+from mnemarket.errors import ConfigError, describe_errors
 from mnemarket.jsonl import read_json_object
 from mnemarket.run.context_log import iter_contexts
 from mnemarket.run.output_dirs import write_atomic
@@ -47,10 +51,48 @@ def writer_active(run_dir: Path) -> bool:
     return False
 
 
+@cache
+def _summary_adapter() -> TypeAdapter[RunSummary]:
+    return TypeAdapter(RunSummary)
+
+
+def read_summary(run_dir: Path) -> RunSummary:
+    """summary.json as the runner (or an interrupt) last wrote it, checked against `RunSummary`;
+    {} when there is none (a run killed before its end). Any key may be missing, at any depth (an
+    older run's summary lacks the newer ones), but one that is there has its type; the values are
+    returned as read.
+
+    Raises:
+        ConfigError: the file is damaged (cut, not UTF-8, too large, not a JSON object, or a key
+            of the wrong type), naming the file, the key and how to get a whole one.
+    """
+    path = Path(run_dir) / SUMMARY
+    if not path.exists():
+        return {}
+    data = read_json_object(path)  # bounded: a huge file is damaged, not read whole
+    if data is None:
+        problem = "not a JSON object (cut, not UTF-8 or too large)"
+    else:
+        try:
+            _summary_adapter().validate_python(data, strict=True)  # strict: a figure stored as text is damage
+            errors = []
+        except ValidationError as exc:  # a key an older run's summary lacks (an agent's lessons_written) is no damage
+            errors = [error for error in exc.errors(include_url=False) if error["type"] != "missing"]
+        if not errors:
+            return cast("RunSummary", data)  # as read: no value coerced, keys RunSummary does not name kept
+        problem = describe_errors(errors, "summary", limit=3)
+    raise ConfigError(f"{path} is damaged ({problem}). The runner writes it at the end of each run part: restore it "
+                      f"from a backup or run again; `mnemarket inspect {run_dir}` shows the figures recomputed from "
+                      "world.db")
+
+
 def saved_summary(run_dir: Path) -> RunSummary:
-    """summary.json as the runner (or an interrupt) last wrote it; {} when there is none or it is damaged.
-    Its keys are not checked: a reader takes each with ``.get`` (an older run may lack some)."""
-    return cast("RunSummary", read_json_object(Path(run_dir) / SUMMARY) or {})  # bounded: a huge or damaged file is {}
+    """`read_summary`, or {} when summary.json is damaged: for what only says how a run stands (its
+    status, the header, `mark_interrupted`), which a damaged file must not stop."""
+    try:
+        return read_summary(run_dir)
+    except ConfigError:
+        return {}
 
 
 def run_status(run_dir: Path) -> str:
@@ -156,5 +198,5 @@ def budget_overruns(run_dir: Path) -> list[BudgetOverrun]:
             for (agent, step), e in sorted(steps.items()) if e.over]
 
 
-__all__ = ["INTERRUPTED", "budget_overruns", "header_line", "mark_interrupted", "run_header", "run_status",
-           "saved_summary", "writer_active"]
+__all__ = ["INTERRUPTED", "budget_overruns", "header_line", "mark_interrupted", "read_summary", "run_header",
+           "run_status", "saved_summary", "writer_active"]

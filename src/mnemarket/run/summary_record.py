@@ -7,7 +7,9 @@ are typed dicts: the keys and values are what the file always held.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, TypedDict
+from typing import Any
+
+from typing_extensions import TypedDict  # pydantic validates a read-back file against it (run_info.read_summary)
 
 
 class BudgetOverrun(TypedDict):

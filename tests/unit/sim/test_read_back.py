@@ -233,11 +233,43 @@ def test_metadata_that_disagrees_with_the_events_is_a_damaged_world(run, stateme
 
 # -- the other files a run reads back: summary.json, events.jsonl -------------------------------------------------
 
-@pytest.mark.parametrize("damage", [b"{cut", b"\xff\xfe", b"[1, 2]"])
+@pytest.mark.parametrize("damage", [b"{cut", b"\xff\xfe", b"[1, 2]", b'{"agents": 5, "status": ["finished"]}'])
 def test_a_damaged_summary_only_loses_how_the_run_ended(run, damage):
     (run / "summary.json").write_bytes(damage)
     code, output = _cli("inspect", str(run))
     assert code == 0 and "scrip: total" in output, output
+    code, output = _cli("inspect", str(run), "--json")
+    assert code == 0 and json.loads(output)["models"] == {}, output
+
+
+def test_the_summary_reads_back_as_written_and_an_older_one_lacking_keys_too(run):
+    from mnemarket.run import read_summary
+
+    written = json.loads((run / "summary.json").read_text())
+    assert read_summary(run) == written != {}
+    older = written | {"agents": {agent: {k: v for k, v in figures.items() if k != "lessons_written"}
+                                  for agent, figures in written["agents"].items()}}
+    del older["budget_overruns"]
+    (run / "summary.json").write_text(json.dumps(older))  # before lessons_written and budget_overruns existed
+    assert read_summary(run) == older
+    (run / "summary.json").unlink()
+    assert read_summary(run) == {}  # a run killed before its end wrote none
+
+
+@pytest.mark.parametrize("damage, problem", [
+    (b"{cut", "not a JSON object"),
+    (b'{"balances": [1, 2]}', "balances:"),
+    (b'{"agents": {"alpha": {"turns": "3"}}}', "agents.alpha.turns:"),  # a figure stored as text
+])
+def test_the_metrics_refuse_a_damaged_summary_naming_the_file_and_the_key(run, damage, problem):
+    from mnemarket.errors import ConfigError
+    from mnemarket.reports.metrics import load_run
+
+    (run / "summary.json").write_bytes(damage)
+    with pytest.raises(ConfigError) as caught:
+        load_run(run)
+    said = str(caught.value)
+    assert f"{run / 'summary.json'} is damaged" in said and problem in said and "run again" in said, said
 
 
 def test_damaged_event_lines_are_left_out_of_the_metrics(run):
