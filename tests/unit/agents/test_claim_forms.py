@@ -4,16 +4,12 @@ bounties a claim could still win are offered (not one already won, nor one witho
 
 from __future__ import annotations
 
-from mnemarket.agents import Agent, AgentConfig
-from mnemarket.agents.config import WorkflowConfig, WorkflowStep
-from mnemarket.agents.decision import decision_for
-from mnemarket.genesis import install_genesis
-from mnemarket.genesis.config import Bounty, GenesisConfig
-from mnemarket.kernel import InvokeArtifact, World
-from mnemarket.providers import ScriptedLLM
-from mnemarket.providers.hashing_embedder import HashingEmbedder
+from mnemarket.agents import Agent
+from mnemarket.agents.config import WorkflowStep
+from mnemarket.genesis.config import Bounty
+from mnemarket.kernel import InvokeArtifact
 
-from .helpers import COMPONENTS
+from .helpers import one_step_agent, reply_alternatives
 
 VAULT = Bounty(id="vault_code", kind="answer", description="the vault code?", reward=40, answer="7421")
 GATE = Bounty(id="gate_code", kind="answer", description="the gate code?", reward=40, answer="3830")
@@ -21,18 +17,12 @@ POEM = Bounty(id="poem", kind="artifact", description="a poem", reward=5, must_c
 
 
 def agent_with(bounties: list[Bounty]) -> Agent:
-    world = World()
-    genesis = install_genesis(world, HashingEmbedder(), GenesisConfig(bounties=bounties))
-    workflow = WorkflowConfig(steps=[WorkflowStep(name="act", prompt="claim", actions=["genesis_bounty.claim"])])
-    agent = Agent(AgentConfig(id="kit", workflow=workflow), COMPONENTS, world, genesis,
-                  ScriptedLLM(lambda messages, schema: {"action_type": "noop"}, name="test"))
-    agent.setup()
-    return agent
+    return one_step_agent("kit", WorkflowStep(name="act", prompt="claim", actions=["genesis_bounty.claim"]), bounties)
 
 
 def claim_args(agent: Agent) -> list[dict]:
-    schema = decision_for(150, agent.world_view(step="act")).reply_json_schema()
-    return [a["properties"]["args"] for a in schema["anyOf"] if a["properties"].get("method", {}).get("const") == "claim"]
+    return [a["properties"]["args"] for a in reply_alternatives(agent, "act")
+            if a["properties"].get("method", {}).get("const") == "claim"]
 
 
 def claim(agent: Agent, **args) -> bool:

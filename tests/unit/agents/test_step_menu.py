@@ -15,26 +15,18 @@ from mnemarket.kernel import World
 from mnemarket.providers import ScriptedLLM
 from mnemarket.providers.hashing_embedder import HashingEmbedder
 
-from .helpers import COMPONENTS
+from .helpers import COMPONENTS, one_step_agent, reply_alternatives
 
 BOUNTIES = [Bounty(id="vault_code", kind="answer", description="the vault code?", reward=40, answer="7421"),
             Bounty(id="poem", kind="artifact", description="a poem", reward=5, must_contain=["escrow"])]
 
 
 def agent_with(actions: list[str]) -> Agent:
-    world = World()
-    genesis = install_genesis(world, HashingEmbedder(), GenesisConfig(bounties=BOUNTIES))
-    workflow = WorkflowConfig(steps=[WorkflowStep(name="recall", prompt="find the fact", actions=actions)])
-    agent = Agent(AgentConfig(id="beta", workflow=workflow), COMPONENTS, world, genesis,
-                  ScriptedLLM(lambda messages, schema: {"action_type": "noop"}, name="test"))
-    agent.setup()
-    return agent
+    return one_step_agent("beta", WorkflowStep(name="recall", prompt="find the fact", actions=actions), BOUNTIES)
 
 
 def alternatives(agent: Agent) -> list[dict]:
-    from mnemarket.agents.decision import decision_for
-    schema = decision_for(150, agent.world_view(step="recall")).reply_json_schema()
-    return schema["anyOf"]
+    return reply_alternatives(agent, "recall")
 
 
 def test_menu_narrows_the_reply_schema_to_the_step_and_names_ids_as_enums():
