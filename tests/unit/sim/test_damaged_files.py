@@ -7,7 +7,6 @@ and `resume` in a read-only run directory rewrote config.json and died with OSEr
 from __future__ import annotations
 
 import os
-import shutil
 import sqlite3
 from pathlib import Path
 
@@ -15,25 +14,18 @@ import pytest
 from typer.testing import CliRunner
 
 from mnemarket.cli.app import app
-from mnemarket.experiments.pipeline import run_scenario
-from mnemarket.run.runner import RunOptions
 
-from .fast_demo import fast_demo
+from .fast_demo import finished_demo, run_copy
 
 
 @pytest.fixture(scope="module")
 def finished(tmp_path_factory) -> Path:
-    base = tmp_path_factory.mktemp("damaged")
-    run_dir = base / "run"
-    assert run_scenario(fast_demo(base, turns=2), run_dir, RunOptions(model="scripted")).state == "finished"
-    return run_dir
+    return finished_demo(tmp_path_factory.mktemp("damaged"))
 
 
 @pytest.fixture
 def run(finished, tmp_path) -> Path:
-    copy = tmp_path / "run"
-    shutil.copytree(finished, copy)
-    return copy
+    return run_copy(finished, tmp_path)
 
 
 def one_line_error(args: list[str], code: int, *needles: str) -> str:

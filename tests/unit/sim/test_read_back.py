@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import resource
-import shutil
 import sqlite3
 import subprocess
 import sys
@@ -23,13 +22,11 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from mnemarket.cli.app import app
-from mnemarket.experiments.pipeline import run_scenario
 from mnemarket.genesis.context_record import ContextHit, ContextRecord, ContextSection
 from mnemarket.providers.accounting import CallLog
 from mnemarket.run.context_log import CONTEXTS, LOST_TEXT, PARTS, ContextLog, read_contexts
-from mnemarket.run.runner import RunOptions
 
-from .fast_demo import fast_demo
+from .fast_demo import finished_demo, run_copy
 
 FAST = settings(max_examples=40, deadline=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
@@ -38,17 +35,12 @@ WORDS = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_siz
 
 @pytest.fixture(scope="module")
 def finished(tmp_path_factory) -> Path:
-    base = tmp_path_factory.mktemp("read_back")
-    run_dir = base / "run"
-    assert run_scenario(fast_demo(base, turns=2), run_dir, RunOptions(model="scripted", record=True)).state == "finished"
-    return run_dir
+    return finished_demo(tmp_path_factory.mktemp("read_back"), record=True)
 
 
 @pytest.fixture
 def run(finished, tmp_path) -> Path:
-    copy = tmp_path / "run"
-    shutil.copytree(finished, copy)
-    return copy
+    return run_copy(finished, tmp_path)
 
 
 def _cli(*args: str) -> tuple[int, str]:
