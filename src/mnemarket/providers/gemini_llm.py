@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
-from mnemarket.errors import ConfigError, ProviderError
+from mnemarket.errors import ConfigError
 from mnemarket.providers.gemini_client import (
     DEFAULT_ATTEMPTS,
     DEFAULT_INITIAL_DELAY_S,
@@ -262,9 +262,7 @@ class GeminiLLM(CompletionLLM):
     def _refused(self, exc: RequestRefused) -> Exception:
         """A refusal as this call's failed result, or the error that stops the run when schema
         refusals keep coming."""
-        if exc.kind != "context_overflow" and self._streak.rejected():
-            return ProviderError(f"{self.model_id}: {self._streak.count} requests in a row refused; last: {exc}")
-        return ReplyFailed(str(exc))
+        return self._streak.refused(exc.kind, str(exc), self.model_id)
 
     def _continued(self, request: CompletionRequest, config: Any) -> Completion:
         """One reply: the request, then each continuation it asks for, every request retried on its

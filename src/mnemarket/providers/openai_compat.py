@@ -26,7 +26,6 @@ from mnemarket.providers.llm import (
     CompletionLLM,
     CompletionRequest,
     ModelCallFailed,
-    ReplyFailed,
     Sampling,
     StructuredMode,
     Usage,
@@ -343,10 +342,7 @@ class OpenAICompatLLM(CompletionLLM):
         kind = classify(exc.status, exc.body)
         if kind not in ("context_overflow", "format"):  # wiring, or a request shape every call shares
             return exc
-        if kind != "context_overflow" and self._streak.rejected():
-            return ProviderError(f"{self.model_id}: {self._streak.count} requests in a row refused; last: "
-                                 f"{describe(kind, exc.status, exc.body)}")
-        return ReplyFailed(describe(kind, exc.status, exc.body))
+        return self._streak.refused(kind, describe(kind, exc.status, exc.body), self.model_id)
 
 
 #: Texts per embeddings request (OpenAI takes up to 2048 inputs; local servers far fewer at once).

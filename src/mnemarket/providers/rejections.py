@@ -13,6 +13,9 @@ from __future__ import annotations
 import re
 from typing import Literal
 
+from mnemarket.errors import ProviderError
+from mnemarket.providers.llm import ReplyFailed
+
 Rejection = Literal["context_overflow", "format", "token_field", "wiring", "request"]
 
 #: Context overflow as OpenAI (``context_length_exceeded``), vLLM, llama.cpp, Ollama and Gemini
@@ -68,6 +71,13 @@ class RejectionStreak:
         """Count one; True when the limit is reached (the caller then stops the run)."""
         self.count += 1
         return self.count >= self.limit
+
+    def refused(self, kind: Rejection, message: str, model_id: str) -> ReplyFailed | ProviderError:
+        """One request's refusal as the call's failed result, or, once refusals that are not the
+        prompt's own (a context overflow) reach the limit, the error that stops the run."""
+        if kind != "context_overflow" and self.rejected():
+            return ProviderError(f"{model_id}: {self.count} requests in a row refused; last: {message}")
+        return ReplyFailed(message)
 
 
 __all__ = ["MAX_REJECTIONS_IN_A_ROW", "Rejection", "RejectionStreak", "classify", "describe"]
