@@ -131,11 +131,14 @@ def _exit_interrupted(line: str) -> NoReturn:
 
 def _on_compare_interrupt(experiment_file: Path, experiment, watcher) -> Callable[..., None]:
     """The Ctrl-C handler of `compare`: stop the cells' workers, mark the started cells
-    interrupted, print the command that continues, exit 130 (`experiments.interrupt`)."""
-    def handler(signum: int, frame: Any) -> None:
+    interrupted, print the command that continues, exit 130 (`experiments.interrupt`). On Ray the
+    executor takes the first Ctrl-C itself and `compare` calls this once it has stopped."""
+    def handler(signum: int, frame: Any, note: str = "") -> None:
         from mnemarket.experiments import interrupt_cells, resume_line
 
         watcher.stop_showing()
+        if note:
+            sys.stderr.write(note + "\n")
         line = resume_line(experiment_file, experiment.out_dir)
         interrupt_cells([experiment.cell_dir(cell) for cell in experiment.cells()], line)
         _exit_interrupted(line)
@@ -551,6 +554,7 @@ def compare(experiment: Path = typer.Argument(..., help="experiment YAML, e.g. c
             allow_dir: list[Path] = _allow_dir_option()) -> None:
     """Run a models x memory-configs x seeds matrix (resumable) and write comparison.json/.md/.html."""
     from mnemarket.experiments import (
+        CellsCancelled,
         CellWatcher,
         check_credentials,
         check_model,
@@ -592,11 +596,15 @@ def compare(experiment: Path = typer.Argument(..., help="experiment YAML, e.g. c
             if warning not in warned:
                 warned.add(warning)
                 console.print(f"[yellow]warning ({escape(cell.id)}): {escape(warning)}[/yellow]")
-    previous = signal.signal(signal.SIGINT, _on_compare_interrupt(experiment, loaded, watcher))
+    on_interrupt = _on_compare_interrupt(experiment, loaded, watcher)
+    previous = signal.signal(signal.SIGINT, on_interrupt)
     try:
         with allow_dirs(allow_dir or ()), watcher.showing(console, enabled=not report_only):  # cells' configs are written here
             path = run_loaded(loaded, max_workers=workers, only_report=report_only, progress=report,
                               executor=executor, address=address)
+    except CellsCancelled as stopped:  # Ray's cells are cancelled and its processes stopped
+        on_interrupt(signal.SIGINT, None, note=f"cancelled {len(stopped.cancelled)} cell(s) on Ray; each starts "
+                                                "again from its state in the experiment directory")
     finally:
         signal.signal(signal.SIGINT, previous)
     document = json.loads(path.read_text())

@@ -16,7 +16,7 @@ _MODULES = {
     "compare_progress": ["CellWatcher", "results_table"],
     "experiment": ["ExperimentConfig", "check_experiment", "load_experiment", "run_experiment", "run_loaded"],
     "experiment_checks": ["check_credentials", "plan_warnings"],
-    "interrupt": ["interrupt_cells", "resume_line"],
+    "interrupt": ["CellsCancelled", "interrupt_cells", "resume_line"],
     "model_check": ["check_model", "needs_check"],
     "pipeline": ["create_runner", "open_runner", "replay_run", "resume_run", "run_scenario"],
     "validate": ["validate_path"],
@@ -34,13 +34,13 @@ if TYPE_CHECKING:
         run_loaded,
     )
     from mnemarket.experiments.experiment_checks import check_credentials, plan_warnings
-    from mnemarket.experiments.interrupt import interrupt_cells, resume_line
+    from mnemarket.experiments.interrupt import CellsCancelled, interrupt_cells, resume_line
     from mnemarket.experiments.model_check import check_model, needs_check
     from mnemarket.experiments.pipeline import create_runner, open_runner, replay_run, resume_run, run_scenario
     from mnemarket.experiments.validate import validate_path
 
 __all__ = [
-    "CellWatcher", "ExperimentConfig", "check_credentials", "check_experiment", "check_model", "create_runner",
+    "CellWatcher", "CellsCancelled", "ExperimentConfig", "check_credentials", "check_experiment", "check_model", "create_runner",
     "interrupt_cells", "load_experiment", "needs_check", "open_runner", "plan_warnings", "replay_run", "results_table",
     "resume_line", "resume_run", "run_experiment", "run_loaded", "run_scenario", "validate_path",
 ]

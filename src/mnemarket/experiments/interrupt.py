@@ -5,19 +5,64 @@ whole process group receives, reaches only `compare`. It terminates the workers 
 commits atomically with its event, so a cell stopped mid-turn resumes exactly, as after kill -9:
 plans/reliability.md), marks every started, unfinished cell interrupted in its summary.json, and
 prints the command that continues: the same `compare` runs only the cells without a cell.json.
+
+On Ray the cells run in Ray's workers, not in children of `compare`, and Ray's own processes
+ignore SIGINT. The Ray executor therefore defers a first Ctrl-C (:func:`deferred_interrupt`):
+it cancels its tasks, keeps any cell that came back finished, stops the Ray it started, and then
+raises :class:`CellsCancelled`, which `compare` ends like the pool path (exit 130, the same line).
+A cell cancelled on Ray starts again from the state the head holds (the work it did on its
+worker since it was sent is lost, as after kill -9 of that worker).
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from types import FrameType
 
 from mnemarket.experiments.cell import cell_done
 from mnemarket.run import mark_interrupted
 
 WORKER_EXIT_SECONDS = 5.0
 """How long a terminated worker gets to exit before it is killed."""
+
+
+class CellsCancelled(KeyboardInterrupt):
+    """A Ctrl-C stopped the cells on Ray: ``cancelled`` names the cells that were in flight."""
+
+    def __init__(self, cancelled: list[str]):
+        super().__init__(f"cancelled {len(cancelled)} cell(s) in flight on Ray")
+        self.cancelled = cancelled
+
+
+@contextmanager
+def deferred_interrupt() -> Iterator[threading.Event]:
+    """While open, a first Ctrl-C only sets the yielded event, for the caller to stop at a point of
+    its choosing; a second goes to the handler in place before (the command line's: stop at once).
+    Off the main thread, where no handler can be set, the event stays clear and Ctrl-C is unchanged."""
+    stop = threading.Event()
+    if threading.current_thread() is not threading.main_thread():
+        yield stop
+        return
+    previous = signal.getsignal(signal.SIGINT)
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        if not stop.is_set():
+            stop.set()
+        elif callable(previous):
+            previous(signum, frame)
+        elif previous != signal.SIG_IGN:  # SIG_DFL, or a handler Python did not install
+            signal.default_int_handler(signum, frame)
+
+    signal.signal(signal.SIGINT, handler)
+    try:
+        yield stop
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def ignore_interrupts() -> None:
@@ -50,4 +95,4 @@ def interrupt_cells(cell_dirs: list[Path], line: str) -> list[Path]:
     return marked
 
 
-__all__ = ["ignore_interrupts", "interrupt_cells", "resume_line"]
+__all__ = ["CellsCancelled", "deferred_interrupt", "ignore_interrupts", "interrupt_cells", "resume_line"]

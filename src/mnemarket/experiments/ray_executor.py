@@ -17,10 +17,16 @@ Python version as the head.
 A local Ray (no address) is reachable from this machine only: its node address is 127.0.0.1, so
 its servers (GCS, raylet, object manager, workers, agents) bind loopback, the dashboard is off, and
 Ray never probes a public DNS address to find an external one (see :func:`loopback_ray`).
+
+Ctrl-C (`experiments.interrupt`): the cells in flight are cancelled (a worker's task is
+interrupted, so its temporary folder goes; what does not stop within `CANCEL_SECONDS` is killed),
+cells that came back finished are kept, the local Ray is stopped, and :class:`CellsCancelled`
+is raised. A cancelled cell resumes from the state the head holds.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import io
 import ipaddress
@@ -29,6 +35,7 @@ import os
 import shutil
 import tarfile
 import tempfile
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -36,6 +43,7 @@ from typing import Any, Protocol, TypedDict, TypeVar
 
 from mnemarket.errors import ConfigError
 from mnemarket.experiments.cell import run_cell
+from mnemarket.experiments.interrupt import CellsCancelled, deferred_interrupt
 from mnemarket.reports import CellOutcome
 
 
@@ -55,6 +63,11 @@ class ActorPlace(TypedDict):
     node: str
     pid: int
     cells: int
+
+POLL_SECONDS = 0.25
+"""How often the head looks for a Ctrl-C while it waits for cells."""
+CANCEL_SECONDS = 10.0
+"""How long cancelled cells get to stop before their workers are killed."""
 
 _INSTALL_HINT = "install the cluster extra: pip install 'mnemarket[cluster]' (Ray)"
 LOOPBACK = "127.0.0.1"
@@ -174,23 +187,26 @@ def run_cells_on_ray(cells: list[tuple[C, Path]], *, address: str | None, is_loc
 
     Raises:
         ConfigError: Ray is not installed, or the cluster cannot be reached.
+        CellsCancelled: Ctrl-C (in the main thread); the cells in flight were cancelled and this
+            call's Ray connection (and the local Ray it started) closed.
     """
     ray = _ray()
-    if ray.is_initialized():
-        return _run_cells(ray, cells, is_local, progress)
-    if address:
-        _init(ray, address, include_dashboard=False)
-    else:
-        with loopback_ray() as options:
-            _init(ray, "local", **options)
-            if not is_loopback(ray.util.get_node_ip_address()):  # never serve a local Ray beyond loopback
-                ray.shutdown()
-                raise ConfigError(f"a local Ray came up on {ray.util.get_node_ip_address()}, not {LOOPBACK}; "
-                                  "refusing to run cells on it (this Ray version ignores the loopback settings)")
-    try:
-        return _run_cells(ray, cells, is_local, progress)
-    finally:
-        ray.shutdown()
+    with deferred_interrupt() as stop:
+        if ray.is_initialized():
+            return _run_cells(ray, cells, is_local, progress, stop)
+        if address:
+            _init(ray, address, include_dashboard=False)
+        else:
+            with loopback_ray() as options:
+                _init(ray, "local", **options)
+                if not is_loopback(ray.util.get_node_ip_address()):  # never serve a local Ray beyond loopback
+                    ray.shutdown()
+                    raise ConfigError(f"a local Ray came up on {ray.util.get_node_ip_address()}, not {LOOPBACK}; "
+                                      "refusing to run cells on it (this Ray version ignores the loopback settings)")
+        try:
+            return _run_cells(ray, cells, is_local, progress, stop)
+        finally:
+            ray.shutdown()
 
 
 def _init(ray: Any, address: str, **options: Any) -> None:
@@ -202,24 +218,23 @@ def _init(ray: Any, address: str, **options: Any) -> None:
 
 
 def _run_cells(ray: Any, cells: list[tuple[C, Path]], is_local: Callable[[str], bool],
-               progress: Callable[[C, CellOutcome], None] | None) -> dict[C, CellOutcome]:
+               progress: Callable[[C, CellOutcome], None] | None, stop: threading.Event) -> dict[C, CellOutcome]:
     task = ray.remote(num_cpus=1, max_retries=1)(run_packed)
     local_cells = [(cell, path) for cell, path in cells if is_local(cell.model)]
-    actors = _node_actors(ray) if local_cells else []
+    actors = _node_actors(ray) if local_cells and not stop.is_set() else []
     futures: dict[Any, tuple[C, Path]] = {}
     for (cell, path), actor in zip(local_cells, itertools.cycle(actors)):
         futures[actor.run.remote(cell.id, pack(path))] = (cell, path)
     for cell, path in cells:
-        if not is_local(cell.model):
+        if not is_local(cell.model) and not stop.is_set():
             futures[task.remote(cell.id, pack(path))] = (cell, path)
     outcomes: dict[C, CellOutcome] = {}
-    waiting = list(futures)
-    while waiting:
-        done, waiting = ray.wait(waiting, num_returns=1)
-        cell, path = futures[done[0]]
+
+    def collect(ref: Any) -> None:
+        cell, path = futures[ref]
         outcome: CellOutcome
         try:
-            outcome, data = ray.get(done[0])
+            outcome, data = ray.get(ref)
             unpack(data, path)
             outcome = {**outcome, "run_dir": str(path)}
         except Exception as exc:  # noqa: BLE001 - one cell's failure must not stop the others
@@ -227,7 +242,39 @@ def _run_cells(ray: Any, cells: list[tuple[C, Path]], is_local: Callable[[str], 
         outcomes[cell] = outcome
         if progress:
             progress(cell, outcome)
+
+    waiting = list(futures)
+    while waiting and not stop.is_set():
+        done, waiting = ray.wait(waiting, num_returns=1, timeout=POLL_SECONDS)
+        for ref in done:
+            collect(ref)
+    if stop.is_set():
+        finished = _cancel(ray, waiting, actors)
+        for ref in finished:
+            collect(ref)
+        raise CellsCancelled([cell.id for cell, _ in cells if cell not in outcomes])
     return outcomes
+
+
+def _cancel(ray: Any, refs: list[Any], actors: list[Any]) -> list[Any]:
+    """Cancel the cells of ``refs``; returns those that came back finished all the same."""
+    for actor in actors:  # a local-model cell may be in a decode a KeyboardInterrupt waits for
+        ray.kill(actor, no_restart=True)
+    for ref in refs:  # a KeyboardInterrupt in the task: run_packed's temporary folder is removed
+        with contextlib.suppress(Exception):
+            ray.cancel(ref)
+    ended, left = ray.wait(refs, num_returns=len(refs), timeout=CANCEL_SECONDS) if refs else ([], [])
+    for ref in left:
+        with contextlib.suppress(Exception):
+            ray.cancel(ref, force=True)
+    finished = []
+    for ref in ended:
+        try:
+            ray.get(ref, timeout=0)
+        except Exception:  # noqa: BLE001, S112 - cancelled, killed or failed: the head's copy stands
+            continue
+        finished.append(ref)
+    return finished
 
 
 def _node_actors(ray: Any) -> list[Any]:

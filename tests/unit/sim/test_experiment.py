@@ -335,3 +335,60 @@ def test_a_baseline_outside_the_matrix_is_a_configuration_error(tmp_path):
     with pytest.raises(ConfigError, match="baseline 'gemini:nope' is not in the matrix"):
         run_experiment(path, tmp_path / "o")
     assert not (tmp_path / "o" / "cells").exists()
+
+
+def test_ctrl_c_during_compare_on_ray_cancels_its_cells_and_leaves_no_ray_process(tmp_path):
+    """A terminal's Ctrl-C (SIGINT to the whole process group) during `compare --executor ray`:
+    exit 130 with the resume line, as on the process pool; the cells' temporary folders on the
+    workers are gone, every process the local Ray started has ended, and the head's cells are as
+    they were before they were sent (no cell.json, no half-swapped directory)."""
+    pytest.importorskip("ray")
+    import contextlib
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.unit.sim.fast_demo import fast_demo
+    from tests.unit.sim.sockets import descendants
+
+    path = _write(tmp_path, scenario=str(fast_demo(tmp_path)), seeds=[1, 2], sessions=500, turns=20,
+                  configs={"metacognitive": {"agents": {"components": ["semantic_memory"]}}})
+    out, work = tmp_path / "out", tmp_path / "work"
+    work.mkdir()
+    env = os.environ | {"PYTHONPATH": os.pathsep.join(sys.path), "TMPDIR": str(work),  # the cells' folders
+                        "RAY_TMPDIR": "/tmp"}  # Ray's own session stays where it always is (socket path lengths)
+    child = subprocess.Popen([sys.executable, "-m", "mnemarket.cli.app", "compare", str(path), "--out", str(out),
+                              "--executor", "ray"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True, start_new_session=True)  # its own group, as a terminal's foreground job
+    try:
+        deadline = time.monotonic() + 240
+        while len(list(work.glob("mnemarket-cell-*/*/world.db"))) < 2:  # both cells playing on Ray's workers
+            assert child.poll() is None and time.monotonic() < deadline, "compare ended or its cells never started"
+            time.sleep(0.2)
+        ray_processes = descendants(child.pid) - {child.pid}
+        configs = {cell: (cell / "config.json").read_bytes() for cell in out.glob("cells/*")}
+        os.killpg(child.pid, signal.SIGINT)
+        stdout, stderr = child.communicate(timeout=120)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(child.pid, signal.SIGKILL)
+    assert child.returncode == 130, stdout + stderr
+    assert f"interrupted; continue with: mnemarket compare {path} --out {out}" in stderr
+    assert "cancelled 2 cell(s) on Ray" in stderr
+    assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr
+    assert len(ray_processes) >= 3  # GCS, raylet and the two workers at least: the check below means something
+
+    def running(pid: int) -> bool:
+        try:
+            return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+        except OSError:
+            return False
+    deadline = time.monotonic() + 60  # Ray's processes end on their own schedule after shutdown
+    while any(running(pid) for pid in ray_processes) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert [pid for pid in ray_processes if running(pid)] == []
+    assert list(work.iterdir()) == []  # each cancelled task removed its temporary folder
+    assert {cell: (cell / "config.json").read_bytes() for cell in out.glob("cells/*")} == configs
+    assert not list(out.glob("cells/*/cell.json")) and not list(out.glob("cells/.*"))
