@@ -30,9 +30,11 @@ from mnemarket.providers import (
     LLMResult,
     MemoEmbedder,
     ScriptedLLM,
+    Spent,
     make_embedder,
     make_llm,
     models_record,
+    read_spent,
 )
 from mnemarket.run.context_log import ContextLog
 from mnemarket.run.heap import HeapTrimmer, release_free_heap
@@ -167,23 +169,42 @@ class Runner:
         path = self.run_dir / "llm_calls.jsonl"
         return CallLog.read(path) if path.exists() else []
 
-    def _budget(self, spent: list[CallRecord]) -> Budget | None:
+    def _budget(self, spent: Spent) -> Budget | None:
         """One budget for the whole run (the lower of `--spend-cap` and the scenario's
-        `llm_spend_cap_usd`), counting what earlier parts of the run spent."""
+        `llm_spend_cap_usd`), counting what earlier parts of the run spent (a damaged line of the
+        call log as a dear call: `providers.spent`).
+
+        Raises:
+            ConfigError: a cap applies and a damaged line of the call log cannot be estimated.
+        """
         options = self.config.options
         caps = [c for c in (options.spend_cap_usd, self.config.resolved.scenario.llm_spend_cap_usd) if c is not None]
+        capped = [a.id for a in self.config.resolved.agents if a.budget.llm_spend_cap_usd is not None]
+        if caps or options.token_cap is not None or capped:
+            self._count_damaged(spent)
         if not caps and options.token_cap is None:
             return None
         return Budget(max_cost=min(caps) if caps else None, max_tokens=options.token_cap,
-                      spent_cost=sum(r.cost for r in spent),
-                      spent_tokens=sum(r.prompt_tokens + r.completion_tokens for r in spent))
+                      spent_cost=spent.cost(), spent_tokens=spent.tokens())
 
-    def _agent_budget(self, agent: AgentConfig, spent: list[CallRecord]) -> Budget | None:
+    def _count_damaged(self, spent: Spent) -> None:
+        unknown = spent.unknown()
+        if unknown:
+            raise ConfigError(
+                f"{self.run_dir / 'llm_calls.jsonl'} line(s) {', '.join(map(str, unknown[:10]))} are damaged (cut by a "
+                "kill or edited) and the log holds no whole call to estimate them by, so the spend caps cannot count "
+                "them. Look at the line(s): write the call's figures back as a whole record, or delete the line if "
+                "that call cost nothing; then resume again")
+        note = spent.note()
+        if note:
+            self.warnings.append(note)
+
+    def _agent_budget(self, agent: AgentConfig, spent: Spent) -> Budget | None:
         """The agent's `budget.llm_spend_cap_usd` inside the run's budget (the run's alone when unset)."""
         cap = agent.budget.llm_spend_cap_usd
         if cap is None:
             return self.budget
-        return Budget(max_cost=cap, spent_cost=sum(r.cost for r in spent if r.principal == agent.id),
+        return Budget(max_cost=cap, spent_cost=spent.cost(agent.id),
                       label=f"agent {agent.id!r} budget.llm_spend_cap_usd", within=self.budget)
 
     def setup(self) -> World:
@@ -199,7 +220,7 @@ class Runner:
         self._check_database()
         world_store = SqlWorldStore(self.db_url)
         self.world = World(world_store)
-        spent = self._spent()
+        spent = read_spent(self.run_dir / "llm_calls.jsonl")
         self.budget = self._budget(spent)
         self.call_log = CallLog(self.run_dir / "llm_calls.jsonl")
         base_embedder = make_embedder(resolved.scenario.embedder)
