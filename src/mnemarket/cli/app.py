@@ -493,6 +493,8 @@ def replay(run_dir: Path, out: Path = typer.Option(None, help="where to re-execu
     from mnemarket.experiments import replay_run
 
     result = replay_run(run_dir, out)
+    if result.note:
+        console.print(f"note: {result.note}", style="yellow", markup=False, highlight=False)
     if result.matched:
         console.print(f"[green]replay matched[/green]: {result.events} events, balances and artifacts identical "
                       f"({result.out_dir})")

@@ -21,6 +21,8 @@ class ReplayResult:
     out_dir: Path
     events: int
     detail: str = ""
+    note: str = ""
+    """What the replay could not check (events of the recorded run written before digests existed)."""
 
 
 def differences(before: World, after: World) -> list[str]:
@@ -61,6 +63,11 @@ def replay_run(run_dir: str | Path, out: str | Path | None = None, *,
     original = Runner.open(run_dir)
     if not original.config.options.record or not (run_dir / "recordings").is_dir():
         raise ConfigError(f"{run_dir} was not recorded; run it with --record to replay it")
+    recorded = SqlWorldStore(original.db_url)
+    try:  # the run replayed against must be the run that was recorded: no event row edited since
+        note = recorded.check_events().note() or ""
+    finally:
+        recorded.close()
     out = prepare_output_dir(Path(out) if out else run_dir.with_name(run_dir.name + "-replay"), "replay",
                              protect=run_dir)
     options = original.config.options.model_copy(update={"record": False, "replay_from": str(run_dir.resolve()),
@@ -70,7 +77,7 @@ def replay_run(run_dir: str | Path, out: str | Path | None = None, *,
     try:
         replayed.run()
     except ProviderError as exc:  # a divergence names the call
-        return ReplayResult(False, out, 0, str(exc))
+        return ReplayResult(False, out, 0, str(exc), note)
     finally:
         replayed.close()
     before = World(SqlWorldStore(original.db_url))
@@ -78,8 +85,8 @@ def replay_run(run_dir: str | Path, out: str | Path | None = None, *,
     try:
         differing = differences(before, after)
         if not differing:
-            return ReplayResult(True, out, after.event_count)
-        return ReplayResult(False, out, after.event_count, f"replayed run differs in {'; '.join(differing)}")
+            return ReplayResult(True, out, after.event_count, note=note)
+        return ReplayResult(False, out, after.event_count, f"replayed run differs in {'; '.join(differing)}", note)
     finally:
         before.close()
         after.close()

@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import bindparam, func, insert, or_, select, update
+from sqlalchemy import bindparam, func, insert, inspect, or_, select, text, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Connection, Engine
@@ -17,6 +17,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from mnemarket.errors import StoreError
 from mnemarket.kernel import AccessPolicy, Artifact, ChangeSet, Event, LedgerEntry, WorldSnapshot, decode_part
 from mnemarket.store.engine import damaged, describe, make_engine, mapped_reads
+from mnemarket.store.event_chain import DIGEST_COLUMN, ChainCheck, check_rows, event_digest
 from mnemarket.store.schema import create_tables
 from mnemarket.store.world_tables import (
     WORLD_TABLES,
@@ -35,6 +36,7 @@ _artifacts = table_of(ArtifactRow)
 _ledger = table_of(LedgerRow)
 _events = table_of(EventRow)
 _state = table_of(StateRow)
+_event_fields = [c for c in _events.c if c.name != DIGEST_COLUMN]  # what an Event is built from
 
 _META_COLUMNS = ("tick", "initial", "minted", "burned", "event_count", "ledger_count")
 
@@ -107,8 +109,12 @@ class SqlWorldStore:
                 for table in WORLD_TABLES:
                     for index in table.indexes:
                         index.create(conn, checkfirst=True)
+            with engine.connect() as conn:  # a database from before event digests gains the column on its next event
+                self._chained = DIGEST_COLUMN in {c["name"] for c in inspect(conn).get_columns(_events.name)}
         except SQLAlchemyError as exc:
             raise damaged(engine, exc, "world database") from exc
+        self._tail: tuple[int, str | None] | None = None
+        """(id, digest) of the newest event row, once a commit has looked it up or written it."""
 
     def _prepare_statements(self, upsert: Any) -> None:
         # Built once: constructing statements costs more than executing them on a hot path.
@@ -163,11 +169,30 @@ class SqlWorldStore:
     def commit(self, changes: Sequence[ChangeSet]) -> None:
         try:
             with self.engine.begin() as conn:
-                self._write(conn, changes)
+                tail = self._write(conn, changes)
         except SQLAlchemyError as exc:
             raise StoreError(f"commit failed, nothing was written: {exc}") from exc
+        if tail is not None:  # only once committed: a failed commit leaves the chain where it was
+            self._tail, self._chained = tail, True
 
-    def _write(self, conn: Connection, changes: Sequence[ChangeSet]) -> None:
+    def _chain(self, conn: Connection, events: list[dict[str, Any]]) -> tuple[int, str | None] | None:
+        """Give each new event row its digest, chained to the row before it; returns the new tail."""
+        if not events:
+            return None
+        if not self._chained:
+            conn.execute(text(f"ALTER TABLE {_events.name} ADD COLUMN {DIGEST_COLUMN} TEXT"))
+        first = events[0]["id"]
+        if self._tail is not None and self._tail[0] == first - 1:
+            previous = self._tail[1]
+        elif self._chained:
+            previous = conn.execute(select(_events.c.digest).where(_events.c.id == first - 1)).scalar()
+        else:
+            previous = None
+        for row in events:
+            row[DIGEST_COLUMN] = previous = event_digest(previous or "", row)
+        return events[-1]["id"], previous
+
+    def _write(self, conn: Connection, changes: Sequence[ChangeSet]) -> tuple[int, str | None] | None:
         artifacts: dict[str, Artifact] = {}
         principals: dict[str, str] = {}
         balances: dict[str, int] = {}
@@ -204,6 +229,7 @@ class SqlWorldStore:
             conn.execute(self._delete_state, deletes)
         if ledger:
             conn.execute(self._insert_ledger, ledger)
+        tail = self._chain(conn, events)
         if events:
             conn.execute(self._insert_event, events)
         if meta:
@@ -211,9 +237,10 @@ class SqlWorldStore:
         for change in changes:
             for hook in change.hooks:
                 hook(conn)
+        return tail
 
     def events(self, *, after: int = 0, limit: int | None = None, principal: str | None = None) -> list[Event]:
-        query = select(_events).where(_events.c.id > after).order_by(_events.c.id)
+        query = select(*_event_fields).where(_events.c.id > after).order_by(_events.c.id)
         if principal is not None:
             query = query.where(_events.c.principal == principal)
         if limit is not None:
@@ -223,6 +250,24 @@ class SqlWorldStore:
                           action=decode_part(r.action_json), result=decode_part(r.result_json),
                           meta=decode_part(r.meta_json))
                     for r in conn.execute(query)]
+
+    def check_events(self) -> ChainCheck:
+        """Walk every event row against its digest (`store.event_chain`); returns how many rows
+        matched and how many predate digests.
+
+        Raises:
+            StoreError: naming the first event row that does not match.
+        """
+        with self._reading(), self.engine.connect() as conn:
+            if not self._chained:
+                check = ChainCheck(0, conn.execute(select(func.count()).select_from(_events)).scalar_one(), None)
+            else:
+                check = check_rows(conn.execution_options(yield_per=2000).execute(
+                    select(_events).order_by(_events.c.id)))
+        if check.bad:
+            raise StoreError(f"world database {describe(self.engine)} was edited or damaged: {check.bad}; restore it "
+                             "from a backup or start a new run")
+        return check
 
     def ledger(self, *, principal: str | None = None, limit: int | None = None) -> list[LedgerEntry]:
         query = select(_ledger).order_by(_ledger.c.id.desc())

@@ -74,6 +74,9 @@ class EventRow(SQLModel, table=True):
     action_json: str = Field(sa_column=Column(Text, nullable=False))
     result_json: str = Field(sa_column=Column(Text, nullable=False))
     meta_json: str = Field(sa_column=Column(Text, nullable=False))
+    digest: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    """Running digest over this row and the ones before it (`store.event_chain`); None in rows
+    written before it existed."""
 
 
 class StateRow(SQLModel, table=True):
