@@ -219,10 +219,10 @@ class Runner:
         resolved = self.config.resolved
         self._check_database()
         world_store = SqlWorldStore(self.db_url)
+        self.world = World(world_store)  # its load refuses counters that disagree with the rows (a row deleted)
         note = world_store.check_events().note()  # an event row edited since it was written stops the resume
         if note:
             self.warnings.append(f"world database: {note}")
-        self.world = World(world_store)
         spent = read_spent(self.run_dir / "llm_calls.jsonl")
         self.budget = self._budget(spent)
         self.call_log = CallLog(self.run_dir / "llm_calls.jsonl")
