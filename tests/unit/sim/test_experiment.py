@@ -392,3 +392,18 @@ def test_ctrl_c_during_compare_on_ray_cancels_its_cells_and_leaves_no_ray_proces
     assert list(work.iterdir()) == []  # each cancelled task removed its temporary folder
     assert {cell: (cell / "config.json").read_bytes() for cell in out.glob("cells/*")} == configs
     assert not list(out.glob("cells/*/cell.json")) and not list(out.glob("cells/.*"))
+
+
+def test_a_deferred_interrupt_takes_the_first_ctrl_c_and_passes_on_the_second():
+    import os
+    import signal
+
+    from mnemarket.experiments.interrupt import deferred_interrupt
+
+    before = signal.getsignal(signal.SIGINT)
+    with deferred_interrupt() as stop:
+        os.kill(os.getpid(), signal.SIGINT)  # os.kill runs the handler of a signal to its own process before returning
+        assert stop.is_set()  # the first only asks the caller to stop
+        with pytest.raises(KeyboardInterrupt):  # the second reaches the handler before it (pytest's: raise)
+            os.kill(os.getpid(), signal.SIGINT)
+    assert signal.getsignal(signal.SIGINT) is before
