@@ -179,8 +179,8 @@ class Runner:
         """
         options = self.config.options
         caps = [c for c in (options.spend_cap_usd, self.config.resolved.scenario.llm_spend_cap_usd) if c is not None]
-        capped = [a.id for a in self.config.resolved.agents if a.budget.llm_spend_cap_usd is not None]
-        if caps or options.token_cap is not None or capped:
+        agent_caps = any(a.budget.llm_spend_cap_usd is not None for a in self.config.resolved.agents)
+        if caps or options.token_cap is not None or agent_caps:
             self._count_damaged(spent)
         if not caps and options.token_cap is None:
             return None
