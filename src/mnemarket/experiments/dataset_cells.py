@@ -29,6 +29,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from mnemarket.agents import checked_llm_spec
 from mnemarket.errors import ConfigError
 from mnemarket.evals import (
     ANSWERABLE,
@@ -43,7 +44,6 @@ from mnemarket.evals import (
 )
 from mnemarket.experiments.cell import CELL_FILE, cell_done
 from mnemarket.jsonl import read_json_object
-from mnemarket.providers import check_llm_spec
 from mnemarket.yaml_config import deep_merge
 
 # `experiment`, `config` and `cell` below are experiments.experiment's Experiment, ExperimentConfig and
@@ -77,12 +77,7 @@ def eval_options(options: dict[str, Any], where: str, **cell: Any) -> LocomoOpti
 
 
 def _reader_model(value: str) -> str:
-    if value != EXTRACTIVE:
-        try:
-            check_llm_spec(value)
-        except ConfigError as exc:
-            raise ValueError(str(exc)) from None
-    return value
+    return value if value == EXTRACTIVE else checked_llm_spec(value)
 
 
 ReaderModel = Annotated[str, AfterValidator(_reader_model)]

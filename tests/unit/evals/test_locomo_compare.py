@@ -249,3 +249,16 @@ def test_observe_mode_and_the_answer_judge_are_eval_options_of_a_config(tmp_path
     groups = {g["config"]: g for g in document["locomo"]["groups"]}
     assert groups["observe"]["mode"] == "observe" and groups["observe"]["formation_rate"] == 1.0
     assert "<td>observe</td>" in (tmp_path / "out" / "comparison.html").read_text()
+
+
+def test_a_misspelt_reader_is_refused_with_the_message_a_scenario_experiment_gives(tmp_path):
+    """`models:` of a dataset experiment is checked by the agents' model-string check (plus `extractive`)."""
+    messages = []
+    for folder, change in (("dataset", {}), ("scenario", {"scenario": str(ROOT / "config" / "demo.yaml"),
+                                                          "dataset": None})):
+        path = _write(tmp_path / folder, models=["extractive", "gemni:flash"], **change)
+        with pytest.raises(ConfigError) as caught:
+            load_experiment(path)
+        messages.append(str(caught.value).replace(str(path), "FILE"))
+    assert "Did you mean 'gemini'?" in messages[0] and "models.1" in messages[0]
+    assert messages[1].endswith(messages[0].split("models.1", 1)[1])  # the same words after the field
