@@ -44,6 +44,7 @@ from mnemarket.evals import (
 )
 from mnemarket.experiments.cell import CELL_FILE, cell_done
 from mnemarket.jsonl import read_json_object
+from mnemarket.providers import ModelProfile
 from mnemarket.yaml_config import deep_merge
 
 # `experiment`, `config` and `cell` below are experiments.experiment's Experiment, ExperimentConfig and
@@ -54,8 +55,9 @@ NOT_A_READER = ("scripted",)
 """Model forms that cannot answer a question (a scripted policy plays a scenario's plan)."""
 
 
-CELL_FIELDS = ("data", "conversations", "model", "seed")
-"""`eval locomo` options each cell takes from the matrix; every other option of `LocomoOptions` is an
+CELL_FIELDS = ("data", "conversations", "model", "profile", "seed")
+"""`eval locomo` options each cell takes from the matrix (`profile`: its model's, from a `models:` mapping, as a
+scenario cell's run takes it); every other option of `LocomoOptions` is an
 eval option that `dataset:` and a config's `dataset:` may set (one source of truth: the command's)."""
 
 
@@ -142,8 +144,6 @@ def check_dataset_fields(config: Any) -> None:
     readers = [m for m in config.models if m.partition(":")[0] in NOT_A_READER]
     if readers:
         raise ValueError(f"models {readers} cannot answer questions; use {EXTRACTIVE!r} (the reference reader) or an LLM")
-    if config.profiles:
-        raise ValueError("model profiles are not applied to dataset cells yet; list the models without profiles")
     for name, override in config.configs.items():
         if override.agents or override.per_agent or override.oracle:
             raise ValueError(f"configs.{name} sets agents/per_agent/oracle, which a `dataset:` experiment has no "
@@ -152,8 +152,11 @@ def check_dataset_fields(config: Any) -> None:
 
 
 def options_for(config: Any, name: str, **cell: Any) -> LocomoOptions:
-    """The eval options of config ``name`` (its `dataset:` merged over the experiment's) with a cell's fields."""
+    """The eval options of config ``name`` (its `dataset:` merged over the experiment's) with a cell's fields;
+    a cell's model brings its profile (`ExperimentConfig.profile_of`, as a scenario cell's run options)."""
     assert config.dataset is not None
+    if "model" in cell:
+        cell["profile"] = config.profile_of(cell["model"])
     return eval_options(deep_merge(config.dataset.options, config.configs[name].dataset), f"configs.{name}.dataset",
                         **cell)
 
@@ -223,6 +226,11 @@ def prepare_dataset_cell(experiment: Any, cell: Any) -> Path:
     return run_dir
 
 
+def _shown(profile: ModelProfile | None) -> dict[str, Any] | None:
+    """A profile as comparison.json shows it: the options it sets."""
+    return profile.model_dump(mode="json", exclude_defaults=True) if profile is not None else None
+
+
 def write_dataset_comparison(experiment: Any, dirs: dict[Any, Path], outcomes: Mapping[Any, Mapping[str, Any]]) -> Path:
     """LoCoMo's per-category table per (model, config) and a row per cell, into comparison.json/.md/.html/.csv."""
     config = experiment.config
@@ -250,17 +258,19 @@ def write_dataset_comparison(experiment: Any, dirs: dict[Any, Path], outcomes: M
             options = options_for(config, name, model=model)
             members = [c for c in cells if c["model"] == model and c["config"] == name]
             rows = pooled.get((model, name), [])
-            group = {"model": model, "config": name, "condition": options.condition, "cells": len(members),
+            group = {"model": model, "config": name, "condition": options.condition, "profile": _shown(options.profile),
+                     "cells": len(members),
                      "finished": sum(c["status"] == "finished" for c in members),
                      "seeds": sorted({c["seed"] for c in members if c["status"] == "finished"})}
             if rows:
-                group |= group_summary(rows, options.model_dump())
+                group |= group_summary(rows, options.model_dump(mode="json"))
             groups.append(group)
     document = {
         "experiment": config.name, "description": config.description, "experiment_file": str(experiment.path),
         "dataset": config.dataset.model_dump() | {"data": str(data_dir(experiment)),
                                                   "mode": options_for(config, next(iter(config.configs))).mode},
-        "matrix": {"models": config.models, "seeds": config.seeds,
+        "matrix": {"models": config.models, "profiles": {m: _shown(config.profile_of(m)) for m in config.models},
+                   "seeds": config.seeds,
                    "conversation_sets": [list(s) for s in conversation_sets(experiment)],
                    "configs": {name: {"condition": options_for(config, name).condition, "options": override.dataset,
                                       "description": override.description}

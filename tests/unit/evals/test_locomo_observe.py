@@ -40,7 +40,7 @@ def _run_with_model(opts: LocomoOptions, out: Path, llm) -> list[dict]:
     import mnemarket.evals.locomo_run as locomo_run
 
     make = locomo_run.make_reader
-    locomo_run.make_reader = lambda model: llm  # the scripted double, named explicitly by the test
+    locomo_run.make_reader = lambda options: llm  # the scripted double, named explicitly by the test
     try:
         return run_locomo(opts, out)
     finally:
