@@ -36,6 +36,7 @@ from mnemarket.evals import (
     EXTRACTIVE,
     LocomoOptions,
     check_options,
+    effect_section,
     group_summary,
     load_conversations,
     open_options,
@@ -243,7 +244,7 @@ def write_dataset_comparison(experiment: Any, dirs: dict[Any, Path], outcomes: M
         results = read_json_object(run_dir / "results.json") if cell_done(run_dir) else None
         if results is not None:
             info = read_json_object(run_dir / CELL_FILE) or {}
-            pooled.setdefault((cell.model, cell.config), []).extend(read_rows(run_dir))
+            pooled.setdefault((cell.model, cell.config), []).extend({**r, "seed": cell.seed} for r in read_rows(run_dir))
             row |= {"status": "finished", "seconds": info.get("seconds"), "warnings": info.get("warnings") or [],
                     "report": os.path.relpath(run_dir / "report.html", experiment.out_dir),
                     "results": {k: results[k] for k in ("questions", "f1", "em", "evidence_recall_at_10")}}
@@ -278,7 +279,9 @@ def write_dataset_comparison(experiment: Any, dirs: dict[Any, Path], outcomes: M
         "generated": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "machine": {"platform": platform.platform(), "machine": platform.machine(), "cores": os.cpu_count()},
         "cells": cells,
-        "locomo": {"categories": list(ANSWERABLE), "groups": groups},
+        "locomo": {"categories": list(ANSWERABLE), "groups": groups}
+                  | effect_section(pooled, config.models, {name: options_for(config, name).condition
+                                                           for name in config.configs}),
     }
     return write_locomo_comparison(experiment.out_dir, document)
 
