@@ -163,14 +163,30 @@ def test_extractive_and_dataset_options_need_a_dataset(tmp_path):
             load_experiment(path)
 
 
-def test_two_dataset_cells_run_on_a_local_ray_as_in_the_process_pool(tmp_path):
+def test_dataset_cells_run_on_a_local_ray_as_in_the_process_pool_with_their_profiles(tmp_path):
+    """One Ray start (a slow, load-sensitive step) for both: Ray runs dataset cells as the pool does, and a
+    model's profile (tests/unit/evals/test_locomo_profiles.py) reaches the reader on a Ray worker."""
     pytest.importorskip("ray")
-    path = _write(tmp_path, dataset={"name": "locomo", "data": "data", "conversations": [7], "embedder": "hashing"})
-    pool = json.loads(run_experiment(path, tmp_path / "pool", max_workers=1).read_text())
-    seen: list[str] = []
-    on_ray = json.loads(run_experiment(path, tmp_path / "ray", executor="ray",
-                                       progress=lambda kind, cell, outcome: seen.append(cell.id)).read_text())
-    assert sorted(seen) == ["extractive__oracle__c7__s0", "extractive__rag__c7__s0"]
+    from tests.unit.evals.test_locomo_profiles import PROFILE, PROFILED_COST, chats, reply
+    from tests.unit.providers.fake_servers import FakeServer, openai_api
+
+    with FakeServer(openai_api(reply)) as server:
+        model = f"openai:{server.url}/v1:fake"
+        path = _write(tmp_path, dataset={"name": "locomo", "data": "data", "conversations": [7], "embedder": "hashing"},
+                      models={"extractive": None, model: PROFILE})
+        pool = json.loads(run_experiment(path, tmp_path / "pool", max_workers=1).read_text())
+        asked_by_pool = len(chats(server))
+        seen: list[str] = []
+        on_ray = json.loads(run_experiment(path, tmp_path / "ray", executor="ray",
+                                           progress=lambda kind, cell, outcome: seen.append(cell.id)).read_text())
+    on_ray_requests = chats(server)[asked_by_pool:]
+    assert len(on_ray_requests) == asked_by_pool == 14  # 7 questions x 2 configs, answered by the profiled model
+    assert all(r.body["response_format"]["type"] == "json_object" for r in on_ray_requests)
+    profiled = [c for c in on_ray["cells"] if c["model"] == model]
+    assert all(r["cost_usd"] == pytest.approx(PROFILED_COST) for c in profiled for r in read_rows(Path(c["run_dir"])))
+    assert [g["profile"] for g in on_ray["locomo"]["groups"] if g["model"] == model] == [PROFILE, PROFILE]
+    slug = f"openai-http-127-0-0-1-{server.url.rsplit(':', 1)[1]}-v1-fake"
+    assert sorted(seen) == sorted(f"{m}__{c}__c7__s0" for m in ("extractive", slug) for c in ("oracle", "rag"))
     for cell in on_ray["cells"]:  # the run directories came back to the head, finished
         run_dir = Path(cell["run_dir"])
         assert cell["status"] == "finished" and run_dir.is_relative_to(tmp_path / "ray")
