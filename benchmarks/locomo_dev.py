@@ -1,8 +1,11 @@
 """The LoCoMo dev set: five real long conversations read from ../shared at run time (never copied).
 
 LoCoMo: Maharana et al., "Evaluating Very Long-Term Conversational Memory of LLM Agents", ACL 2024
-(snap-research/locomo; released for research use). Each conversation's dialogue turns become one
-memory each, added through the public ``MemoryStore`` API exactly as an application would:
+(snap-research/locomo; released for research use). The files are read by the eval's reader
+(`mnemarket.evals.load_conversations`: record text, sessions, dates, evidence ids and LoCoMo's
+category numbers have one source) and handed to the benchmarks as plain dicts. Each
+conversation's dialogue turns become one memory each, added through the public ``MemoryStore`` API
+exactly as an application would:
 
     store = MemoryStore()                          # fresh store, defaults
     store.add("<speaker>: <text>[ shares <caption>]", created=<session number>,
@@ -15,17 +18,18 @@ adversarial) with evidence is a query, scored by the share of its evidence turns
 
 from __future__ import annotations
 
-import json
 import os
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from mnemarket import evals
 
 ENV_DIR = "MNEMARKET_LOCOMO_DIR"
 """Overrides where the conversations are read from."""
 DEFAULT_DIR = Path(__file__).resolve().parents[1] / ".." / "shared" / "datasets" / "locomo-dev"
 """Relative to the repository root: ../shared/datasets/locomo-dev."""
-CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+CATEGORIES = {number: name for number, name in evals.CATEGORY_NAMES.items() if number != evals.ADVERSARIAL}
+"""The categories queried: 1-4 (the adversarial 5 has no answer to retrieve)."""
 
 
 @dataclass
@@ -48,34 +52,19 @@ def missing_message(path: Path) -> str:
             f"conversation files (26.json, 30.json, ...) there or point {ENV_DIR} at them.")
 
 
-def turn_text(turn: dict) -> str:
-    text = f"{turn['speaker']}: {turn['text']}"
-    if turn.get("blip_caption"):
-        text += f" shares {turn['blip_caption']}"
-    return text
+def as_queries(conv: evals.Conversation) -> Conversation:
+    """The eval's conversation as the benchmarks read it: turn dicts, and the questions of categories
+    1-4 that cite evidence."""
+    turns = [{"text": t.text, "created": float(t.session), "dia_id": t.dia_id, "speaker": t.speaker, "date": t.date}
+             for t in conv.turns]
+    questions = [{"question": q.question, "evidence": set(q.evidence), "category": q.category}
+                 for q in conv.questions if q.category in CATEGORIES and q.evidence]
+    return Conversation(conv.name, turns, questions)
 
 
 def load(path: Path | None = None) -> list[Conversation] | None:
     """The conversations, or None when the folder holds none."""
     path = path or locomo_dir()
-    files = sorted(path.glob("*.json")) if path.is_dir() else []
-    if not files:
+    if not (path.is_dir() and any(path.glob("*.json"))):
         return None
-    out = []
-    for file in files:
-        data = json.loads(file.read_text())
-        conv = Conversation(file.stem)
-        session = 1
-        while f"session_{session}" in data:
-            date = data.get(f"session_{session}_date_time", "")
-            for turn in data[f"session_{session}"]:
-                conv.turns.append({"text": turn_text(turn), "created": float(session), "dia_id": turn["dia_id"],
-                                   "speaker": turn["speaker"], "date": date})
-            session += 1
-        for qa in data["qa"]:
-            # a few evidence entries list several ids in one string ("D1:3; D1:5")
-            evidence = {e.strip() for item in qa.get("evidence", []) for e in re.split(r"[;,]", item) if e.strip()}
-            if qa.get("category") in CATEGORIES and evidence:
-                conv.questions.append({"question": qa["question"], "evidence": evidence, "category": qa["category"]})
-        out.append(conv)
-    return out
+    return [as_queries(conv) for conv in evals.load_conversations(path)]

@@ -15,6 +15,7 @@ from mnemarket.agents.config import (
     RagConfig,
     WorkingMemoryConfig,
     check_components,
+    checked_llm_spec,
     load_agent_config,
     load_component_file,
     load_components,
@@ -32,5 +33,5 @@ __all__ = [
     "TurnPlan", "WorkingMemory", "categorical_resp", "check_components", "load_agent_config", "load_components",
     "numerical_resp", "utterance", "DEFAULT_PREFIXES", "LLMSpec", "RagConfig", "WorkingMemoryConfig",
     "load_component_file", "estimate_tokens", "check_menus", "StepFit", "fit_warnings", "step_fits",
-    "prefixed_entries", "ReaderAnswer", "clean_answer", "reader_text", "reply_answer",
+    "prefixed_entries", "ReaderAnswer", "clean_answer", "reader_text", "reply_answer", "checked_llm_spec",
 ]

@@ -334,4 +334,5 @@ def check_components(config: AgentConfig, components: dict[str, Component], path
 
 __all__ = ["OPEN_BOUNTIES_UNUSED", "QUERY_VARIABLES", "AgentConfig", "AnswerStepConfig", "BudgetConfig", "CharacterConfig",
     "Component", "LLMSpec", "MemoryConfig", "RagConfig", "ReflectionConfig", "WorkflowConfig", "WorkflowStep",
-    "WorkingMemoryConfig", "check_components", "load_agent_config", "load_component_file", "load_components", "placeholders"]
+    "WorkingMemoryConfig", "check_components", "checked_llm_spec", "load_agent_config", "load_component_file",
+    "load_components", "placeholders"]

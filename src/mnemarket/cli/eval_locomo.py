@@ -30,18 +30,23 @@ def locomo(data: Path = typer.Option(..., help="folder of LoCoMo conversation fi
                                                         "100 plus one per dialogue turn)"),
            judge: str = typer.Option(None, help="an LLM judge of the answers, recorded in OUT/judge.jsonl "
                                                 "(replay:PATH replays a recorded judge.jsonl)"),
+           models_file: Path = typer.Option(None, help="models.yaml: model strings -> profiles (price, structured "
+                                                       "mode, ...); --model runs with its profile there"),
            seed: int = typer.Option(0)) -> None:
     """Ask LoCoMo's questions through an agent's memory; writes results.json, questions.csv, report.html."""
     from pydantic import ValidationError
 
     from mnemarket.errors import ConfigError, validation_problems
     from mnemarket.evals import LocomoOptions, category_table, run_locomo, write_outputs
+    from mnemarket.run import load_models_file
 
+    profile = load_models_file(models_file).get(model) if models_file is not None else None
     try:
         options = LocomoOptions(data=str(data), conversations=[c.strip() for c in conversations.split(",") if c.strip()],
                                 model=model, mode=mode, condition=condition, embedder=embedder,
                                 rag_limit=rag_limit, window=window, limit=limit, sessions=sessions,
-                                observe_turns=observe_turns, budget=budget, judge=judge, seed=seed)
+                                observe_turns=observe_turns, budget=budget, judge=judge, seed=seed,
+                                profile=profile)
     except ValidationError as exc:
         raise ConfigError(validation_problems(exc, label=lambda loc: "--" + "-".join(map(str, loc)).replace("_", "-"))
                           ) from None
@@ -52,7 +57,7 @@ def locomo(data: Path = typer.Option(..., help="folder of LoCoMo conversation fi
 
     start = time.perf_counter()
     rows = run_locomo(options, out, progress)
-    summary = write_outputs(out, rows, options.model_dump(), round(time.perf_counter() - start, 1))
+    summary = write_outputs(out, rows, options.model_dump(mode="json"), round(time.perf_counter() - start, 1))
     table = Table(title=f"LoCoMo {summary['model']} / {summary['mode']} / {summary['condition']}")
     for column in ("category", "n", "F1", "EM", "evidence recall@10"):
         table.add_column(column, justify="left" if column == "category" else "right")

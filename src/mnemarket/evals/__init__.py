@@ -5,7 +5,7 @@ a run does, and never reaches into the command line)."""
 
 from typing import TYPE_CHECKING
 
-from mnemarket.evals.locomo_data import CATEGORY_NAMES, Conversation, Question, Turn, load_conversations
+from mnemarket.evals.locomo_data import ADVERSARIAL, CATEGORY_NAMES, Conversation, Question, Turn, load_conversations
 from mnemarket.evals.scoring import abstained, exact_match, locomo_f1, normalize_answer, token_f1
 from mnemarket.lazy_front import lazy_exports
 
@@ -13,12 +13,18 @@ from mnemarket.lazy_front import lazy_exports
 _LAZY = {"locomo_run": ["OPTIONS_FILE", "ROWS_FILE", "LocomoOptions", "check_options", "open_options", "question_order",
                         "read_rows", "run_locomo"],
          "outputs": ["ANSWERABLE", "category_table", "write_outputs"], "reader": ["EXTRACTIVE"],
-         "comparison": ["category_rows", "group_summary", "scored_groups", "write_locomo_comparison"]}
+         "comparison": ["category_rows", "effect_section", "group_summary", "scored_groups", "write_locomo_comparison"]}
 if not TYPE_CHECKING:  # mypy reads the imports below, so a name missing from them is an error
     __getattr__ = lazy_exports(__name__, _LAZY)
 
 if TYPE_CHECKING:
-    from mnemarket.evals.comparison import category_rows, group_summary, scored_groups, write_locomo_comparison
+    from mnemarket.evals.comparison import (
+        category_rows,
+        effect_section,
+        group_summary,
+        scored_groups,
+        write_locomo_comparison,
+    )
     from mnemarket.evals.locomo_run import (
         OPTIONS_FILE,
         ROWS_FILE,
@@ -33,8 +39,8 @@ if TYPE_CHECKING:
     from mnemarket.evals.reader import EXTRACTIVE
 
 __all__ = [
-    "CATEGORY_NAMES", "Conversation", "Question", "Turn", "abstained", "exact_match", "load_conversations",
+    "ADVERSARIAL", "CATEGORY_NAMES", "Conversation", "Question", "Turn", "abstained", "exact_match", "load_conversations",
     "locomo_f1", "normalize_answer", "token_f1", "LocomoOptions", "run_locomo", "category_table", "write_outputs",
     "OPTIONS_FILE", "ROWS_FILE", "check_options", "open_options", "question_order", "read_rows", "ANSWERABLE", "EXTRACTIVE",
-    "category_rows", "group_summary", "scored_groups", "write_locomo_comparison",
+    "category_rows", "effect_section", "group_summary", "scored_groups", "write_locomo_comparison",
 ]

@@ -5,6 +5,11 @@ builds the document from its cells).
 A (model, config) group pools the question rows of its finished cells, over seeds and conversation
 sets, and is scored as one eval (`outputs.results`): the means are over questions, as LoCoMo's
 own table is, not means of cell means. Adversarial questions stay apart (abstention rate).
+
+The memory effect is the ladder's (reports/ladder_results.py) on questions: per model and category,
+the F1 of the `memory` config minus the `no_memory` config's (or the one rag config minus the one
+no-memory config), paired by seed and question, its 95 % interval clustered by conversation (the
+questions of one conversation share its world: plans/locomo-eval.md says why not by seed).
 """
 
 from __future__ import annotations
@@ -16,8 +21,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from mnemarket.evals.outputs import ANSWERABLE, results
+from mnemarket.evals.outputs import ANSWERABLE, results, scored
 from mnemarket.evals.reports import render
+from mnemarket.reports import MEMORY_OFF, MEMORY_ON, MIN_SEEDS, EffectTable, MemoryEffect, clustered_mean
 from mnemarket.run import write_atomic
 
 GROUP_KEYS = ("questions", "scored", "f1", "em", "evidence_recall_at_10", "categories", "adversarial",
@@ -26,12 +32,77 @@ GROUP_KEYS = ("questions", "scored", "f1", "em", "evidence_recall_at_10", "categ
 """What a group keeps of `outputs.results` (the funnel and per-conversation figures stay in each cell)."""
 TABLE_METRICS = (("f1", "F1"), ("em", "EM"), ("evidence_recall_at_10", "evidence recall@10"))
 CSV_COLUMNS = ("experiment", "model", "config", "condition", "category", "n", "f1", "em", "evidence_recall_at_10")
+OVERALL, ADVERSARIAL_ROW = "overall 1-4", "adversarial"
+EFFECT_COLUMNS = (*ANSWERABLE, OVERALL, ADVERSARIAL_ROW)
+"""The memory effect's columns: categories 1-4, their pool, and category 5 (its F1 is 1 for an abstention)."""
 
 
 def group_summary(rows: list[dict[str, Any]], options: dict[str, Any]) -> dict[str, Any]:
     """The pooled rows of one (model, config) group scored as one eval."""
     summary = results(rows, options)
     return {key: summary[key] for key in GROUP_KEYS}
+
+
+def effect_configs(conditions: Mapping[str, str]) -> tuple[str, str] | None:
+    """The (memory, no-memory) configs the effect pairs, from config name -> condition: those named
+    `memory` and `no_memory`, else the only rag config and the only no-memory one; None otherwise."""
+    if MEMORY_ON in conditions and MEMORY_OFF in conditions:
+        return MEMORY_ON, MEMORY_OFF
+    on = [name for name, condition in conditions.items() if condition == "rag"]
+    off = [name for name, condition in conditions.items() if condition == "no-memory"]
+    return (on[0], off[0]) if len(on) == len(off) == 1 else None
+
+
+def memory_effect(on: list[dict[str, Any]], off: list[dict[str, Any]]) -> dict[str, MemoryEffect]:
+    """Column -> on minus off F1 over the questions both answered (rows carry their cell's ``seed``),
+    paired by (seed, question), the interval clustered by conversation (none below `MIN_SEEDS` of them)."""
+    def keyed(rows: list[dict[str, Any]]) -> dict[tuple[int, str], dict[str, Any]]:
+        return {(row["seed"], row["question_id"]): row for row in rows}
+
+    with_memory, without = keyed(on), keyed(off)
+    pairs = [(with_memory[key], without[key]) for key in sorted(set(with_memory) & set(without))]
+    columns: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = {}
+    for a, b in pairs:
+        if scored([a]):  # categories 1-4 with evidence, as the headline F1
+            columns.setdefault(a["category_name"], []).append((a, b))
+            columns.setdefault(OVERALL, []).append((a, b))
+        elif a["category"] == 5:
+            columns.setdefault(ADVERSARIAL_ROW, []).append((a, b))
+    out: dict[str, MemoryEffect] = {}
+    for column in EFFECT_COLUMNS:
+        chosen = columns.get(column, [])
+        if chosen:
+            delta, ci = clustered_mean([a["f1"] - b["f1"] for a, b in chosen], [a["conversation"] for a, _ in chosen],
+                                       bounds=(-1.0, 1.0))
+            out[column] = MemoryEffect(delta=delta, ci=ci, n_pairs=len(chosen))
+    return out
+
+
+def effect_section(pooled: Mapping[tuple[str, str], list[dict[str, Any]]], models: list[str],
+                   conditions: Mapping[str, str]) -> dict[str, Any]:
+    """comparison.json's ``locomo.memory_effect`` (model -> column -> {delta, ci, n_pairs}, the ladder's
+    shape) and ``locomo.memory_effect_configs`` (what was paired, how; None: no such pair of configs)."""
+    pair = effect_configs(conditions)
+    if pair is None:
+        return {"memory_effect": {}, "memory_effect_configs": None}
+    on, off = pair
+    table: EffectTable = {}
+    for model in models:
+        effect = memory_effect(pooled.get((model, on), []), pooled.get((model, off), []))
+        if effect:
+            table[model] = effect
+    return {"memory_effect": table,
+            "memory_effect_configs": {"memory": on, "no_memory": off, "metric": "f1", "paired_by": "seed and question",
+                                      "clustered_by": "conversation", "min_clusters_for_interval": MIN_SEEDS}}
+
+
+def effect_text(effect: MemoryEffect | None) -> str:
+    """``+0.123 [+0.05, +0.20] (n 40)``; the interval is n/a below `MIN_SEEDS` conversations."""
+    if effect is None or effect["delta"] is None:
+        return "–"
+    ci = effect["ci"]
+    interval = f"[{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else "[n/a]"
+    return f"{effect['delta']:+.3f} {interval} (n {effect['n_pairs']})"
 
 
 def scored_groups(document: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -86,6 +157,14 @@ def comparison_markdown(document: dict[str, Any]) -> str:
               "|---|---|---|---|"]
     lines += [f"| {_md_cell(g['model'])} / {_md_cell(g['config'])} | {g['adversarial']['n']} | "
               f"{g['adversarial']['abstention_rate']:.3f} | {g['false_abstention_rate']:.3f} |" for g in groups]
+    pair = document["locomo"].get("memory_effect_configs")
+    if pair:
+        lines += ["", f"## Memory effect: {_md_cell(pair['memory'])} minus {_md_cell(pair['no_memory'])} (F1, paired "
+                  "by seed and question; 95 % interval clustered by conversation, n/a below "
+                  f"{pair['min_clusters_for_interval']})",
+                  "", "| model | " + " | ".join(EFFECT_COLUMNS) + " |", "|---" * (len(EFFECT_COLUMNS) + 1) + "|"]
+        lines += [f"| {_md_cell(model)} | " + " | ".join(effect_text(effect.get(c)) for c in EFFECT_COLUMNS) + " |"
+                  for model, effect in document["locomo"]["memory_effect"].items()]
     lines += ["", "## Cells", "", "| cell | status | questions | F1 1-4 | report |", "|---|---|---|---|---|"]
     for cell in document["cells"]:
         result = cell.get("results") or {}
@@ -96,6 +175,7 @@ def comparison_markdown(document: dict[str, Any]) -> str:
 
 def comparison_html(document: dict[str, Any]) -> str:
     return render("locomo_comparison.html.j2", document=document, answerable=ANSWERABLE, metrics=TABLE_METRICS,
+                  effect_columns=EFFECT_COLUMNS, effect_text=effect_text,
                   groups=scored_groups(document),
                   pending=[g for g in document["locomo"]["groups"] if "categories" not in g])
 
@@ -110,5 +190,6 @@ def write_locomo_comparison(out_dir: Path, document: dict[str, Any]) -> Path:
     return path
 
 
-__all__ = ["CSV_COLUMNS", "category_rows", "comparison_csv", "comparison_html", "comparison_markdown", "group_summary",
-           "scored_groups", "write_locomo_comparison"]
+__all__ = ["CSV_COLUMNS", "EFFECT_COLUMNS", "category_rows", "comparison_csv", "comparison_html", "comparison_markdown",
+           "effect_configs", "effect_section", "effect_text", "group_summary", "memory_effect", "scored_groups",
+           "write_locomo_comparison"]

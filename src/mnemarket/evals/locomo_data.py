@@ -3,8 +3,8 @@
 LoCoMo: Maharana et al., "Evaluating Very Long-Term Conversational Memory of LLM Agents", ACL 2024
 (snap-research/locomo). A file holds `speaker_a`, `speaker_b`, `session_N` (turns `{speaker, dia_id,
 text, [blip_caption]}`), `session_N_date_time` and `qa` (`{question, answer | adversarial_answer,
-evidence, category}`). The category numbers are the dataset's own, read as benchmarks/locomo_dev.py
-reads them (the numbering the field gets wrong most often).
+evidence, category}`). The category numbers are the dataset's own (the numbering the field gets wrong
+most often); this is their one mapping: benchmarks/locomo_dev.py reads the files through this module.
 """
 
 from __future__ import annotations

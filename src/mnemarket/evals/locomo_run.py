@@ -43,7 +43,7 @@ from mnemarket.evals.reader import (
     reply_answer,
 )
 from mnemarket.evals.scoring import abstained, exact_match, locomo_f1
-from mnemarket.providers import LLM, MemoEmbedder, make_embedder, make_llm
+from mnemarket.providers import LLM, MemoEmbedder, ModelProfile, make_embedder, make_llm
 
 OPTIONS_FILE = "eval.json"
 ROWS_FILE = "rows.jsonl"
@@ -62,6 +62,8 @@ class LocomoOptions(BaseModel):
     data: str
     conversations: list[str] = Field(default_factory=list, description="file stems; empty: every file")
     model: str = EXTRACTIVE
+    profile: ModelProfile | None = Field(None, description="the model's profile (providers/profiles.py): an "
+                                                          "experiment's `models:` mapping or --models-file")
     mode: Literal["preloaded", "observe"] = "preloaded"
     condition: Condition = "rag"
     embedder: str = "minilm"
@@ -84,12 +86,15 @@ class LocomoOptions(BaseModel):
         return STARTING_SCRIP + (len(conv.turns) if self.mode == "observe" else 0)
 
 
-def make_reader(model: str) -> LLM:
-    return ExtractiveReader() if model == EXTRACTIVE else make_llm(model)
+def make_reader(options: LocomoOptions) -> LLM:
+    """The answering (and observing) model, built as a run builds an agent's: `make_llm` with its profile."""
+    return ExtractiveReader() if options.model == EXTRACTIVE else make_llm(options.model, profile=options.profile)
 
 
 def check_options(options: LocomoOptions, conversations: list[Conversation]) -> None:
     """Refuse what cannot run, before anything is written."""
+    if options.profile is not None and options.model == EXTRACTIVE:
+        raise ConfigError("the extractive reference reader takes no model profile (it calls no model)")
     if options.judge and options.judge.startswith("replay:") and not Path(options.judge[len("replay:"):]).is_file():
         raise ConfigError(f"--judge {options.judge}: no such file; name a judge.jsonl an earlier eval wrote")
     if options.condition == "full-context":
@@ -192,7 +197,7 @@ def run_locomo(options: LocomoOptions, out: str | Path, progress: Progress | Non
     if options.sessions:
         conversations = [conv.first_sessions(options.sessions) for conv in conversations]
     check_options(options, conversations)
-    reader = make_reader(options.model)  # a bad model string is refused before OUT is written
+    reader = make_reader(options)  # a bad model string is refused before OUT is written
     judge = AnswerJudge(options.judge, out, judge_llm, seed=options.seed) if options.judge else None
     open_options(out, options)
     append_log.repair_tail(out / ROWS_FILE)

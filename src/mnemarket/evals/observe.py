@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from mnemarket.evals import append_log
 from mnemarket.evals.locomo_data import Conversation, Turn
+from mnemarket.evals.reader import conversation_prompt
 from mnemarket.providers import LLM, LLMResult
 
 NOTES_FILE = "observe.jsonl"
@@ -36,6 +37,9 @@ MAX_OBSERVE_TURNS = 16
 NOTE_CHARS = 300
 NOTES_TOKENS = 512
 """Room for a batch's notes in their JSON wrapper."""
+OBSERVER_SYSTEM = ("You are listening to a long conversation between {a} and {b}. Later you will be asked questions "
+                   "about it and can answer only from the notes you store now. Storing a note costs {price} scrip; "
+                   "you have {balance} scrip.")
 
 
 @dataclass(frozen=True)
@@ -73,17 +77,13 @@ class ObserveNotes(BaseModel):
 
 
 def observe_messages(conv: Conversation, batch: Batch, balance: int, price: int) -> list[dict[str, str]]:
-    a, b = conv.speakers
-    system = (f"You are listening to a long conversation between {a} and {b}. Later you will be asked "
-              "questions about it and can answer only from the notes you store now. Storing a note costs "
-              f"{price} scrip; you have {balance} scrip.")
     lines = "\n".join(turn.text for turn in batch.turns)
     user = (f"Session {batch.session}, {batch.date}:\n{lines}\n\n"
             "Store the facts worth remembering (events, plans, names, places, dates, likes). Each note must "
             "make sense alone: say who, what, and when (turn 'yesterday' or 'last week' into a date from "
             f"the session's date). At most {len(batch.turns)} notes; an empty list stores nothing.\n"
             'Reply as JSON with one key, "store": the list of your notes, each a string.')
-    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+    return conversation_prompt(conv, OBSERVER_SYSTEM, user, price=price, balance=balance)
 
 
 @dataclass
@@ -135,5 +135,5 @@ def read_notes(out: Path) -> list[dict[str, Any]]:
     return list(lines.values())
 
 
-__all__ = ["MAX_OBSERVE_TURNS", "NOTES_FILE", "NOTE_CHARS", "OBSERVE_TURNS", "Batch", "ModelObserver", "ObserveNotes",
-           "Observed", "Observer", "StoreEveryTurn", "batches", "observe_messages", "read_notes"]
+__all__ = ["MAX_OBSERVE_TURNS", "NOTES_FILE", "NOTE_CHARS", "OBSERVER_SYSTEM", "OBSERVE_TURNS", "Batch", "ModelObserver",
+           "ObserveNotes", "Observed", "Observer", "StoreEveryTurn", "batches", "observe_messages", "read_notes"]

@@ -30,6 +30,8 @@ ANSWER_TOKENS = 64
 CHARS_PER_TOKEN = 4
 """Estimate for the full-context window check (the model's own count is taken when it answers)."""
 MEMORY_LINE = re.compile(r"^\[(?P<dia_id>[^\]|]+)\|[^\]]*\] (?P<text>.*)$")
+READER_SYSTEM = ("You answer questions about a long conversation between {a} and {b}, from what you remember of it. "
+                 "Each memory is one line: [turn id | session, date] speaker: words.")
 
 
 @dataclass(frozen=True)
@@ -47,10 +49,14 @@ def memory_line(turn: Turn) -> str:
     return f"[{turn.dia_id} | session {turn.session}, {turn.date}] {turn.text}"
 
 
-def messages_for(conv: Conversation, question: str, shown: Shown, condition: str) -> list[dict[str, str]]:
+def conversation_prompt(conv: Conversation, system: str, user: str, **fields: object) -> list[dict[str, str]]:
+    """The messages of a prompt about ``conv`` (answering, observing): ``system`` with the speakers
+    (``{a}``, ``{b}``) and ``fields`` filled in, then ``user``."""
     a, b = conv.speakers
-    system = (f"You answer questions about a long conversation between {a} and {b}, from what you "
-              "remember of it. Each memory is one line: [turn id | session, date] speaker: words.")
+    return [{"role": "system", "content": system.format(a=a, b=b, **fields)}, {"role": "user", "content": user}]
+
+
+def messages_for(conv: Conversation, question: str, shown: Shown, condition: str) -> list[dict[str, str]]:
     if condition == "no-memory":
         memories = "(you remember nothing of the conversation)"
     else:
@@ -61,7 +67,7 @@ def messages_for(conv: Conversation, question: str, shown: Shown, condition: str
                        "'when' question give the date, worked out from the memory's date if the words say "
                        f"'yesterday' or 'last week'. If the memories do not say, answer exactly: {ABSTAIN_ANSWER}.",
                        "short phrase")
-    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+    return conversation_prompt(conv, READER_SYSTEM, user)
 
 
 def estimated_tokens(messages: Sequence[dict[str, str]]) -> int:
@@ -93,6 +99,6 @@ class ExtractiveReader(LLM):
                          latency=time.perf_counter() - start, model_id=self.model_id)
 
 
-__all__ = ["ANSWER_TOKENS", "CONDITIONS", "EXTRACTIVE", "Condition", "ExtractiveReader", "ReaderAnswer", "Shown",
-           "clean_answer", "reply_answer",
+__all__ = ["ANSWER_TOKENS", "CONDITIONS", "EXTRACTIVE", "READER_SYSTEM", "Condition", "ExtractiveReader", "ReaderAnswer",
+           "Shown", "clean_answer", "conversation_prompt", "reply_answer",
            "estimated_tokens", "memory_line", "messages_for"]

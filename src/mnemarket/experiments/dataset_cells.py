@@ -29,12 +29,14 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from mnemarket.agents import checked_llm_spec
 from mnemarket.errors import ConfigError
 from mnemarket.evals import (
     ANSWERABLE,
     EXTRACTIVE,
     LocomoOptions,
     check_options,
+    effect_section,
     group_summary,
     load_conversations,
     open_options,
@@ -43,7 +45,7 @@ from mnemarket.evals import (
 )
 from mnemarket.experiments.cell import CELL_FILE, cell_done
 from mnemarket.jsonl import read_json_object
-from mnemarket.providers import check_llm_spec
+from mnemarket.providers import ModelProfile
 from mnemarket.yaml_config import deep_merge
 
 # `experiment`, `config` and `cell` below are experiments.experiment's Experiment, ExperimentConfig and
@@ -54,8 +56,9 @@ NOT_A_READER = ("scripted",)
 """Model forms that cannot answer a question (a scripted policy plays a scenario's plan)."""
 
 
-CELL_FIELDS = ("data", "conversations", "model", "seed")
-"""`eval locomo` options each cell takes from the matrix; every other option of `LocomoOptions` is an
+CELL_FIELDS = ("data", "conversations", "model", "profile", "seed")
+"""`eval locomo` options each cell takes from the matrix (`profile`: its model's, from a `models:` mapping, as a
+scenario cell's run takes it); every other option of `LocomoOptions` is an
 eval option that `dataset:` and a config's `dataset:` may set (one source of truth: the command's)."""
 
 
@@ -77,12 +80,7 @@ def eval_options(options: dict[str, Any], where: str, **cell: Any) -> LocomoOpti
 
 
 def _reader_model(value: str) -> str:
-    if value != EXTRACTIVE:
-        try:
-            check_llm_spec(value)
-        except ConfigError as exc:
-            raise ValueError(str(exc)) from None
-    return value
+    return value if value == EXTRACTIVE else checked_llm_spec(value)
 
 
 ReaderModel = Annotated[str, AfterValidator(_reader_model)]
@@ -147,8 +145,6 @@ def check_dataset_fields(config: Any) -> None:
     readers = [m for m in config.models if m.partition(":")[0] in NOT_A_READER]
     if readers:
         raise ValueError(f"models {readers} cannot answer questions; use {EXTRACTIVE!r} (the reference reader) or an LLM")
-    if config.profiles:
-        raise ValueError("model profiles are not applied to dataset cells yet; list the models without profiles")
     for name, override in config.configs.items():
         if override.agents or override.per_agent or override.oracle:
             raise ValueError(f"configs.{name} sets agents/per_agent/oracle, which a `dataset:` experiment has no "
@@ -157,8 +153,11 @@ def check_dataset_fields(config: Any) -> None:
 
 
 def options_for(config: Any, name: str, **cell: Any) -> LocomoOptions:
-    """The eval options of config ``name`` (its `dataset:` merged over the experiment's) with a cell's fields."""
+    """The eval options of config ``name`` (its `dataset:` merged over the experiment's) with a cell's fields;
+    a cell's model brings its profile (`ExperimentConfig.profile_of`, as a scenario cell's run options)."""
     assert config.dataset is not None
+    if "model" in cell:
+        cell["profile"] = config.profile_of(cell["model"])
     return eval_options(deep_merge(config.dataset.options, config.configs[name].dataset), f"configs.{name}.dataset",
                         **cell)
 
@@ -228,6 +227,11 @@ def prepare_dataset_cell(experiment: Any, cell: Any) -> Path:
     return run_dir
 
 
+def _shown(profile: ModelProfile | None) -> dict[str, Any] | None:
+    """A profile as comparison.json shows it: the options it sets."""
+    return profile.model_dump(mode="json", exclude_defaults=True) if profile is not None else None
+
+
 def write_dataset_comparison(experiment: Any, dirs: dict[Any, Path], outcomes: Mapping[Any, Mapping[str, Any]]) -> Path:
     """LoCoMo's per-category table per (model, config) and a row per cell, into comparison.json/.md/.html/.csv."""
     config = experiment.config
@@ -240,7 +244,7 @@ def write_dataset_comparison(experiment: Any, dirs: dict[Any, Path], outcomes: M
         results = read_json_object(run_dir / "results.json") if cell_done(run_dir) else None
         if results is not None:
             info = read_json_object(run_dir / CELL_FILE) or {}
-            pooled.setdefault((cell.model, cell.config), []).extend(read_rows(run_dir))
+            pooled.setdefault((cell.model, cell.config), []).extend({**r, "seed": cell.seed} for r in read_rows(run_dir))
             row |= {"status": "finished", "seconds": info.get("seconds"), "warnings": info.get("warnings") or [],
                     "report": os.path.relpath(run_dir / "report.html", experiment.out_dir),
                     "results": {k: results[k] for k in ("questions", "f1", "em", "evidence_recall_at_10")}}
@@ -255,17 +259,19 @@ def write_dataset_comparison(experiment: Any, dirs: dict[Any, Path], outcomes: M
             options = options_for(config, name, model=model)
             members = [c for c in cells if c["model"] == model and c["config"] == name]
             rows = pooled.get((model, name), [])
-            group = {"model": model, "config": name, "condition": options.condition, "cells": len(members),
+            group = {"model": model, "config": name, "condition": options.condition, "profile": _shown(options.profile),
+                     "cells": len(members),
                      "finished": sum(c["status"] == "finished" for c in members),
                      "seeds": sorted({c["seed"] for c in members if c["status"] == "finished"})}
             if rows:
-                group |= group_summary(rows, options.model_dump())
+                group |= group_summary(rows, options.model_dump(mode="json"))
             groups.append(group)
     document = {
         "experiment": config.name, "description": config.description, "experiment_file": str(experiment.path),
         "dataset": config.dataset.model_dump() | {"data": str(data_dir(experiment)),
                                                   "mode": options_for(config, next(iter(config.configs))).mode},
-        "matrix": {"models": config.models, "seeds": config.seeds,
+        "matrix": {"models": config.models, "profiles": {m: _shown(config.profile_of(m)) for m in config.models},
+                   "seeds": config.seeds,
                    "conversation_sets": [list(s) for s in conversation_sets(experiment)],
                    "configs": {name: {"condition": options_for(config, name).condition, "options": override.dataset,
                                       "description": override.description}
@@ -273,7 +279,9 @@ def write_dataset_comparison(experiment: Any, dirs: dict[Any, Path], outcomes: M
         "generated": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         "machine": {"platform": platform.platform(), "machine": platform.machine(), "cores": os.cpu_count()},
         "cells": cells,
-        "locomo": {"categories": list(ANSWERABLE), "groups": groups},
+        "locomo": {"categories": list(ANSWERABLE), "groups": groups}
+                  | effect_section(pooled, config.models, {name: options_for(config, name).condition
+                                                           for name in config.configs}),
     }
     return write_locomo_comparison(experiment.out_dir, document)
 

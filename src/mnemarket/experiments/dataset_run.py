@@ -30,7 +30,7 @@ def run_dataset_cell(run_dir: Path) -> tuple[str, str, list[str]]:
     options = LocomoOptions.model_validate_json((run_dir / OPTIONS_FILE).read_text())
     started = time.perf_counter()
     rows = run_locomo(options, run_dir)
-    summary = write_outputs(run_dir, rows, options.model_dump(), round(time.perf_counter() - started, 1))
+    summary = write_outputs(run_dir, rows, options.model_dump(mode="json"), round(time.perf_counter() - started, 1))
     failed = summary["failed_calls"]
     warnings = [f"{failed} of {summary['questions']} model calls failed (scored as given)"] if failed else []
     return "finished", f"{summary['questions']} questions, F1 {summary['f1']:.3f}", warnings

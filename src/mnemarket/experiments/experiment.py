@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from mnemarket.agents import AgentConfig, LLMSpec
 from mnemarket.errors import ConfigError, did_you_mean
+from mnemarket.evals import EXTRACTIVE
 from mnemarket.experiments.cell import CELL_FILE, cell_done, run_cell
 from mnemarket.experiments.dataset_cells import (
     DatasetSpec,
@@ -128,7 +129,13 @@ class ExperimentConfig(BaseModel):
     @field_validator("profiles")
     @classmethod
     def _profiles_fit(cls, value: dict[str, ModelProfile]) -> dict[str, ModelProfile]:
-        return check_profiles(value)
+        if value.get(EXTRACTIVE, ModelProfile()) != ModelProfile():
+            raise ValueError(f"{EXTRACTIVE!r} (the dataset eval's reference reader) calls no model: it takes no profile")
+        return check_profiles({model: profile for model, profile in value.items() if model != EXTRACTIVE})
+
+    def profile_of(self, model: str) -> ModelProfile | None:
+        """The profile ``model`` runs with in every cell, scenario or dataset (from a `models:` mapping)."""
+        return self.profiles.get(model)
 
     @model_validator(mode="after")
     def _one_scenario(self) -> ExperimentConfig:
@@ -327,7 +334,8 @@ def cell_run_config(experiment: Experiment, cell: Cell, run_dir: Path) -> RunCon
     from mnemarket.run import RunConfig, RunOptions
 
     c = experiment.config
-    profiles = {cell.model: c.profiles[cell.model]} if cell.model in c.profiles else {}
+    profile = c.profile_of(cell.model)
+    profiles = {cell.model: profile} if profile is not None else {}
     options = RunOptions(model=cell.model, sessions=c.sessions, turns=c.turns, seed=cell.seed, record=c.record,
                          spend_cap_usd=c.spend_cap_usd, profiles=profiles)
     return RunConfig(resolved=experiment.configured(experiment.cell_scenario(cell, run_dir), cell.config),

@@ -14,12 +14,13 @@ from mnemarket.lazy_front import lazy_exports
 
 _MODULES = {
     "comparison_data": ["Agreement", "CellKey", "CellMetrics", "CellOutcome", "CellResult", "ComparisonDocument",
-                        "ConfigSpec", "Difference", "GroupSummary", "JudgeSummary", "LadderItem", "LessonVerdict"],
+                        "ConfigSpec", "Difference", "EffectTable", "GroupSummary", "JudgeSummary", "LadderItem",
+                        "LessonVerdict", "MemoryEffect"],
     "comparison_report": ["METRICS", "group_label", "group_stat_text", "metric_label", "without_score", "write_reports"],
     "inspect": ["RunView"],
     "interview": ["Interviewer", "questionnaire", "read_questions"],
     "ladder_abstention": ["abstention_summary"],
-    "ladder_results": ["item_rows", "summarise", "write_ladder_csv"],
+    "ladder_results": ["MEMORY_OFF", "MEMORY_ON", "clustered_mean", "item_rows", "summarise", "write_ladder_csv"],
     "metrics": ["RunData", "agent_metrics", "aggregate_groups", "cell_metrics", "load_run"],
     "report": ["EXPERIMENT_CELLS", "MemoryReader", "render_report", "write_report"],
     "statistics": ["MIN_SEEDS", "paired_differences"],
@@ -38,10 +39,12 @@ if TYPE_CHECKING:
         ComparisonDocument,
         ConfigSpec,
         Difference,
+        EffectTable,
         GroupSummary,
         JudgeSummary,
         LadderItem,
         LessonVerdict,
+        MemoryEffect,
     )
     from mnemarket.reports.comparison_report import (
         METRICS,
@@ -54,7 +57,14 @@ if TYPE_CHECKING:
     from mnemarket.reports.inspect import RunView
     from mnemarket.reports.interview import Interviewer, questionnaire, read_questions
     from mnemarket.reports.ladder_abstention import abstention_summary
-    from mnemarket.reports.ladder_results import item_rows, summarise, write_ladder_csv
+    from mnemarket.reports.ladder_results import (
+        MEMORY_OFF,
+        MEMORY_ON,
+        clustered_mean,
+        item_rows,
+        summarise,
+        write_ladder_csv,
+    )
     from mnemarket.reports.metrics import RunData, agent_metrics, aggregate_groups, cell_metrics, load_run
     from mnemarket.reports.report import EXPERIMENT_CELLS, MemoryReader, render_report, write_report
     from mnemarket.reports.statistics import MIN_SEEDS, paired_differences
@@ -66,5 +76,6 @@ __all__ = [
     "LessonVerdict", "MemoryReader", "RunData", "RunView", "abstention_summary", "agent_metrics", "aggregate_groups",
     "cell_metrics", "group_label", "group_stat_text", "item_rows", "load_run", "metric_label", "paired_differences",
     "parse_turn", "questionnaire", "read_questions", "render_report", "summarise", "without_score", "world_at_turn",
-    "write_ladder_csv", "write_report", "write_reports",
+    "write_ladder_csv", "write_report", "write_reports", "EffectTable", "MemoryEffect", "clustered_mean",
+    "MEMORY_OFF", "MEMORY_ON",
 ]

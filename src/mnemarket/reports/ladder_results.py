@@ -320,6 +320,6 @@ def summarise(items: Sequence[LadderItem], cells: Sequence[CellResult]) -> Ladde
                                "min_seeds_for_interval": MIN_SEEDS}}
 
 
-__all__ = ["ITEM_COLUMNS", "LESSON_METRICS", "clustered_mean", "funnel", "item_rows", "ladder_success",
-    "lessons_beside_random", "memory_effect",
+__all__ = ["ITEM_COLUMNS", "LESSON_METRICS", "MEMORY_OFF", "MEMORY_ON", "clustered_mean", "funnel", "item_rows",
+    "ladder_success", "lessons_beside_random", "memory_effect",
     "normalised_benefit", "summarise", "write_ladder_csv"]

@@ -163,14 +163,30 @@ def test_extractive_and_dataset_options_need_a_dataset(tmp_path):
             load_experiment(path)
 
 
-def test_two_dataset_cells_run_on_a_local_ray_as_in_the_process_pool(tmp_path):
+def test_dataset_cells_run_on_a_local_ray_as_in_the_process_pool_with_their_profiles(tmp_path):
+    """One Ray start (a slow, load-sensitive step) for both: Ray runs dataset cells as the pool does, and a
+    model's profile (tests/unit/evals/test_locomo_profiles.py) reaches the reader on a Ray worker."""
     pytest.importorskip("ray")
-    path = _write(tmp_path, dataset={"name": "locomo", "data": "data", "conversations": [7], "embedder": "hashing"})
-    pool = json.loads(run_experiment(path, tmp_path / "pool", max_workers=1).read_text())
-    seen: list[str] = []
-    on_ray = json.loads(run_experiment(path, tmp_path / "ray", executor="ray",
-                                       progress=lambda kind, cell, outcome: seen.append(cell.id)).read_text())
-    assert sorted(seen) == ["extractive__oracle__c7__s0", "extractive__rag__c7__s0"]
+    from tests.unit.evals.test_locomo_profiles import PROFILE, PROFILED_COST, chats, reply
+    from tests.unit.providers.fake_servers import FakeServer, openai_api
+
+    with FakeServer(openai_api(reply)) as server:
+        model = f"openai:{server.url}/v1:fake"
+        path = _write(tmp_path, dataset={"name": "locomo", "data": "data", "conversations": [7], "embedder": "hashing"},
+                      models={"extractive": None, model: PROFILE})
+        pool = json.loads(run_experiment(path, tmp_path / "pool", max_workers=1).read_text())
+        asked_by_pool = len(chats(server))
+        seen: list[str] = []
+        on_ray = json.loads(run_experiment(path, tmp_path / "ray", executor="ray",
+                                           progress=lambda kind, cell, outcome: seen.append(cell.id)).read_text())
+    on_ray_requests = chats(server)[asked_by_pool:]
+    assert len(on_ray_requests) == asked_by_pool == 14  # 7 questions x 2 configs, answered by the profiled model
+    assert all(r.body["response_format"]["type"] == "json_object" for r in on_ray_requests)
+    profiled = [c for c in on_ray["cells"] if c["model"] == model]
+    assert all(r["cost_usd"] == pytest.approx(PROFILED_COST) for c in profiled for r in read_rows(Path(c["run_dir"])))
+    assert [g["profile"] for g in on_ray["locomo"]["groups"] if g["model"] == model] == [PROFILE, PROFILE]
+    slug = f"openai-http-127-0-0-1-{server.url.rsplit(':', 1)[1]}-v1-fake"
+    assert sorted(seen) == sorted(f"{m}__{c}__c7__s0" for m in ("extractive", slug) for c in ("oracle", "rag"))
     for cell in on_ray["cells"]:  # the run directories came back to the head, finished
         run_dir = Path(cell["run_dir"])
         assert cell["status"] == "finished" and run_dir.is_relative_to(tmp_path / "ray")
@@ -249,3 +265,68 @@ def test_observe_mode_and_the_answer_judge_are_eval_options_of_a_config(tmp_path
     groups = {g["config"]: g for g in document["locomo"]["groups"]}
     assert groups["observe"]["mode"] == "observe" and groups["observe"]["formation_rate"] == 1.0
     assert "<td>observe</td>" in (tmp_path / "out" / "comparison.html").read_text()
+
+
+def test_a_misspelt_reader_is_refused_with_the_message_a_scenario_experiment_gives(tmp_path):
+    """`models:` of a dataset experiment is checked by the agents' model-string check (plus `extractive`)."""
+    messages = []
+    for folder, change in (("dataset", {}), ("scenario", {"scenario": str(ROOT / "config" / "demo.yaml"),
+                                                          "dataset": None})):
+        path = _write(tmp_path / folder, models=["extractive", "gemni:flash"], **change)
+        with pytest.raises(ConfigError) as caught:
+            load_experiment(path)
+        messages.append(str(caught.value).replace(str(path), "FILE"))
+    assert "Did you mean 'gemini'?" in messages[0] and "models.1" in messages[0]
+    assert messages[1].endswith(messages[0].split("models.1", 1)[1])  # the same words after the field
+
+
+def test_memory_and_no_memory_configs_give_the_ladders_paired_effect_per_category(tmp_path):
+    from tests.unit.evals.locomo_fixture import long_conversation_data
+
+    for name in ("1", "2", "3"):
+        write_conversation(tmp_path / "data", name)
+    for name in ("4", "5"):
+        (tmp_path / "data" / f"{name}.json").write_text(json.dumps(long_conversation_data()))
+    path = _write(tmp_path, dataset={"name": "locomo", "data": "data", "conversations": [[1, 2, 3, 4, 5]],
+                                     "embedder": "hashing"},
+                  configs={"memory": {}, "no_memory": {"dataset": {"condition": "no-memory"}}}, seeds=[0, 1])
+    document = json.loads(run_experiment(path, tmp_path / "out", max_workers=1).read_text())
+    assert [c["status"] for c in document["cells"]] == ["finished"] * 4
+    rows = {(c["config"], c["seed"]): {r["question_id"]: r for r in _csv_rows(Path(c["run_dir"]))}
+            for c in document["cells"]}
+    pairs = [(conv_seed, on, rows[("no_memory", conv_seed[1])][qid]) for conv_seed in rows if conv_seed[0] == "memory"
+             for qid, on in rows[conv_seed].items()]
+    effect = document["locomo"]["memory_effect"]["extractive"]
+    for column in (*ANSWERABLE, "overall 1-4", "adversarial"):
+        chosen = [(on, off) for _, on, off in pairs
+                  if (on["category"] == "5" if column == "adversarial" else
+                      on["category"] != "5" and column in (on["category_name"], "overall 1-4"))]
+        deltas = [float(on["f1"]) - float(off["f1"]) for on, off in chosen]
+        assert effect[column]["n_pairs"] == len(deltas) > 0
+        assert effect[column]["delta"] == pytest.approx(sum(deltas) / len(deltas), abs=1e-4)
+        conversations = {on["conversation"] for on, _ in chosen}
+        if len(conversations) < 5:  # clustered by conversation: too few for an interval (as seeds on the ladder)
+            assert effect[column]["ci"] is None
+        else:
+            low, high = effect[column]["ci"]
+            assert -1 <= low <= effect[column]["delta"] <= high <= 1
+    assert effect["single-hop"]["ci"] is not None and effect["temporal"]["ci"] is None  # in all five / in three
+    assert effect["overall 1-4"]["n_pairs"] == sum(on["category"] != "5" for _, on, _ in pairs)  # both seeds
+    # the extractive reference answers every answerable question from memory and abstains without it
+    assert effect["single-hop"]["delta"] > 0 and effect["adversarial"]["delta"] <= 0
+    assert document["locomo"]["memory_effect_configs"] | {"min_clusters_for_interval": 5} == {
+        "memory": "memory", "no_memory": "no_memory", "metric": "f1", "paired_by": "seed and question",
+        "clustered_by": "conversation", "min_clusters_for_interval": 5}
+    assert "## Memory effect: memory minus no_memory" in (tmp_path / "out" / "comparison.md").read_text()
+    assert "<h2>Memory effect: memory minus no_memory</h2>" in (tmp_path / "out" / "comparison.html").read_text()
+
+
+def test_the_effect_pairs_configs_by_name_else_by_condition_and_none_without_a_control(finished):
+    from mnemarket.evals.comparison import effect_configs
+
+    assert effect_configs({"memory": "oracle-evidence", "no_memory": "no-memory", "x": "rag"}) == ("memory", "no_memory")
+    assert effect_configs({"rag": "rag", "control": "no-memory"}) == ("rag", "control")
+    assert effect_configs({"a": "rag", "b": "rag", "control": "no-memory"}) is None  # which rag? not guessed
+    _, out, document, _ = finished  # rag and oracle-evidence: no control to pair with
+    assert document["locomo"]["memory_effect"] == {} and document["locomo"]["memory_effect_configs"] is None
+    assert "Memory effect" not in (out / "comparison.md").read_text()

@@ -40,7 +40,7 @@ def _run_with_model(opts: LocomoOptions, out: Path, llm) -> list[dict]:
     import mnemarket.evals.locomo_run as locomo_run
 
     make = locomo_run.make_reader
-    locomo_run.make_reader = lambda model: llm  # the scripted double, named explicitly by the test
+    locomo_run.make_reader = lambda options: llm  # the scripted double, named explicitly by the test
     try:
         return run_locomo(opts, out)
     finally:
@@ -180,3 +180,23 @@ def test_killed_observe_eval_continues_without_storing_or_asking_twice(tmp_path)
         assert claims_per_question(out / "worlds" / "9.db") == dict.fromkeys(clean, 1)
         assert json.loads((out / "results.json").read_text())["storage"]["records_added"] == 24
     assert killed == 4
+
+
+def test_the_observing_and_answering_prompts_frame_the_conversation_alike(tmp_path):
+    """Both are a system message naming the two speakers (verbatim, braces and all), then the user message."""
+    from dataclasses import replace
+
+    from mnemarket.evals.observe import observe_messages
+    from mnemarket.evals.reader import Shown, messages_for
+
+    (conv,) = load_conversations(write_conversation(tmp_path / "data", "7"))
+    conv = replace(conv, speakers=("Ann {a}", "Bo"))
+    batch = batches(conv, 3)[0]
+    observing = observe_messages(conv, batch, balance=42, price=2)
+    answering = messages_for(conv, "What did Ann make?", Shown(list(batch.turns)), "rag")
+    for messages in (observing, answering):
+        assert [m["role"] for m in messages] == ["system", "user"]
+        assert "a long conversation between Ann {a} and Bo" in messages[0]["content"]
+    assert "Storing a note costs 2 scrip; you have 42 scrip." in observing[0]["content"]
+    assert observing[1]["content"].startswith(f"Session 1, {batch.date}:\n" + "\n".join(t.text for t in batch.turns))
+    assert answering[1]["content"].startswith("Memories (most relevant first):\n[D1:1 | session 1, ")

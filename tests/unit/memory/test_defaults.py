@@ -100,6 +100,9 @@ def test_locomo_loader_reads_turns_and_answerable_questions(tmp_path):
     assert [(t["speaker"], t["date"]) for t in conv.turns] == [("Ann", "1 May"), ("Bo", "1 May"), ("Ann", "2 May")]
     assert [(q["question"], q["evidence"]) for q in conv.questions] == [
         ("What did Ann paint?", {"D1:1"}), ("What pets?", {"D2:1", "D1:2"})]
+    # LoCoMo's numbering, read through the eval's reader (4 is single-hop, 1 multi-hop; 5 is not queried)
+    assert [locomo_dev.CATEGORIES[q["category"]] for q in conv.questions] == ["single-hop", "multi-hop"]
+    assert sorted(locomo_dev.CATEGORIES) == [1, 2, 3, 4]
     assert locomo_dev.load(tmp_path / "absent") is None
 
 
