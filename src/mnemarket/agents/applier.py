@@ -10,7 +10,7 @@ from typing import Any
 from mnemarket.agents.config import AgentConfig
 from mnemarket.agents.decision import to_action_payload
 from mnemarket.agents.history_text import action_subject, history_text
-from mnemarket.agents.lesson_step import lesson_lines, lesson_schema, with_lessons
+from mnemarket.agents.lesson_step import lesson_lines, lesson_schema, vacuous_reason, with_lessons
 from mnemarket.agents.memories import AgentMemories
 from mnemarket.agents.prompt_sections import as_data
 from mnemarket.agents.trail import Trail
@@ -148,10 +148,13 @@ class TurnApplier:
     def write_lessons(self, session: int, after_turn: int, trigger: str, reply: LLMResult) -> LessonRecord:
         """Append the reply's lessons to the working memory and mark the step done, in one commit
         (a kill before it replays the step; after it, resume skips it)."""
-        lessons = lesson_lines(reply.parsed) if reply.ok and reply.parsed is not None else []
-        error = None if lessons else (reply.error or "the reply held no lessons")
-        record = LessonRecord(session=session, after_turn=after_turn, trigger=trigger,
-                              lessons=lessons, model=reply.model_id, error=error)
+        lines = lesson_lines(reply.parsed) if reply.ok and reply.parsed is not None else []
+        rejected = {line: reason for line in lines if (reason := vacuous_reason(line)) is not None}
+        lessons = [line for line in lines if line not in rejected]
+        error = None if lessons else (reply.error or ("every lesson was rejected" if rejected else
+                                                      "the reply held no lessons"))
+        record = LessonRecord(session=session, after_turn=after_turn, trigger=trigger, lessons=lessons,
+                              model=reply.model_id, error=error, rejected=rejected or None)
         with self.world.batch():
             if lessons:
                 content = with_lessons(self.memories.working_memory_text(), lessons,
@@ -160,6 +163,7 @@ class TurnApplier:
                                             "content": content, "reasoning": "lesson step"}, meta=record.meta())
             # A done-marker, small: the lessons are in the write's event, and the world holds its
             # state in memory (a long run has a marker per session and failure).
+            # Rejections go here too: with no lesson kept there is no write event to carry them.
             self.world.set_state(LESSON_STATE, f"{self.id}:{session}:{after_turn}:{trigger}",
-                                 {"lessons": len(lessons), "error": error})
+                                 {"lessons": len(lessons), "error": error} | ({"rejected": rejected} if rejected else {}))
         return record

@@ -74,6 +74,42 @@ def lesson_gist(line: str) -> str:
     return normalise_text(_KIND_AND_ABOUT.sub("", line, count=1))
 
 
+JOINING_WORDS = frozenset({"a", "an", "the", "of", "for", "to", "in", "on", "at", "by", "with", "from", "and", "or",
+                           "as", "via"})
+"""Words that only join others: a line of them and names says nothing."""
+PLACEHOLDER_WORDS = frozenset({
+    "result", "results", "outcome", "outcomes", "lesson", "lessons", "strategy", "strategies", "insight", "none",
+    "null", "nil", "n/a", "na", "ok", "okay", "done", "todo", "tbd", "text", "note", "info", "something", "stuff",
+    "etc", "response", "reply", "output", "action", "method", "call", "thing", "things", "whatever", "details"})
+"""Words a small model puts where the lesson should be ("STRATEGY: genesis_memory.offer_licence: result")."""
+_LESSON_KIND = re.compile(r"^\s*[A-Za-z]+:")
+_LESSON_WORD = re.compile(r"[\w/]+(?:[.'][\w/]+)*")
+_NAME = re.compile(r"^[^\W\d_]\w*(?:[_.]\w+)+$")
+"""snake_case and dotted names: artifacts, methods, arguments (`genesis_memory.offer_licence`)."""
+
+
+def vacuous_reason(line: str) -> str | None:
+    """Why a `LESSON:`/`STRATEGY:` line carries nothing a later turn could use, or None.
+
+    Vacuous: no digit (a value) and no word besides names (snake_case or dotted, and their parts),
+    action types, placeholders ("result") and joining words ("of"), e.g. the line Gemma 3 270M
+    wrote in `make demo`, "STRATEGY: genesis_memory.offer_licence: result". A value in words
+    ("the north pass"), an outcome ("fails", "sold") or a rule ("before claiming") keeps it: such
+    a line may hold the value a later paid claim uses, which the ladder never calls generic."""
+    body = _LESSON_KIND.sub("", line, count=1)
+    words = [w.lower() for w in _LESSON_WORD.findall(body)]
+    if any(ch.isdigit() for ch in body):
+        return None
+    names = {w for w in words if _NAME.match(w) or w in ACTION_TYPES}
+    names |= {part for name in names for part in re.split(r"[_.]", name)}
+    if any(w not in names and w not in JOINING_WORDS and w not in PLACEHOLDER_WORDS for w in words):
+        return None
+    if not words:
+        return "vacuous: nothing follows its kind"
+    return (f"vacuous: only names and placeholders ({' '.join(dict.fromkeys(words))}), no outcome, value or "
+            "rule a later turn could use")
+
+
 def with_lessons(working_memory: str, lessons: list[str], max_chars: int) -> str:
     """The working memory with ``lessons`` appended to its `lessons` list, the oldest lessons
     dropped while the document is longer than ``max_chars``.

@@ -84,6 +84,8 @@ class LessonRecord(BaseModel):
     model: str = ""
     error: str | None = None
     """Why the model's reply gave no lessons, when it did not."""
+    rejected: dict[str, str] | None = None
+    """Lessons of the reply kept out of working memory, each with why (a vacuous one)."""
     lesson_step: Literal[True] = True
 
     def meta(self) -> dict[str, Any]:

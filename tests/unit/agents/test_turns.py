@@ -84,15 +84,16 @@ def test_working_memory_size_limit_is_enforced_with_a_clear_message():
 
 def test_migration_skips_duplicates_and_records_unaffordable_adds():
     import yaml
+    lesson, strategy = "LESSON: escrow needs authorized_writer", "STRATEGY: query_kernel before reading"
 
     def writer(messages, schema):
         return {"action_type": "write_artifact", "target": "alpha_working_memory",
-                "text": yaml.safe_dump({"lessons": ["LESSON: a", "LESSON: a", "STRATEGY: b", "NOTE: c"]})}
-    agent, world = make_agent(writer, preseeded_lessons=["LESSON: a"], starting_scrip=0)
+                "text": yaml.safe_dump({"lessons": [lesson, lesson, strategy, "NOTE: c"]})}
+    agent, world = make_agent(writer, preseeded_lessons=[lesson], starting_scrip=0)
     run_turn(agent, 1, 1)
     report = agent.end_session(1)
-    assert report.skipped_duplicates == ["LESSON: a"]
-    assert report.failed == ["STRATEGY: b"] and report.migrated == []  # no scrip to pay for the add
+    assert report.skipped_duplicates == [lesson]
+    assert report.failed == [strategy] and report.migrated == []  # no scrip to pay for the add
     assert world.events()[-1].result["error_code"] == "insufficient_scrip"
 
 
