@@ -15,7 +15,7 @@ from typing import Any, Literal, cast, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from mnemarket.kernel import ACTION_TYPES, ADVANCED_KEY, NAMES_KEY, QueryKernel, WriteArtifact
+from mnemarket.kernel import ACTION_TYPES, ADVANCED_KEY, NAMES_KEY, PAYABLE_KEY, QueryKernel, WriteArtifact
 from mnemarket.providers import flat_json_schema, map_schema
 
 # Extra union fields a decision may pass through `args` (everything but what the flat fields carry).
@@ -146,6 +146,7 @@ def _cap(out: dict[str, Any]) -> dict[str, Any]:
 
 
 def _cap_integer(out: dict[str, Any]) -> dict[str, Any]:
+    out.pop(PAYABLE_KEY, None)  # the kernel's check, not a decoding keyword
     if out.get("type") == "integer" and "enum" not in out and "const" not in out:
         out["maximum"] = min(int(out.get("maximum", MAX_DECODED_INT)), MAX_DECODED_INT)
         out["minimum"] = max(int(out.get("minimum", -MAX_DECODED_INT)), -MAX_DECODED_INT)

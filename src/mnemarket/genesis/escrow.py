@@ -23,6 +23,7 @@ from mnemarket.kernel import (
     MethodSpec,
     NoArgs,
     names,
+    payable,
 )
 
 ESCROW_ID = "genesis_escrow"
@@ -31,7 +32,7 @@ ESCROW_ID = "genesis_escrow"
 class DepositArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
     artifact_id: str = Field(json_schema_extra=names("own"))
-    price: int = Field(ge=0)
+    price: int = Field(ge=0, json_schema_extra=payable())
     buyer: str | None = Field(None, description="only this principal may buy; anyone when omitted")
 
 

@@ -28,6 +28,7 @@ from mnemarket.kernel import (
     NoArgs,
     advanced,
     names,
+    payable,
 )
 from mnemarket.memory import CHARACTER_QUERIES, RELATION_QUERIES, SCENE_QUERIES, MemoryPersistence, MemoryStore
 from mnemarket.providers import Embedder
@@ -109,13 +110,13 @@ class QuestionArgs(_Args):
 
 class OfferLicenceArgs(_Args):
     store_id: str = Field(json_schema_extra=names("store"))
-    price: int = Field(ge=0)
+    price: int = Field(ge=0, json_schema_extra=payable())
 
 
 class OfferCopyArgs(_Args):
     store_id: str = Field(json_schema_extra=names("store"))
     entry_ids: list[str] = Field(min_length=1, max_length=100)
-    price: int = Field(ge=0)
+    price: int = Field(ge=0, json_schema_extra=payable())
 
 
 class BuyCopyArgs(_Args):

@@ -25,6 +25,7 @@ from mnemarket.kernel.invokable import (
     ADVANCED_KEY,
     BAD_ARGS,
     NAMES_KEY,
+    PAYABLE_KEY,
     Invokable,
     InvokeContext,
     MethodOutcome,
@@ -33,6 +34,7 @@ from mnemarket.kernel.invokable import (
     WorldView,
     advanced,
     names,
+    payable,
 )
 from mnemarket.kernel.ledger import SYSTEM_PRINCIPAL, LedgerEntry, Supply, SupplyReport, SupplyRule
 from mnemarket.kernel.persistence import InMemoryPersistence, Persistence, WorldSnapshot
@@ -46,9 +48,9 @@ __all__ = [
     "ACTION_TYPES", "ADVANCED_KEY", "BAD_ARGS", "AccessPolicy", "Action", "ActionFailure", "ActionResult",
     "Artifact", "ArtifactTable", "ChangeSet", "DeleteArtifact", "EditArtifact", "ErrorCode", "Event", "InMemoryPersistence",
     "InvokeArtifact", "InvokeContext", "Invokable", "LedgerEntry", "MethodOutcome", "MethodSpec", "NAMES_KEY",
-    "NoArgs", "Noop", "Persistence", "QueryKernel", "ReadArtifact", "SYSTEM_PRINCIPAL", "Supply", "SupplyReport",
+    "PAYABLE_KEY", "NoArgs", "Noop", "Persistence", "QueryKernel", "ReadArtifact", "SYSTEM_PRINCIPAL", "Supply", "SupplyReport",
     "SupplyRule", "Transaction", "Transfer", "World", "WorldSnapshot", "WorldState", "WorldView", "WriteArtifact",
-    "action_adapter", "action_json_schema", "advanced", "describe_actions", "names", "parse_action",
+    "action_adapter", "action_json_schema", "advanced", "describe_actions", "names", "parse_action", "payable",
     "ARTIFACT_ID_PATTERN", "AccessRule", "valid_artifact_id", "short_repr", "decode_part", "SearchTooBroad",
     "WorkBudget", "tokens",
 ]

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Literal
 
+from pydantic import BaseModel
+
 from mnemarket.kernel.actions import (
     DeleteArtifact,
     EditArtifact,
@@ -16,7 +18,7 @@ from mnemarket.kernel.actions import (
     WriteArtifact,
 )
 from mnemarket.kernel.artifact import Artifact, valid_artifact_id
-from mnemarket.kernel.invokable import InvokeContext
+from mnemarket.kernel.invokable import InvokeContext, MethodSpec
 from mnemarket.kernel.results import ActionFailure, ActionResult, ErrorCode
 from mnemarket.kernel.transaction import Transaction
 from mnemarket.kernel.world_state import WorldState
@@ -165,6 +167,7 @@ def _invoke(world: WorldState, tx: Transaction, who: str, action: InvokeArtifact
                             f"{artifact.id!r} has no method {action.method!r}",
                             f"{artifact.id!r} methods: {methods}")
     args = spec.bind(action.args)
+    _require_payable(world, who, spec, args)
     ctx = InvokeContext(world, tx, who, artifact)
     if spec.permission is not None:
         spec.permission(ctx, args)
@@ -178,6 +181,19 @@ def _invoke(world: WorldState, tx: Transaction, who: str, action: InvokeArtifact
     tx.move(who, artifact.owner, price, kind="fee", reason=f"invoke price of {artifact.id}")
     outcome = spec.handler(ctx, args)
     return _ok(outcome.message, outcome.data)
+
+
+def _require_payable(world: WorldState, who: str, spec: MethodSpec, args: BaseModel) -> None:
+    """Refuse a price above all the scrip in circulation (a `payable` argument): no one could pay it."""
+    for name in spec.price_fields():
+        value, circulating = getattr(args, name), world.total_scrip()
+        if isinstance(value, int) and value > circulating:
+            richest = max((b for p, b in world.balances.items() if p != who and world.principals.get(p) != "system"),
+                          default=0)
+            raise ActionFailure(
+                ErrorCode.LIMIT_EXCEEDED,
+                f"{name} {value} is more than all the scrip in circulation ({circulating}): no one could pay it",
+                f"set {name} to {circulating} or less; the richest other agent holds {richest}")
 
 
 def _transfer(world: WorldState, tx: Transaction, who: str, action: Transfer) -> ActionResult:

@@ -145,12 +145,18 @@ class MethodSpec:
             return self.cost_text
         return f"{self.cost} scrip" if not callable(self.cost) else "variable"
 
+    def price_fields(self) -> tuple[str, ...]:
+        """The arguments tagged `payable`: prices the kernel bounds by the scrip in circulation."""
+        return tuple(name for name, info in self.args.model_fields.items()
+                     if isinstance(info.json_schema_extra, dict) and info.json_schema_extra.get(PAYABLE_KEY))
+
     def signature(self) -> str:
         parts = []
+        prices = self.price_fields()
         for name, info in self.args.model_fields.items():
             annotation = info.annotation
             text = annotation.__name__ if isinstance(annotation, type) else str(annotation)
-            text = text.replace("typing.", "")
+            text = text.replace("typing.", "") + (PAYABLE_TEXT if name in prices else "")
             if info.is_required():
                 parts.append(f"{name}: {text}")
             else:
@@ -192,6 +198,18 @@ def advanced() -> dict[str, Any]:
     """``Field(json_schema_extra=advanced())``: an optional argument reply schemas leave out (its
     default applies), so a small model cannot fill it with noise; a caller may still pass it."""
     return {ADVANCED_KEY: True}
+
+
+PAYABLE_KEY = "x-payable"
+PAYABLE_TEXT = " <= scrip in circulation"
+"""How a signature shows the bound on a `payable` argument (step menus, docs, bad-args hints)."""
+
+
+def payable() -> dict[str, Any]:
+    """``Field(json_schema_extra=payable())``: the argument is a price some principal is to pay. The
+    kernel refuses a call whose price is above all the scrip in circulation (no one could pay it:
+    Gemma 3 270M offered a licence at 15000 in a world of 160) as a failed action naming the limit."""
+    return {PAYABLE_KEY: True}
 
 
 def names(kind: NameKind) -> dict[str, Any]:
