@@ -97,9 +97,9 @@ def vacuous_reason(line: str) -> str | None:
     ("the north pass"), an outcome ("fails", "sold") or a rule ("before claiming") keeps it: such
     a line may hold the value a later paid claim uses, which the ladder never calls generic."""
     body = _LESSON_KIND.sub("", line, count=1)
-    words = [w.lower() for w in _LESSON_WORD.findall(body)]
     if any(ch.isdigit() for ch in body):
         return None
+    words = [w.lower() for w in _LESSON_WORD.findall(body)]
     names = {w for w in words if _NAME.match(w) or w in ACTION_TYPES}
     names |= {part for name in names for part in re.split(r"[_.]", name)}
     if any(w not in names and w not in JOINING_WORDS and w not in PLACEHOLDER_WORDS for w in words):
