@@ -614,9 +614,14 @@ def compare(experiment: Path = typer.Argument(..., help="experiment YAML, e.g. c
     failed = [c for c in document["cells"] if c["status"] != "finished"]
     console.print(f"{len(document['cells']) - len(failed)}/{len(document['cells'])} cells finished; "
                   f"reports: {path}, {path.with_suffix('.md')}, {path.with_suffix('.html')}")
+    damaged = [c for c in failed if c["status"] == "damaged"]
+    for cell in damaged:  # finished, so resuming would not touch it: say how to play it again
+        console.print(f"[yellow]damaged: {escape(cell['id'])}: {escape(cell.get('message', ''))}; to play it again, "
+                      f"remove {escape(cell['run_dir'])} and run the same command[/yellow]")
+    if unfinished := [c for c in failed if c["status"] != "damaged"]:
+        console.print(f"[yellow]unfinished: {escape(', '.join(c['id'] for c in unfinished))}; run the same command "
+                      "again to resume them[/yellow]")
     if failed:
-        console.print(f"[yellow]unfinished: {escape(', '.join(c['id'] for c in failed))}; run the same command again "
-                      "to resume them[/yellow]")
         raise typer.Exit(code=1)
 
 

@@ -64,6 +64,7 @@ from mnemarket.yaml_config import deep_merge, describe_validation_error, load_mo
 
 if TYPE_CHECKING:
     from mnemarket.agents import Component
+    from mnemarket.providers import Embedder
     from mnemarket.run import ResolvedScenario, RunConfig
 
 CELLS_DIR = EXPERIMENT_CELLS
@@ -490,14 +491,37 @@ def _cell_key(cell: Cell, run_dir: Path) -> CellKey:
     return key
 
 
+
+def _cell_row(experiment: Experiment, cell: Cell, run_dir: Path, outcome: CellOutcome | None,
+              embedder: Embedder | None) -> tuple[CellResult, list[LadderItem]]:
+    """A cell's entry of comparison.json and its ladder items; a damaged finished cell is reported
+    as damaged with the reason, so it does not cost the report of every other cell."""
+    from mnemarket.reports import cell_metrics, item_rows, load_run
+
+    if not cell_done(run_dir):
+        return {**_cell_key(cell, run_dir), "status": outcome.get("state", "not run") if outcome else "not run",
+                "message": outcome.get("message", "") if outcome else ""}, []
+    try:
+        run = load_run(run_dir)
+    except ConfigError as error:
+        return {**_cell_key(cell, run_dir), "status": "damaged", "message": str(error)}, []
+    info = read_json_object(run_dir / CELL_FILE) or {}  # damaged: only its timing is lost
+    items = [] if cell.rung is None else item_rows(run, cell.model, cell.config, cell.seed,
+                                                   experiment.config.configs[cell.config].oracle)
+    # the metrics' own types (reports/metric_rows.py) seen as the stored document reads them:
+    # figures by metric name, lessons that may carry the judge's verdict
+    metrics = cast("CellMetrics", cell_metrics(run, embedder=embedder))
+    row: CellResult = {**_cell_key(cell, run_dir), "status": "finished", "seconds": info.get("seconds"),
+                       "metrics": metrics}
+    if info.get("warnings"):  # e.g. a step over budget: its figures come from blind turns
+        row["warnings"] = info["warnings"]
+    return row, items
+
 def write_comparison(experiment: Experiment, dirs: dict[Cell, Path], outcomes: dict[Cell, CellOutcome]) -> Path:
     """Measure every finished cell and write comparison.json/.md/.html in the experiment directory."""
     from mnemarket.reports import (
         abstention_summary,
         aggregate_groups,
-        cell_metrics,
-        item_rows,
-        load_run,
         summarise,
         write_ladder_csv,
         write_reports,
@@ -514,22 +538,8 @@ def write_comparison(experiment: Experiment, dirs: dict[Cell, Path], outcomes: d
     rows: list[CellResult] = []
     items: list[LadderItem] = []  # the memory ladder's per-item outcomes (reports/ladder_results.py)
     for cell, run_dir in dirs.items():
-        row: CellResult
-        if cell_done(run_dir):
-            info = read_json_object(run_dir / CELL_FILE) or {}  # damaged: only its timing is lost
-            run = load_run(run_dir)
-            if cell.rung is not None:
-                items += item_rows(run, cell.model, cell.config, cell.seed, experiment.config.configs[cell.config].oracle)
-            # the metrics' own types (reports/metric_rows.py) seen as the stored document reads them:
-            # figures by metric name, lessons that may carry the judge's verdict
-            metrics = cast("CellMetrics", cell_metrics(run, embedder=embedder))
-            row = {**_cell_key(cell, run_dir), "status": "finished", "seconds": info.get("seconds"), "metrics": metrics}
-            if info.get("warnings"):  # e.g. a step over budget: its figures come from blind turns
-                row["warnings"] = info["warnings"]
-        else:
-            outcome = outcomes.get(cell)
-            row = {**_cell_key(cell, run_dir), "status": outcome.get("state", "not run") if outcome else "not run",
-                   "message": outcome.get("message", "") if outcome else ""}
+        row, cell_items = _cell_row(experiment, cell, run_dir, outcomes.get(cell), embedder)
+        items += cell_items
         rows.append(row)
     c = experiment.config
     judged: JudgeSummary | None = None

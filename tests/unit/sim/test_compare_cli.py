@@ -3,6 +3,8 @@ for missing credentials before any cell starts."""
 
 from __future__ import annotations
 
+import json
+
 import yaml
 from typer.testing import CliRunner
 
@@ -50,3 +52,22 @@ def test_the_shipped_local_vs_scripted_experiment_gives_no_plan_warning():
 
     shipped = Path(__file__).resolve().parents[3] / "config" / "experiments" / "local_vs_scripted.yaml"
     assert plan_warnings(load_experiment(shipped)) == []
+
+
+def test_a_damaged_cell_is_reported_as_damaged_and_the_other_cells_still_are(tmp_path):
+    path = _experiment(tmp_path, turns=5)
+    out = tmp_path / "out"
+    assert CliRunner().invoke(app, ["compare", str(path), "--out", str(out)]).exit_code == 0
+    summaries = sorted(out.glob("cells/*/summary.json"))
+    assert len(summaries) == 2
+    summaries[0].write_text('{"agents": {"alpha": {"turns": "many"}}')  # cut off and of the wrong type
+    result = CliRunner().invoke(app, ["compare", str(path), "--out", str(out), "--report-only"],
+                                env={"COLUMNS": "200"})
+    said = " ".join(result.output.split())
+    assert result.exit_code == 1 and "1/2 cells finished" in said and "unfinished" not in said, result.output
+    assert "damaged: scripted__default__s" in said and "remove" in said and "run the same command" in said
+    cells = {c["seed"]: c for c in json.loads((out / "comparison.json").read_text())["cells"]}
+    damaged = cells[int(summaries[0].parent.name.rsplit("__s", 1)[1])]
+    finished = cells[int(summaries[1].parent.name.rsplit("__s", 1)[1])]
+    assert damaged["status"] == "damaged" and "summary.json" in damaged["message"] and "metrics" not in damaged
+    assert finished["status"] == "finished" and finished["metrics"]
