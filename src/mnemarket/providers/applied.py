@@ -17,7 +17,8 @@ from mnemarket.providers.llm import LLM
 
 def models_record(models: Mapping[str, LLM], records: list[CallRecord]) -> dict[str, dict[str, Any]]:
     """``{model string: {structured_mode, sampling, model_version, server, profile, model_versions,
-    calls, failures, requests, retries}}`` for each model in ``models``."""
+    calls, failures, requests, retries, cost_usd}}`` for each model in ``models``, from the whole
+    call ``records`` (a damaged line names no model: ``Spent.estimated`` counts those apart)."""
     out: dict[str, dict[str, Any]] = {}
     for spec, llm in sorted(models.items()):
         mine = [r for r in records if r.kind == "llm" and r.model_id == llm.model_id]
@@ -29,7 +30,7 @@ def models_record(models: Mapping[str, LLM], records: list[CallRecord]) -> dict[
                 entry[key] = logged[-1]
         entry |= {"model_id": llm.model_id, "model_versions": dict(versions), "calls": len(mine),
                   "failures": sum(1 for r in mine if not r.ok), "requests": sum(len(r.requests) for r in mine),
-                  "retries": sum(r.retries for r in mine)}
+                  "retries": sum(r.retries for r in mine), "cost_usd": sum(r.cost for r in mine)}
         out[spec] = entry
     return out
 

@@ -122,6 +122,14 @@ def gemini_json_schema(schema: Any) -> Any:
     return out
 
 
+def billed_model(model: str, prices: PriceTable) -> str:
+    """The key of ``prices`` a Gemini ``model`` is billed under when a reply names no version: a
+    forwarded name as its replacement where ``prices`` lists that, else the name itself
+    (``profiles.billed_price`` asks this too, so ``validate`` quotes the price the run bills)."""
+    forwarded = FORWARDED_MODELS.get(model)
+    return forwarded if forwarded is not None and forwarded in prices.prices else model
+
+
 class GeminiLLM(CompletionLLM):
     """A Gemini model over the Gemini Developer API.
 
@@ -176,8 +184,7 @@ class GeminiLLM(CompletionLLM):
                               f"(default {DEFAULT_GEMINI_MODEL!r}); prices checked {PRICES_CHECKED}")
         # Fail at construction, not on the first bill. A forwarded name is billed as what answers
         # (by the reported model_version; by the replacement's price when a reply names none).
-        forwarded = FORWARDED_MODELS.get(model)
-        self.billed_as = forwarded if forwarded is not None and forwarded in prices.prices else model
+        self.billed_as = billed_model(model, prices)
         prices.price(self.billed_as)
         self.model = model
         self.sampling = sampling or sampling_of(model)
@@ -412,4 +419,4 @@ def _usage(metadata: Any, prompt_text: str, reply_text: str) -> Usage:
                          cached=getattr(metadata, "cached_content_token_count", None))
 
 
-__all__ = ["DEFAULT_GEMINI_MODEL", "GeminiLLM"]
+__all__ = ["DEFAULT_GEMINI_MODEL", "GeminiLLM", "billed_model"]

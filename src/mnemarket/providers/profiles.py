@@ -108,9 +108,7 @@ def profile_options(spec: str, profile: ModelProfile, *, check_env: bool = True)
             options["thinking_budget"] = profile.thinking
         elif profile.thinking is not None:
             options["thinking_level"] = profile.thinking
-        if profile.price is not None:
-            model = rest or _default_gemini()
-            options["prices"] = PriceTable(prices={**DEFAULT_PRICE_TABLE.prices, model: profile.price.as_price()})
+        options |= _profile_prices(spec, profile)
     elif prefix == "openai":
         wrong = _set(profile, ("base_url",))
         if isinstance(profile.thinking, int):
@@ -123,9 +121,7 @@ def profile_options(spec: str, profile: ModelProfile, *, check_env: bool = True)
             ("requests_per_minute", profile.requests_per_minute), ("api_key", key),
             ("token_field", profile.token_field), ("extra_body", extra or None),
             ("structured_mode", None if profile.structured_mode == "auto" else profile.structured_mode)) if v is not None}
-        if profile.price is not None:
-            model = rest.rsplit(":", 1)[-1] if rest else ""
-            options["prices"] = PriceTable(prices={model: profile.price.as_price()})
+        options |= _profile_prices(spec, profile)
     else:
         wrong = _set(profile, tuple(name for name in ModelProfile.model_fields if name != "name"))
         options = {}
@@ -138,22 +134,42 @@ def profile_options(spec: str, profile: ModelProfile, *, check_env: bool = True)
 def billed_price(spec: str, profile: ModelProfile | None = None) -> tuple[ModelPrice, str] | None:
     """The price the model ``spec`` is billed at today and where it comes from (``"profile"`` or
     ``"list"``): its profile's price, else, for a Gemini model, the default table's (a name Google
-    forwards at its replacement's price, as ``GeminiLLM`` bills it); ``None`` when neither has one.
+    forwards at its replacement's price); ``None`` when neither has one. Read from the table the
+    model is built with and the key it bills by, so it is the price the run bills.
 
     Raises:
         ConfigError: the price held until a day now past and no later one is known.
     """
-    from mnemarket.providers.gemini_client import FORWARDED_MODELS
+    from mnemarket.providers.gemini_llm import billed_model
 
-    if profile is not None and profile.price is not None:
-        return PriceTable(prices={spec: profile.price.as_price()}).price(spec), "profile"
     prefix, _, rest = spec.partition(":")
-    if prefix != "gemini":
+    table = _profile_prices(spec, profile).get("prices") if profile is not None else None
+    if prefix == "gemini":
+        model = billed_model(rest or _default_gemini(), table or DEFAULT_PRICE_TABLE)
+        if table is None and model not in DEFAULT_PRICE_TABLE.prices:
+            return None
+        return (table or DEFAULT_PRICE_TABLE).price(model), "list" if table is None else "profile"
+    if table is None:
         return None
-    model = rest or _default_gemini()
-    forwarded = FORWARDED_MODELS.get(model)
-    model = forwarded if forwarded in DEFAULT_PRICE_TABLE.prices else model
-    return (DEFAULT_PRICE_TABLE.price(model), "list") if model in DEFAULT_PRICE_TABLE.prices else None
+    return table.price(_priced_name(prefix, rest)), "profile"
+
+
+def _priced_name(prefix: str, rest: str) -> str:
+    """The name a provider looks its price up by: a Gemini model's id, an OpenAI-compatible model's
+    name after its base URL."""
+    if prefix == "gemini":
+        return rest or _default_gemini()
+    return rest.rsplit(":", 1)[-1] if rest else ""
+
+
+def _profile_prices(spec: str, profile: ModelProfile) -> dict[str, PriceTable]:
+    """``{"prices": table}`` holding only the profile's price, or ``{}`` without one. The profile's
+    price is the only one: a Gemini reply naming another version (a forwarded name answers as its
+    replacement) finds no list price to be billed at instead, and falls back to it."""
+    if profile.price is None:
+        return {}
+    prefix, _, rest = spec.partition(":")
+    return {"prices": PriceTable(prices={_priced_name(prefix, rest): profile.price.as_price()})}
 
 
 def _default_gemini() -> str:

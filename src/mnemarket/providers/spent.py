@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from pydantic import ValidationError
 
@@ -59,6 +59,12 @@ class Spent(NamedTuple):
     def unknown(self) -> list[int]:
         """Line numbers of damaged lines with nothing to estimate them by (no whole call, no figure)."""
         return [d.line for d in self.damaged if not d.shown and not self.records]
+
+    def estimated(self) -> dict[str, Any]:
+        """The damaged lines and what the spend caps count them as, for a run's summary: an
+        estimate (no model is named for them), kept apart from the whole calls' figures."""
+        return {"lines": [d.line for d in self.damaged], "estimated_cost_usd": sum(d.cost for d in self.damaged),
+                "estimated_tokens": sum(d.tokens for d in self.damaged), "unknown_lines": self.unknown()}
 
     def note(self) -> str | None:
         """One line about the damaged lines and how they were counted, or None."""

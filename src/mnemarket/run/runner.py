@@ -26,7 +26,6 @@ from mnemarket.providers import (
     AccountedLLM,
     Budget,
     CallLog,
-    CallRecord,
     LLMResult,
     MemoEmbedder,
     ScriptedLLM,
@@ -163,11 +162,6 @@ class Runner:
             inner = RecordingLLM(inner, recording)
         assert self.call_log is not None, "setup() opens the call log before the models"
         return AccountedLLM(inner, self.call_log, budget=budget, principal=agent_id)
-
-    def _spent(self) -> list[CallRecord]:
-        """The model calls earlier (stopped) parts of this run made."""
-        path = self.run_dir / "llm_calls.jsonl"
-        return CallLog.read(path) if path.exists() else []
 
     def _budget(self, spent: Spent) -> Budget | None:
         """One budget for the whole run (the lower of `--spend-cap` and the scenario's
@@ -477,9 +471,12 @@ class Runner:
                 out.write(event.model_dump_json() + "\n")
         crashpoints.reached("summary.json")
         scenario = self.config.resolved.scenario
+        # Read as the spend caps read it: a damaged line is counted (as an estimate, named apart).
+        spent = read_spent(self.run_dir / "llm_calls.jsonl")
         summary = summarize(world, self.genesis) | {"scenario": scenario.name, "status": status.state,
                                                     "message": status.message,
-                                                    "models": models_record(self._models, self._spent()),
+                                                    "models": models_record(self._models, spent.records),
+                                                    "llm_calls_damaged": spent.estimated(),
                                                     "budget_overruns": budget_overruns(self.run_dir)}
         write_atomic(self.run_dir / "summary.json", json.dumps(summary, indent=2))
         if self.report is not None:

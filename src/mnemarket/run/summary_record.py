@@ -65,7 +65,7 @@ class AgentFigures(AgentTotals):
 
 class RunSummary(TypedDict, total=False):
     """summary.json and the `inspect --json` document: `summarize`'s keys, and what the runner adds
-    when it writes the file (scenario, status, message, models, budget_overruns). Read back from a
+    when it writes the file (scenario, status, message, models, llm_calls_damaged, budget_overruns). Read back from a
     file it may lack any of them (an older or interrupted run), so every key is optional."""
 
     balances: dict[str, int]
@@ -93,6 +93,8 @@ class RunSummary(TypedDict, total=False):
     status: str
     message: str
     models: dict[str, dict[str, Any]]
+    llm_calls_damaged: dict[str, Any]
+    """Damaged lines of llm_calls.jsonl and the estimate the spend caps count them at (`Spent.estimated`)."""
     budget_overruns: list[BudgetOverrun]
 
 

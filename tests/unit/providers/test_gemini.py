@@ -557,3 +557,33 @@ def test_a_reply_that_is_not_the_apis_json_is_a_provider_failure(gemini_key):
     with serve("<html>proxy error</html>") as server:
         result = GeminiLLM(base_url=server.url, **FAST).generate(HI)
     assert not result.ok and result.failure == "provider" and "neither candidates" in result.error
+
+
+SOURCE = "https://example.org/prices"
+
+
+@pytest.mark.parametrize(("spec", "priced", "answers_as"), [
+    ("gemini:gemini-3.5-flash", True, "gemini-3.6-flash-001"),    # forwarded: answers as its replacement
+    ("gemini:gemini-3.5-flash", False, "gemini-3.6-flash-001"),   # no profile price: the replacement's list price
+    ("gemini:gemini-3.5-flash", True, None),                      # a reply naming no version
+    ("gemini:gemini-3.6-flash", True, "gemini-3.6-flash"),
+])
+def test_the_run_bills_the_price_validate_quotes(gemini_key, spec, priced, answers_as):
+    from mnemarket.providers.pricing import DEFAULT_PRICE_TABLE
+    from mnemarket.providers.profiles import ModelProfile, billed_price, profile_options
+
+    price = {"input_per_million": 7.0, "output_per_million": 70.0, "checked": "2026-11-26", "source": SOURCE}
+    profile = ModelProfile.model_validate({"price": price} if priced else {})
+    quoted, source = billed_price(spec, profile)
+    assert source == ("profile" if priced else "list")
+    body = gemini_generate_body(OFFER_REPLY, 1000, 100, version=answers_as)
+    if answers_as is None:
+        del body["modelVersion"]
+    with serve(body) as server:
+        llm = GeminiLLM(spec.partition(":")[2], **profile_options(spec, profile), base_url=server.url, **FAST)
+        result = llm.generate(HI, schema=Offer)
+    assert result.ok, result.error
+    assert result.cost == pytest.approx((1000 * quoted.input_per_million + 100 * quoted.output_per_million) / 1e6)
+    listed = DEFAULT_PRICE_TABLE.price("gemini-3.6-flash")  # what a forwarded name would bill without a profile
+    assert (result.cost == pytest.approx((1000 * listed.input_per_million + 100 * listed.output_per_million) / 1e6)) \
+        is (not priced)

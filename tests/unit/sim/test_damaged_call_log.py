@@ -97,3 +97,30 @@ def test_a_damaged_line_with_nothing_to_go_by_refuses_a_capped_resume(tmp_path):
     (run_dir / "llm_calls.jsonl").write_text("")  # as the message says: the call cost nothing, so the line goes
     status, _ = _resume(run_dir, [])
     assert status.state == "finished"
+
+
+def test_the_summary_counts_damaged_lines_as_the_spend_caps_do(tmp_path):
+    """The models record holds the whole calls; the damaged lines are in summary.json too, at the
+    estimate the spend caps count them at, named as an estimate."""
+    import json
+
+    run_dir = _started_run(tmp_path)
+    model_id = json.loads((run_dir / "summary.json").read_text())["models"]["scripted"]["model_id"]
+    before = [r for r in read_spent(run_dir / "llm_calls.jsonl").records if r.model_id == model_id]
+    whole = [CallRecord(time=1.0, principal="alpha", model_id=model_id, prompt_tokens=100, completion_tokens=100,
+                        cost=0.4).model_dump_json() for _ in range(2)]
+    status, _ = _resume(run_dir, [*whole, GARBAGE, CUT])
+    assert status.state == "finished"
+    summary = json.loads((run_dir / "summary.json").read_text())
+    spent = read_spent(run_dir / "llm_calls.jsonl")
+    damaged = summary["llm_calls_damaged"]
+    assert len(damaged["lines"]) == 2 and damaged["lines"] == [d.line for d in spent.damaged]
+    assert damaged["estimated_cost_usd"] == pytest.approx(2 * 0.4) and damaged["unknown_lines"] == []
+    assert damaged["estimated_tokens"] == spent.tokens() - sum(r.prompt_tokens + r.completion_tokens
+                                                               for r in spent.records) >= 2 * 200
+    record = summary["models"]["scripted"]
+    mine = [r for r in spent.records if r.model_id == model_id]
+    assert record["calls"] == len(mine) >= len(before) + 2  # whole calls only: the damaged lines are apart
+    assert record["cost_usd"] == pytest.approx(sum(r.cost for r in mine)) and record["cost_usd"] >= 0.8
+    # The caps' total is the whole calls plus the estimate, as the summary shows them.
+    assert spent.cost() == pytest.approx(sum(r.cost for r in spent.records) + damaged["estimated_cost_usd"])

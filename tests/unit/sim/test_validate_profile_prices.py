@@ -70,3 +70,24 @@ def test_a_gemini_model_without_a_list_price_is_valid_when_its_profile_prices_it
 def test_a_profile_price_that_has_run_out_is_refused_as_the_run_refuses_it(tmp_path):
     code, output = _validate(tmp_path, {"gemini:gemini-3.7-flash": {"price": _price(1.0, 6.0, until="2026-01-31")}})
     assert code != 0 and "models.0" in output and "held until 2026-01-31" in output
+
+
+def test_the_budget_line_quotes_what_the_provider_bills_for_a_forwarded_name(tmp_path, monkeypatch):
+    """gemini-3.5-flash answers as gemini-3.6-flash, which has a list price: the run must still bill
+    the profile's, the one ``validate`` quotes. Checked against a GeminiLLM built as the run builds it."""
+    from mnemarket.providers.gemini_llm import GeminiLLM
+    from mnemarket.providers.profiles import ModelProfile, profile_options
+    from tests.unit.providers.fake_servers import FakeResponse, FakeServer, gemini_api, gemini_generate_body
+
+    spec, body = "gemini:gemini-3.5-flash", {"price": _price(2.0, 40.0)}
+    code, output = _validate(tmp_path, {spec: body})
+    assert code == 0, output
+    tokens, usd, source = _money(output, spec)
+    assert source == "profile"
+    monkeypatch.setenv("GEMINI_API_KEY", "test-key-not-real")  # good only for the local fake server
+    reply = gemini_generate_body('{"ok": 1}', 0, tokens, version="gemini-3.6-flash-001")  # all output: the dearer rate
+    with FakeServer(gemini_api(lambda request: FakeResponse(body=reply))) as server:
+        llm = GeminiLLM("gemini-3.5-flash", **profile_options(spec, ModelProfile.model_validate(body)),
+                        base_url=server.url, attempts=1)
+        result = llm.generate([{"role": "user", "content": "hi"}], max_tokens=16)
+    assert result.cost > 0 and usd == round(result.cost, 2)
