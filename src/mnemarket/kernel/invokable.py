@@ -207,8 +207,8 @@ PAYABLE_TEXT = " <= scrip in circulation"
 
 def payable() -> dict[str, Any]:
     """``Field(json_schema_extra=payable())``: the argument is a price some principal is to pay. The
-    kernel refuses a call whose price is above all the scrip in circulation (no one could pay it:
-    Gemma 3 270M offered a licence at 15000 in a world of 160) as a failed action naming the limit."""
+    kernel refuses a call whose price is above all the scrip in circulation (no one could pay it,
+    e.g. a licence offered at 15000 in a world of 160) as a failed action naming the limit."""
     return {PAYABLE_KEY: True}
 
 
