@@ -20,6 +20,7 @@ from mnemarket.agents.loop_breaker import LoopBreaker
 from mnemarket.agents.memories import AgentMemories
 from mnemarket.agents.menu import StepMenu
 from mnemarket.agents.prompt_fit import StepFit
+from mnemarket.agents.sampling import call_seed
 from mnemarket.agents.session_end import SessionCloser, SessionReport
 from mnemarket.agents.setup import set_up
 from mnemarket.agents.trail import Trail
@@ -142,7 +143,7 @@ class Agent:
             decision = await self.llm.agenerate(plan.messages, schema=schema,
                                                 max_tokens=self.config.budget.max_output_tokens,
                                                 temperature=self.config.temperature,
-                                                seed=self.seed * 1_000_003 + plan.session * 1_009 + plan.turn)
+                                                seed=call_seed(self.seed, plan.session, plan.turn))
         return await self.answers.answer(plan, decision)
 
     def apply(self, plan: TurnPlan | TurnFacts, decision: LLMResult) -> TurnOutcome:

@@ -25,6 +25,7 @@ from mnemarket.agents.config import AgentConfig
 from mnemarket.agents.decision import Decision
 from mnemarket.agents.prompt_sections import as_data
 from mnemarket.agents.reader_prompt import ReaderAnswer, reader_text
+from mnemarket.agents.sampling import ANSWER_STEP, call_seed
 from mnemarket.agents.turn import AnswerTrace, TurnPlan
 from mnemarket.genesis import BOUNTY_ID, UNKNOWN, Bounty
 from mnemarket.kernel import Event
@@ -34,8 +35,6 @@ READER_SYSTEM = "You answer one question from the facts you were shown, copying 
 INSTRUCTION = ("Answer with the value alone (the number, name or words the question asks for), copied from the "
                f"facts or the question. If they do not give it, answer exactly: {UNKNOWN}.")
 NOTHING_SHOWN = "FACTS: (none besides the question)"
-SEED_OFFSET = 700_000
-"""Added to the turn's sampling seed (the lesson step adds 500,000): the two calls draw apart."""
 
 
 @lru_cache(maxsize=8)
@@ -118,7 +117,7 @@ class AnswerStep:
         with labelled(f"agent {self.config.id}, session {plan.session}, turn {plan.turn}, answer step"):
             reply = await self.llm.agenerate(
                 messages, schema=answer_schema(step.max_answer_chars), max_tokens=step.max_output_tokens,
-                temperature=0.0, seed=self.seed * 1_000_003 + plan.session * 1_009 + plan.turn + SEED_OFFSET)
+                temperature=0.0, seed=call_seed(self.seed, plan.session, plan.turn, ANSWER_STEP))
         answer = reply.parsed.answer.strip() if reply.ok and isinstance(reply.parsed, ReaderAnswer) else ""
         error = None if answer else f"answer step: the reader gave no usable answer ({reply.error or 'empty'})"
         plan.answer = AnswerTrace(bounty=bounty.id, prompt=messages[-1].content,

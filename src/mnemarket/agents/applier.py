@@ -13,6 +13,7 @@ from mnemarket.agents.history_text import action_subject, history_text
 from mnemarket.agents.lesson_step import lesson_lines, lesson_schema, vacuous_reason, with_lessons
 from mnemarket.agents.memories import AgentMemories
 from mnemarket.agents.prompt_sections import as_data
+from mnemarket.agents.sampling import LESSON_STEP, call_seed
 from mnemarket.agents.trail import Trail
 from mnemarket.agents.turn import TurnFacts, TurnOutcome, TurnPlan
 from mnemarket.agents.working_memory import parse_working_memory
@@ -143,7 +144,7 @@ class TurnApplier:
             return await self.llm.agenerate(
                 self.lesson_messages(session, trigger), schema=lesson_schema(step.max_lessons, step.lesson_chars, subjects),
                 max_tokens=min(self.config.budget.max_output_tokens, 40 * step.max_lessons + 24),
-                temperature=self.config.temperature, seed=self.seed * 1_000_003 + session * 1_009 + after_turn + 500_000)
+                temperature=self.config.temperature, seed=call_seed(self.seed, session, after_turn, LESSON_STEP))
 
     def write_lessons(self, session: int, after_turn: int, trigger: str, reply: LLMResult) -> LessonRecord:
         """Append the reply's lessons to the working memory and mark the step done, in one commit
