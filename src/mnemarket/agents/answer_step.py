@@ -29,7 +29,7 @@ from mnemarket.agents.sampling import ANSWER_STEP, call_seed
 from mnemarket.agents.turn import AnswerTrace, TurnPlan
 from mnemarket.genesis import BOUNTY_ID, UNKNOWN, Bounty
 from mnemarket.kernel import Event
-from mnemarket.providers import LLM, LLMResult, Message, labelled
+from mnemarket.providers import LLM, MAX_PROVIDER_FAILURES, LLMResult, Message, labelled
 
 READER_SYSTEM = "You answer one question from the facts you were shown, copying the value exactly as it is written."
 INSTRUCTION = ("Answer with the value alone (the number, name or words the question asks for), copied from the "
@@ -104,38 +104,50 @@ class AnswerStep:
 
     async def answer(self, plan: TurnPlan, decision: LLMResult) -> LLMResult:
         """``decision`` with its claim's answer written by the reader; unchanged when the step is
-        off or the decision claims no answer bounty. An unusable reader reply makes the turn a
-        failed action (the claim is not sent); one the provider never gave is the decision's
-        provider failure, so the runner asks again. Records the call on ``plan.answer``."""
+        off or the decision claims no answer bounty. A reader call the provider never answered is
+        asked again (up to :data:`MAX_PROVIDER_FAILURES` calls), keeping the decision: asking for
+        the decision again would pay for it twice, and a model without a seed could decide otherwise.
+        An unusable reader reply, or none after those calls, makes the turn a failed action (the
+        claim is not sent). Records the call on ``plan.answer``."""
         step = self.config.answer_step
-        plan.answer = None  # a decision asked again (the provider failed) starts afresh
+        plan.answer = None  # a decision asked again (the provider failed it) starts afresh
         bounty = claimed_bounty(decision, self.bounties) if step.enabled else None
         if bounty is None:
             return decision
         assert isinstance(decision.parsed, Decision)
         messages = reader_messages(plan, bounty, step.shows)
+        replies: list[LLMResult] = []
         with labelled(f"agent {self.config.id}, session {plan.session}, turn {plan.turn}, answer step"):
-            reply = await self.llm.agenerate(
-                messages, schema=answer_schema(step.max_answer_chars), max_tokens=step.max_output_tokens,
-                temperature=0.0, seed=call_seed(self.seed, plan.session, plan.turn, ANSWER_STEP))
+            while not replies or (replies[-1].provider_failed and len(replies) < MAX_PROVIDER_FAILURES):
+                replies.append(await self.llm.agenerate(
+                    messages, schema=answer_schema(step.max_answer_chars), max_tokens=step.max_output_tokens,
+                    temperature=0.0, seed=call_seed(self.seed, plan.session, plan.turn, ANSWER_STEP)))
+        reply = replies[-1]
         answer = reply.parsed.answer.strip() if reply.ok and isinstance(reply.parsed, ReaderAnswer) else ""
-        error = None if answer else f"answer step: the reader gave no usable answer ({reply.error or 'empty'})"
+        error = None if answer else _failure(reply, len(replies))
         plan.answer = AnswerTrace(bounty=bounty.id, prompt=messages[-1].content,
                                   drafted=str(decision.parsed.args.get("answer", "")), reply=reply.text,
                                   answer=answer or None, error=error)
-        return _merged(decision, reply, answer, error)
+        return _merged(decision, replies, answer, error)
 
 
-def _merged(decision: LLMResult, reply: LLMResult, answer: str, error: str | None) -> LLMResult:
-    """One result for the turn: both calls' tokens, cost and time; the claim with the reader's
+def _failure(reply: LLMResult, calls: int) -> str:
+    if reply.provider_failed:
+        return f"answer step: the reader got no reply from the provider in {calls} calls ({reply.error})"
+    return f"answer step: the reader gave no usable answer ({reply.error or 'empty'})"
+
+
+def _merged(decision: LLMResult, replies: list[LLMResult], answer: str, error: str | None) -> LLMResult:
+    """One result for the turn: every call's tokens, cost and time; the claim with the reader's
     answer, or a failure whose text is no action (a reply that holds one must not be applied)."""
+    calls = [decision, *replies]
     spent: dict[str, Any] = {
-        "usage": decision.usage + reply.usage, "cost": decision.cost + reply.cost,
-        "latency": decision.latency + reply.latency, "queued": decision.queued + reply.queued,
-        "attempts": decision.attempts + reply.attempts, "requests": [*decision.requests, *reply.requests]}
+        "usage": sum((c.usage for c in replies), decision.usage), "cost": sum(c.cost for c in calls),
+        "latency": sum(c.latency for c in calls), "queued": sum(c.queued for c in calls),
+        "attempts": sum(c.attempts for c in calls), "requests": [r for c in calls for r in c.requests]}
     if error is not None:
-        failure = "provider" if reply.provider_failed else "model"
-        return decision.model_copy(update={**spent, "ok": False, "parsed": None, "failure": failure, "error": error,
+        # Never "provider": that would have the runner ask for the decision again (paid twice).
+        return decision.model_copy(update={**spent, "ok": False, "parsed": None, "failure": "reply", "error": error,
                                            "text": "(answer step: the reader gave no usable answer; the claim was not sent)"})
     assert isinstance(decision.parsed, Decision)
     parsed = decision.parsed.model_copy(update={"args": {**decision.parsed.args, "answer": answer}})

@@ -18,6 +18,7 @@ from mnemarket.providers.hashing_embedder import HashingEmbedder
 from mnemarket.providers.llm import (
     DEFAULT_MAX_TOKENS,
     LLM,
+    MAX_PROVIDER_FAILURES,
     CompletionLLM,
     CompletionRequest,
     LLMResult,
@@ -56,6 +57,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CALL_LABEL", "DEFAULT_PRICE_TABLE", "EMBEDDER_FORMS", "LLM", "LLM_FORMS", "MINILM_DIM", "MINILM_MODEL_ID",
+    "MAX_PROVIDER_FAILURES",
     "AccountedEmbedder", "AccountedLLM", "Budget", "CachedEmbedder", "MemoEmbedder", "CallLog", "CallRecord",
     "CompletionLLM", "Embedder", "EmbeddingFailed", "EmbedResult", "HashingEmbedder", "LLMResult", "Message",
     "MiniLMEmbedder", "ModelCallFailed", "ReplyFailed", "ModelPrice", "PriceTable", "Recording",

@@ -36,6 +36,9 @@ Role = Literal["system", "user", "assistant"]
 #: or ``reply`` (it answered, but nothing usable: invalid, blocked, cut off). Callers treat the first
 #: as the provider's outage, the second as the model's (an agent's) mistake.
 FailureKind = Literal["provider", "reply"]
+#: Model calls in a row that got no reply at all (provider down, refusing, timing out) before the caller
+#: gives up: the runner then stops the run (resumable), the answer step fails its turn's claim.
+MAX_PROVIDER_FAILURES = 3
 #: How a back end held the reply to the schema: the server's ``json_schema`` or ``json_object``
 #: response format, the schema spelled out in the ``prompt`` only, or a ``grammar`` decoded here
 #: (the in-process local model).

@@ -22,6 +22,7 @@ from mnemarket.genesis import Genesis, TurnRecord, install_genesis, migration_re
 from mnemarket.kernel import ActionResult, Artifact, ErrorCode, Invokable, World
 from mnemarket.providers import (
     LLM,
+    MAX_PROVIDER_FAILURES,
     AccountedEmbedder,
     AccountedLLM,
     Budget,
@@ -62,9 +63,6 @@ from mnemarket.scenarios import PlanTurn, ScriptedPlanPolicy, SessionEnd, Sessio
 from mnemarket.store import SqlMemoryPersistence, SqlWorldStore
 
 RUN = "run"  # world-state namespace of the runner's own progress markers
-#: Model calls in a row that got no reply at all (provider down, refusing, timing out) before the run
-#: stops, resumable. Such a call is asked again, never applied as the agent's invalid action.
-MAX_PROVIDER_FAILURES = 3
 #: Whom a paid embedder's calls are accounted to in llm_calls.jsonl (they count towards the run's caps).
 EMBEDDER_PRINCIPAL = "embedder"
 QUERY_BATCH = 32
