@@ -31,7 +31,9 @@ from mnemarket.genesis import BOUNTY_ID, UNKNOWN, Bounty
 from mnemarket.kernel import Event
 from mnemarket.providers import LLM, MAX_PROVIDER_FAILURES, LLMResult, Message, labelled
 
-READER_SYSTEM = "You answer one question from the facts you were shown, copying the value exactly as it is written."
+#: The answer step's system message: facts from a turn, no conversation (the LoCoMo reader's is
+#: evals.reader.CONVERSATION_READER_SYSTEM; the two share the user message's shape, `reader_text`).
+ANSWER_STEP_SYSTEM = "You answer one question from the facts you were shown, copying the value exactly as it is written."
 INSTRUCTION = ("Answer with the value alone (the number, name or words the question asks for), copied from the "
                f"facts or the question. If they do not give it, answer exactly: {UNKNOWN}.")
 NOTHING_SHOWN = "FACTS: (none besides the question)"
@@ -89,7 +91,7 @@ def shown_facts(plan: TurnPlan, shows: Sequence[str]) -> str:
 
 def reader_messages(plan: TurnPlan, bounty: Bounty, shows: Sequence[str]) -> list[Message]:
     # The instruction comes first and the question last, with no reply placeholder (see `reader_text`).
-    return [Message(role="system", content=f"{READER_SYSTEM} {INSTRUCTION}"),
+    return [Message(role="system", content=f"{ANSWER_STEP_SYSTEM} {INSTRUCTION}"),
             Message(role="user", content=reader_text(shown_facts(plan, shows), bounty.description))]
 
 

@@ -30,8 +30,11 @@ ANSWER_TOKENS = 64
 CHARS_PER_TOKEN = 4
 """Estimate for the full-context window check (the model's own count is taken when it answers)."""
 MEMORY_LINE = re.compile(r"^\[(?P<dia_id>[^\]|]+)\|[^\]]*\] (?P<text>.*)$")
-READER_SYSTEM = ("You answer questions about a long conversation between {a} and {b}, from what you remember of it. "
-                 "Each memory is one line: [turn id | session, date] speaker: words.")
+#: The LoCoMo reader's system message (it names the conversation's speakers and the memory line's shape;
+#: the answer step's, agents.answer_step.ANSWER_STEP_SYSTEM, has no conversation). Keep it byte-identical:
+#: the LoCoMo figures were measured with it and recordings replay by the prompt's hash.
+CONVERSATION_READER_SYSTEM = ("You answer questions about a long conversation between {a} and {b}, from what you remember of it. "
+                              "Each memory is one line: [turn id | session, date] speaker: words.")
 
 
 @dataclass(frozen=True)
@@ -67,7 +70,7 @@ def messages_for(conv: Conversation, question: str, shown: Shown, condition: str
                        "'when' question give the date, worked out from the memory's date if the words say "
                        f"'yesterday' or 'last week'. If the memories do not say, answer exactly: {ABSTAIN_ANSWER}.",
                        "short phrase")
-    return conversation_prompt(conv, READER_SYSTEM, user)
+    return conversation_prompt(conv, CONVERSATION_READER_SYSTEM, user)
 
 
 def estimated_tokens(messages: Sequence[dict[str, str]]) -> int:
@@ -99,6 +102,6 @@ class ExtractiveReader(LLM):
                          latency=time.perf_counter() - start, model_id=self.model_id)
 
 
-__all__ = ["ANSWER_TOKENS", "CONDITIONS", "EXTRACTIVE", "READER_SYSTEM", "Condition", "ExtractiveReader", "ReaderAnswer",
-           "Shown", "clean_answer", "conversation_prompt", "reply_answer",
+__all__ = ["ANSWER_TOKENS", "CONDITIONS", "CONVERSATION_READER_SYSTEM", "EXTRACTIVE", "Condition", "ExtractiveReader",
+           "ReaderAnswer", "Shown", "clean_answer", "conversation_prompt", "reply_answer",
            "estimated_tokens", "memory_line", "messages_for"]

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from mnemarket.agents.answer_step import NOTHING_SHOWN, READER_SYSTEM
+from mnemarket.agents.answer_step import ANSWER_STEP_SYSTEM, NOTHING_SHOWN
 from mnemarket.agents.config import AgentConfig, AnswerStepConfig, WorkflowConfig, WorkflowStep
 from mnemarket.agents.reader_prompt import ReaderAnswer
 from mnemarket.experiments.pipeline import replay_run
@@ -73,7 +73,7 @@ def test_an_answer_claim_gets_its_answer_from_a_reader_that_sees_the_question_an
     assert world.events(principal="alpha")[-1].action["args"]["answer"] == "3381"
     [messages] = script.readers
     reader = messages[-1].content
-    assert messages[0].content.startswith(READER_SYSTEM) and reader.endswith("What is the gate code of Vardo?")
+    assert messages[0].content.startswith(ANSWER_STEP_SYSTEM) and reader.endswith("What is the gate code of Vardo?")
     assert "What is the gate code of Vardo?" in reader and FACT in reader
     turn = script.turn_prompts[0]
     assert "37 scrip" in turn and "37" not in reader  # the reward, balance and menus stay out
