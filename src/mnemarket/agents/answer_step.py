@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import lru_cache
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import Field, create_model
 
@@ -27,7 +27,7 @@ from mnemarket.agents.prompt_sections import as_data
 from mnemarket.agents.reader_prompt import ReaderAnswer, reader_text
 from mnemarket.agents.sampling import ANSWER_STEP, call_seed
 from mnemarket.agents.turn import AnswerTrace, TurnPlan
-from mnemarket.genesis import BOUNTY_ID, UNKNOWN, Bounty
+from mnemarket.genesis import ANSWER_STEP_CALL, BOUNTY_ID, UNKNOWN, Bounty
 from mnemarket.kernel import Event
 from mnemarket.providers import LLM, MAX_PROVIDER_FAILURES, LLMResult, Message, labelled
 
@@ -39,10 +39,16 @@ INSTRUCTION = ("Answer with the value alone (the number, name or words the quest
 NOTHING_SHOWN = "FACTS: (none besides the question)"
 
 
+class AnswerStepReply(ReaderAnswer):
+    """The answer step's reply, marked as its call for scripted policies (not part of the JSON schema)."""
+
+    call: ClassVar[str] = ANSWER_STEP_CALL
+
+
 @lru_cache(maxsize=8)
-def answer_schema(max_chars: int) -> type[ReaderAnswer]:
+def answer_schema(max_chars: int) -> type[AnswerStepReply]:
     """The reader's reply: one non-empty answer of at most ``max_chars`` characters."""
-    return create_model(f"AnswerStepReply{max_chars}", __base__=ReaderAnswer,
+    return create_model(f"AnswerStepReply{max_chars}", __base__=AnswerStepReply,
                         answer=(str, Field(min_length=1, max_length=max_chars,
                                            description=f"the value alone, or {UNKNOWN}")))
 
@@ -157,4 +163,4 @@ def _merged(decision: LLMResult, replies: list[LLMResult], answer: str, error: s
                                        "text": parsed.model_dump_json(exclude_defaults=True)})
 
 
-__all__ = ["AnswerStep", "answer_schema", "claimed_bounty", "reader_messages", "shown_facts"]
+__all__ = ["AnswerStep", "AnswerStepReply", "answer_schema", "claimed_bounty", "reader_messages", "shown_facts"]

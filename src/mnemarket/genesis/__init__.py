@@ -1,6 +1,6 @@
 """Genesis artifacts: the system services of the economy (ledger, store, escrow, embedder, memory, bounties)."""
 
-from mnemarket.genesis.answers import UNKNOWN, answer_tokens
+from mnemarket.genesis.answers import ANSWER_STEP_CALL, UNKNOWN, answer_tokens, is_answer_step_call
 from mnemarket.genesis.artifact_store import GenesisStore
 from mnemarket.genesis.bounties import BOUNTY_ID, GenesisBounty
 from mnemarket.genesis.config import Bounty, BountyCosts, Costs, GenesisConfig, load_genesis_config
@@ -38,7 +38,8 @@ __all__ = [
     "GenesisConfig", "GenesisEmbedder", "GenesisEscrow", "GenesisLedger", "GenesisMemory", "GenesisStore",
     "LessonRecord", "MigrationRecord", "Trade", "TurnRecord", "action_signature", "all_trades", "describe_event",
     "episodic_store_id", "install_genesis", "is_lesson", "is_migration", "lesson_record", "load_genesis_config",
-    "render_genesis_docs", "turn_record", "world_memory", "UNKNOWN", "answer_tokens", "BOUNTY_ID", "BountyCosts",
+    "render_genesis_docs", "turn_record", "world_memory", "UNKNOWN", "ANSWER_STEP_CALL", "answer_tokens",
+    "is_answer_step_call", "BOUNTY_ID", "BountyCosts",
     "clip", "is_invalid_decision", "migration_record", "succeeded", "ContextHit", "ContextRecord", "ContextSection",
     "event_session", "names_turn",
 ]

@@ -27,8 +27,17 @@ HEDGE_WORDS = frozenset({"or", "either", "nor", "and", "maybe", "perhaps", "poss
 MAX_EXTRA_WORDS = 8
 UNKNOWN = "unknown"
 """The right answer when nobody knows (a fabricated value is wrong)."""
+ANSWER_STEP_CALL = "answer_step"
+"""The ``call`` class variable of an agent's answer-step reply schema (agents/answer_step.py): how a
+scripted policy (scenarios/scripted_plan.py) tells that call, which asks for the answer of the claim
+just decided, from any other schema (not by its field names, which another schema could share)."""
 
 _TOKEN = re.compile(r"[^\W_]+")
+
+
+def is_answer_step_call(schema: type | None) -> bool:
+    """True when ``schema`` is an answer step's reply schema (marked with :data:`ANSWER_STEP_CALL`)."""
+    return getattr(schema, "call", None) == ANSWER_STEP_CALL
 
 
 def answer_tokens(text: str) -> list[str]:
@@ -78,4 +87,5 @@ def names_candidate(text: str, gold_parts: Iterable[str], candidates: Iterable[s
     return named
 
 
-__all__ = ["MAX_EXTRA_WORDS", "UNKNOWN", "answer_matches", "answer_tokens", "names_candidate"]
+__all__ = ["ANSWER_STEP_CALL", "MAX_EXTRA_WORDS", "UNKNOWN", "answer_matches", "answer_tokens", "is_answer_step_call",
+           "names_candidate"]

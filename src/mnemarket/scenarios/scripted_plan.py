@@ -8,8 +8,8 @@ memory search returned). When that lacks the fact the decision becomes a noop sa
 baseline can only use what its memory actually surfaced. A turn may instead be
 ``{first_of: [decision, ...]}``: the first alternative whose patterns all fill is played, so a
 plan can use a remembered fix when its memory shows it and make the obvious first attempt when not.
-An agent's answer step (a call whose schema asks for an ``answer`` only) gets the answer of the
-claim the plan makes this turn.
+An agent's answer step (a call whose schema is marked `genesis.ANSWER_STEP_CALL`) gets the answer
+of the claim the plan makes this turn.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from mnemarket.genesis import UNKNOWN
+from mnemarket.genesis import UNKNOWN, is_answer_step_call
 from mnemarket.providers import Message
 
 _PLACEHOLDER = re.compile(r"\{re:(.+?)\}")
@@ -62,7 +62,7 @@ class ScriptedPlanPolicy:
         """The turn being decided; None outside a turn's decision (reflection, importance calls)."""
 
     def __call__(self, messages: list[Message], schema: type[BaseModel] | None) -> dict[str, Any]:
-        if schema is not None and "answer" in schema.model_fields and "action_type" not in schema.model_fields:
+        if is_answer_step_call(schema):
             # An agent's answer step asks for the answer of the claim it just decided: the plan's
             # answer is the one it planned (the optimum reads the same values either way).
             planned = self(messages, None)

@@ -44,3 +44,19 @@ def test_first_of_plays_the_first_alternative_whose_patterns_fill():
     assert policy([], None) == {"action_type": "noop", "reasoning": "not in my context: (never shown)"}
     policy.current = PlanTurn(agent="cy", session=1, turn=3, step="act")
     assert policy([], None)["action_type"] == "noop"
+
+
+def test_the_answer_step_is_told_by_its_marker_not_by_its_field_names():
+    from pydantic import BaseModel
+
+    from mnemarket.agents.answer_step import answer_schema
+
+    class SomeAnswer(BaseModel):  # the answer step's shape (an `answer`, no `action_type`), unmarked
+        answer: str
+
+    policy = ScriptedPlanPolicy(PLAN, reasoning_chars=40)
+    policy.current = PlanTurn(agent="ada", session=1, turn=2, step="act", memories=["The vault code is 7421."])
+    assert policy([], answer_schema(80)) == {"answer": "7421"}  # the claim's planned answer
+    assert "action_type" in policy([], SomeAnswer)  # not mistaken for the answer step: the plan's decision
+    policy.current = PlanTurn(agent="ada", session=1, turn=1, step="act")
+    assert policy([], answer_schema(80)) == {"answer": "unknown"}  # the plan claims nothing this turn
