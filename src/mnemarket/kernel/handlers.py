@@ -186,7 +186,7 @@ def _invoke(world: WorldState, tx: Transaction, who: str, action: InvokeArtifact
 def _require_payable(world: WorldState, who: str, spec: MethodSpec, args: BaseModel) -> None:
     """Refuse a price above all the scrip in circulation (a `payable` argument): no one could pay it."""
     for name in spec.price_fields():
-        value, circulating = getattr(args, name), world.total_scrip()
+        value, circulating = getattr(args, name), world.supply.expected_total  # = the sum of balances, in O(1)
         if isinstance(value, int) and value > circulating:
             richest = max((b for p, b in world.balances.items() if p != who and world.principals.get(p) != "system"),
                           default=0)
