@@ -48,9 +48,14 @@ def write_rung_scenario(spec: LadderSpec, experiment_file: Path, rung: str, leve
     """Generate the cell's scenario into ``run_dir`` (once) and return its path."""
     path = run_dir / SCENARIO_FILE
     if not path.exists():
-        document = generate_rung(rung, level, seed, oracle)
-        document["components_dir"] = str((experiment_file.parent / spec.components_dir).resolve())
         run_dir.mkdir(parents=True, exist_ok=True)
+        document = generate_rung(rung, level, seed, oracle)
+        folder = (experiment_file.parent / spec.components_dir).resolve()
+        if not folder.is_dir() and "components_dir" not in spec.model_fields_set:
+            # an experiment outside config/: the rungs' agents name no components, so an empty folder
+            folder = (run_dir / "components").resolve()
+            folder.mkdir(exist_ok=True)
+        document["components_dir"] = str(folder)
         path.write_text(yaml.safe_dump(document, sort_keys=False, allow_unicode=True))
     return path
 

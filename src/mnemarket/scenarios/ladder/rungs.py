@@ -209,16 +209,19 @@ def _r2(e: Episode) -> None:
                 "kit_longterm) for that place, then claim the bounty with the value.")
     e.turns = 2 * INSTANCES + 2
     e.rag_limit = INSTANCES
+    pointers = []
     for n in range(1, INSTANCES + 1):
         fact, ledger, line = _fact(e.draws), e.draws.name(), e.draws.rng.randrange(2, 60)
         place = f"{ledger} ledger, line {line}"
-        e.remember(f"The {fact.attribute} of {fact.entity} is written in the {place}.")
         e.remember(f"{place}: {fact.value}.")
+        pointers.append(f"The {fact.attribute} of {fact.entity} is written in the {place}.")
         bounty = e.item(n, fact)
         e.plan_session(1).extend([
             invoke("genesis_memory", "search", store_id=f"{TESTER}_longterm",
                    query="{re:" + re.escape(f"{fact.entity} is written in the ") + r"(\w+ ledger, line \d+)}"),
             claim(bounty, "{re:" + re.escape(f"{place}: ") + r"(\d+)}")])
+    for pointer in pointers:
+        e.remember(pointer)
     e.distractors(5)
 
 
@@ -267,6 +270,7 @@ def _r4(e: Episode) -> None:
 
 def _r5(e: Episode) -> None:
     updates = e.level
+    e.rag_limit = INSTANCES * (updates + 1)
     e.prompt = ("Your memories hold dated records: claim each open bounty with the latest value "
                 "(genesis_bounty.claim); an older value is wrong.")
     for n in range(1, INSTANCES + 1):
