@@ -138,6 +138,8 @@ def _validate_experiment(path: Path, warnings: list[str] | None, notes: list[str
     absent = missing_data(experiment)
     if absent is None:
         check_experiment(experiment)
+        if experiment.config.ladder is not None:
+            _check_optimum_plays(path, experiment)
     elif warnings is not None:  # like a model's key: a run's input, not the file's mistake
         warnings.append(f"{path}: {absent}")
     scenario = experiment.scenario_path
@@ -149,6 +151,24 @@ def _validate_experiment(path: Path, warnings: list[str] | None, notes: list[str
     check_model(experiment.config.judge, str(path), "judge")
     if warnings is not None and experiment.config.dataset is None:  # a dataset cell plays no scenario
         warnings.extend(_experiment_budget_warnings(path, experiment, notes))
+
+
+def _check_optimum_plays(path: Path, experiment: Experiment) -> None:
+    """The ladder's reference optimum wins every item of every (rung, level, seed) the experiment
+    runs, played (experiments/optimum_play.py): the menu check cannot see retrieval.
+
+    Raises:
+        ConfigError: naming each item the optimum loses and the placeholder that found nothing.
+    """
+    from mnemarket.experiments.optimum_play import optimum_misses
+
+    assert experiment.config.ladder is not None
+    misses = optimum_misses(experiment.config.ladder.points(), experiment.config.seeds)
+    if misses:
+        shown = "; ".join(misses[:6]) + (f"; and {len(misses) - 6} more" if len(misses) > 6 else "")
+        raise ConfigError(f"the ladder's reference optimum, played memory on, does not win every item, so its "
+                          f"success of 1.0 is not reachable as generated: {shown}; fix the rung (its retrieval limit "
+                          "or its plan) in scenarios/ladder/rungs.py", path=str(path), field="ladder")
 
 
 def _shipped_components() -> Path | None:

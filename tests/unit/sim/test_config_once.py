@@ -11,6 +11,7 @@ from pydantic import BaseModel, ValidationError
 
 from mnemarket.errors import ConfigError, validation_problems
 from mnemarket.experiments import ladder as ladder_module
+from mnemarket.experiments import optimum_play
 from mnemarket.experiments.experiment import check_experiment, load_experiment, prepare_cell
 from mnemarket.experiments.experiment_checks import plan_warnings
 from mnemarket.experiments.validate import validate_path
@@ -48,9 +49,12 @@ def test_validate_and_the_compare_checks_generate_each_ladder_rung_once(tmp_path
     monkeypatch.setattr(ladder_module, "generate_rung",
                         lambda *point: generated.append(point) or real(*point))  # type: ignore[func-returns-value]
     warnings: list[str] = []
+    optimum_play._played.cache_clear()  # validate plays each (rung, level, seed) once per process
     assert validate_path(path, warnings, []) == ([], 1)
     once = sorted(((rung, 0, 1, oracle) for rung in ("R0", "R1") for oracle in (None, "write")), key=str)
-    assert sorted(generated, key=str) == once  # each rung and oracle once, for the first seed
+    played = sorted(((rung, 0, seed, None) for rung in ("R0", "R1") for seed in (1, 2)), key=str)
+    # each rung and oracle once for the checks (first seed), and each seed once for the optimum's play
+    assert sorted(generated, key=str) == sorted(once + played, key=str)
     generated.clear()
     experiment = load_experiment(path, tmp_path / "out")  # compare: the plan warnings, then the checks
     plan_warnings(experiment)
