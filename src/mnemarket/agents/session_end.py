@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from mnemarket.agents.config import AgentConfig
-from mnemarket.agents.lesson_step import vacuous_reason
+from mnemarket.agents.lesson_filter import refusal_reason
 from mnemarket.agents.memories import AgentMemories
 from mnemarket.agents.working_memory import WorkingMemory, prefixed_entries
 from mnemarket.genesis import MEMORY_ID, MigrationRecord
@@ -24,7 +24,7 @@ class SessionReport:
     reflections: list[str] = field(default_factory=list)
     archived: list[str] = field(default_factory=list)
     rejected: dict[str, str] = field(default_factory=dict)
-    """Entries kept out of long-term memory, each with why (a vacuous lesson: `vacuous_reason`)."""
+    """Entries kept out of long-term memory, each with why (vacuous or repetitive: `lesson_filter.refusal_reason`)."""
 
 
 class SessionCloser:
@@ -74,7 +74,7 @@ class SessionCloser:
         for entry in entries:
             # One the agent wrote itself (the lesson step already refuses them) would cost an add
             # and fill long-term memory with a line no later turn can use.
-            if (reason := vacuous_reason(entry)) is not None:
+            if (reason := refusal_reason(entry)) is not None:
                 report.rejected[entry] = reason
                 continue
             # Exact repeats are always skipped (this also makes a resumed session end idempotent);
