@@ -25,6 +25,7 @@ from mnemarket.agents.decision import Decision
 from mnemarket.agents.menu import check_menus
 from mnemarket.agents.prompt_fit import StepFit, fit_warnings, step_fits
 from mnemarket.agents.reader_prompt import ReaderAnswer, clean_answer, reader_text, reply_answer
+from mnemarket.agents.session_end import rejected_at_session_end
 from mnemarket.agents.survey import SurveyAnswer, categorical_resp, numerical_resp, utterance
 from mnemarket.agents.working_memory import WorkingMemory, prefixed_entries
 
@@ -33,5 +34,6 @@ __all__ = [
     "TurnPlan", "WorkingMemory", "categorical_resp", "check_components", "load_agent_config", "load_components",
     "numerical_resp", "utterance", "DEFAULT_PREFIXES", "LLMSpec", "RagConfig", "WorkingMemoryConfig",
     "load_component_file", "estimate_tokens", "check_menus", "StepFit", "fit_warnings", "step_fits",
-    "prefixed_entries", "ReaderAnswer", "clean_answer", "reader_text", "reply_answer", "checked_llm_spec",
+    "prefixed_entries", "rejected_at_session_end", "ReaderAnswer", "clean_answer", "reader_text", "reply_answer",
+    "checked_llm_spec",
 ]

@@ -10,7 +10,8 @@ from typing import Any
 from mnemarket.agents.config import AgentConfig
 from mnemarket.agents.decision import to_action_payload
 from mnemarket.agents.history_text import action_subject, history_text
-from mnemarket.agents.lesson_step import lesson_lines, lesson_schema, vacuous_reason, with_lessons
+from mnemarket.agents.lesson_filter import refusal_reason
+from mnemarket.agents.lesson_step import lesson_lines, lesson_schema, with_lessons
 from mnemarket.agents.memories import AgentMemories
 from mnemarket.agents.prompt_sections import as_data
 from mnemarket.agents.sampling import LESSON_STEP, call_seed
@@ -150,7 +151,7 @@ class TurnApplier:
         """Append the reply's lessons to the working memory and mark the step done, in one commit
         (a kill before it replays the step; after it, resume skips it)."""
         lines = lesson_lines(reply.parsed) if reply.ok and reply.parsed is not None else []
-        rejected = {line: reason for line in lines if (reason := vacuous_reason(line)) is not None}
+        rejected = {line: reason for line in lines if (reason := refusal_reason(line)) is not None}
         lessons = [line for line in lines if line not in rejected]
         error = None if lessons else (reply.error or ("every lesson was rejected" if rejected else
                                                       "the reply held no lessons"))

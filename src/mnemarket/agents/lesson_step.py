@@ -83,7 +83,8 @@ PLACEHOLDER_WORDS = frozenset({
     "etc", "response", "reply", "output", "action", "method", "call", "thing", "things", "whatever", "details"})
 """Words a small model puts where the lesson should be ("STRATEGY: genesis_memory.offer_licence: result")."""
 _LESSON_KIND = re.compile(r"^\s*[A-Za-z]+:")
-_LESSON_WORD = re.compile(r"[\w/]+(?:[.'][\w/]+)*")
+LESSON_WORD = re.compile(r"[\w/]+(?:[.'][\w/]+)*")
+"""A lesson's words: names with their dots and slashes whole, edge punctuation left out."""
 _NAME = re.compile(r"^[^\W\d_]\w*(?:[_.]\w+)+$")
 """snake_case and dotted names: artifacts, methods, arguments (`genesis_memory.offer_licence`)."""
 
@@ -99,7 +100,7 @@ def vacuous_reason(line: str) -> str | None:
     body = _LESSON_KIND.sub("", line, count=1)
     if any(ch.isdigit() for ch in body):
         return None
-    words = [w.lower() for w in _LESSON_WORD.findall(body)]
+    words = [w.lower() for w in LESSON_WORD.findall(body)]
     names = {w for w in words if _NAME.match(w) or w in ACTION_TYPES}
     names |= {part for name in names for part in re.split(r"[_.]", name)}
     if any(w not in names and w not in JOINING_WORDS and w not in PLACEHOLDER_WORDS for w in words):

@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from mnemarket.agents.config import AgentConfig
-from mnemarket.agents.lesson_step import vacuous_reason
+from mnemarket.agents.lesson_filter import refusal_reason
 from mnemarket.agents.memories import AgentMemories
 from mnemarket.agents.working_memory import WorkingMemory, prefixed_entries
 from mnemarket.genesis import MEMORY_ID, MigrationRecord
 from mnemarket.kernel import InvokeArtifact, World, WriteArtifact
 from mnemarket.memory import apply_retention, find_duplicate, reinforce
 from mnemarket.providers import LLM
+
+REJECTED_STATE = "session_end_rejected"
+"""World-state namespace of the lessons a session end refused: key ``{agent}:{session}``, value
+lesson -> reason (`SessionReport.rejected`). Refused lessons make no event, so this is their record."""
 
 
 @dataclass
@@ -24,7 +30,7 @@ class SessionReport:
     reflections: list[str] = field(default_factory=list)
     archived: list[str] = field(default_factory=list)
     rejected: dict[str, str] = field(default_factory=dict)
-    """Entries kept out of long-term memory, each with why (a vacuous lesson: `vacuous_reason`)."""
+    """Entries kept out of long-term memory, each with why (vacuous or repetitive: `lesson_filter.refusal_reason`)."""
 
 
 class SessionCloser:
@@ -45,6 +51,7 @@ class SessionCloser:
         report = SessionReport(agent_id=self.id, session=session, migrated=[], skipped_duplicates=[], failed=[])
         if self.config.working_memory.enabled:
             self._migrate(session, report)
+            self._record_rejected(session, report)  # before the working memory is cleared
             if self.config.history == "session":
                 self._clear_working_memory(session)
         memory = self.config.memory
@@ -57,6 +64,17 @@ class SessionCloser:
             report.archived = apply_retention(self.memories.episodic, memory.retention, now=self.world.tick,
                                               actor=self.id)
         return report
+
+    def _record_rejected(self, session: int, report: SessionReport) -> None:
+        """Keep what migration refused in world state, where summary.json and `inspect` read it.
+        A session end resumed after its working memory was cleared finds nothing to refuse: its
+        report reads back what the first attempt recorded."""
+        key = f"{self.id}:{session}"
+        recorded = self.world.state.get((REJECTED_STATE, key))
+        if not report.rejected:
+            report.rejected = dict(recorded or {})
+        elif recorded != report.rejected:  # a resumed session end with the same refusals writes nothing
+            self.world.set_state(REJECTED_STATE, key, dict(report.rejected))
 
     def _clear_working_memory(self, session: int) -> None:
         """Empty the working memory after migration (history: session); a resumed session end
@@ -74,7 +92,7 @@ class SessionCloser:
         for entry in entries:
             # One the agent wrote itself (the lesson step already refuses them) would cost an add
             # and fill long-term memory with a line no later turn can use.
-            if (reason := vacuous_reason(entry)) is not None:
+            if (reason := refusal_reason(entry)) is not None:
                 report.rejected[entry] = reason
                 continue
             # Exact repeats are always skipped (this also makes a resumed session end idempotent);
@@ -121,3 +139,16 @@ class SessionCloser:
                          reason="threshold reflection over episodic memory")
             promoted.append(insight)
         return promoted
+
+
+def rejected_at_session_end(state: Mapping[tuple[str, str], Any]) -> dict[str, list[tuple[int, str, str]]]:
+    """Per agent, the lessons its session ends refused as (session, lesson, reason), by session,
+    read from a world's state (`REJECTED_STATE`)."""
+    found: dict[str, list[tuple[int, str, str]]] = {}
+    for (namespace, key), rejected in state.items():
+        if namespace != REJECTED_STATE or not isinstance(rejected, dict):
+            continue
+        agent, _, session = key.rpartition(":")
+        if agent and session.isdigit():
+            found.setdefault(agent, []).extend((int(session), str(line), str(why)) for line, why in rejected.items())
+    return {agent: sorted(rows, key=lambda row: row[0]) for agent, rows in sorted(found.items())}

@@ -32,7 +32,7 @@ from mnemarket.agents.trail import Trail
 from mnemarket.agents.turn import Draft, TurnPlan
 from mnemarket.agents.working_memory import WorkingMemory, parse_working_memory
 from mnemarket.agents.world_view import world_view
-from mnemarket.genesis import Genesis, describe_event, turn_record
+from mnemarket.genesis import Bounty, Genesis, describe_event, turn_record
 from mnemarket.kernel import Event, World
 from mnemarket.memory import MemoryHit, get_preset
 from mnemarket.providers import LLM, Message
@@ -145,9 +145,10 @@ class TurnBuilder:
         return listed + (f" (and {more} older; query_kernel with owner={self.id} lists all)" if more else "")
 
     def variables(self, history: list[Event], step: str, session: int, turn: int, *,
-                  parts: tuple[str, str] | None = None) -> dict[str, Any]:
+                  parts: tuple[str, str] | None = None, bounties: list[Bounty] | None = None) -> dict[str, Any]:
         """The turn variables; `history` is the agent's recent events, oldest first (``parts``: their
-        text as `history_text.history_parts` gives it, when the caller has it already)."""
+        text as `history_text.history_parts` gives it, ``bounties``: the bounties open for the agent,
+        when the caller has them already)."""
         wm = self.working_memory()
         last = history[-1] if history else None
         parts = parts if parts is not None else history_parts(history[-HISTORY_TURNS:])
@@ -159,11 +160,17 @@ class TurnBuilder:
                 "last_outcome": describe_event(last, "outcome") if last else "(none yet)",
                 "artifacts": self.listed_artifacts(),
                 "action_history": joined(parts),
-                "open_bounties": self._open_bounties() if self._query_names_it("open_bounties") else OPEN_BOUNTIES_UNUSED}
+                "open_bounties": (self._open_bounties_text(bounties) if self._query_names_it("open_bounties")
+                                  else OPEN_BOUNTIES_UNUSED)}
 
-    def _open_bounties(self) -> str:
-        return "; ".join(b.description for b in self.genesis.bounty.open_for(self.world, self.id)
-                         if not b.claimants or self.id in b.claimants) or "(none)"
+    def open_bounties(self) -> list[Bounty]:
+        """The bounties open for this agent now (`GenesisBounty.open_for`), including those only others may claim."""
+        return self.genesis.bounty.open_for(self.world, self.id)
+
+    def _open_bounties_text(self, bounties: list[Bounty] | None) -> str:
+        """The `{open_bounties}` variable: the questions this agent may claim now."""
+        bounties = self.open_bounties() if bounties is None else bounties
+        return "; ".join(b.description for b in bounties if not b.claimants or self.id in b.claimants) or "(none)"
 
     def _query_names_it(self, name: str) -> bool:
         """Whether the RAG query template has the placeholder ``name`` (its parse kept per template)."""
@@ -203,7 +210,9 @@ class TurnBuilder:
         loop = self.loop_breaker.state(loop_turns if self.config.history == "carry"
                                        else _since_session(loop_turns, session))
         parts = history_parts(history[-HISTORY_TURNS:])  # rendered once: variables and the two sections
-        variables = self.variables(history, step, session, turn, parts=parts)
+        # Asked once: the bounties section and the `{open_bounties}` query variable read the same list.
+        bounties = self.open_bounties()
+        variables = self.variables(history, step, session, turn, parts=parts, bounties=bounties)
         query = self.rag_query(variables)
         step_prompt = next(s.prompt for s in self.config.workflow.steps if s.name == step)
         menu = self.menu(step)
@@ -217,7 +226,7 @@ class TurnBuilder:
         system = rules_sections(self.config, self.world.invokables.values(), shown)
         user = [
             *component_sections(components, always=True),
-            bounties_section(self.genesis.bounty.open_for(self.world, self.id), self.id),
+            bounties_section(bounties, self.id),
             working_memory_section(self.config.working_memory_id, wm.max_chars, self.memories.working_memory_text(),
                                    enabled=wm.enabled),
             artifacts_section(variables["artifacts"]),

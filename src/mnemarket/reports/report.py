@@ -561,6 +561,8 @@ def _stores_table(stores: Sequence[StoreRow]) -> Table:
 def _figure(value: Any) -> str:
     if isinstance(value, dict):
         return ", ".join(f"{k}: {v}" for k, v in sorted(value.items()))
+    if isinstance(value, list):  # rows (lessons refused at session end): counted; summary.json has each
+        return str(len(value))
     return str(value)
 
 

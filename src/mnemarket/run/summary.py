@@ -9,7 +9,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Protocol
 
-from mnemarket.agents import DEFAULT_PREFIXES, prefixed_entries
+from mnemarket.agents import DEFAULT_PREFIXES, prefixed_entries, rejected_at_session_end
 from mnemarket.genesis import (
     BOUNTY_ID,
     MEMORY_ID,
@@ -85,6 +85,10 @@ def summarize(world: World, genesis: Genesis | None = None, *, open_store: OpenS
     stores: list[StoreRow] = [{"id": a.id, "owner": a.owner, "creator": a.creator, "entries": counts.get(a.id, 0)}
               for a in memory_stores(world)]
     per_agent, migrated = agent_figures(world)
+    rejected = rejected_at_session_end(world.state)
+    for agent, figures in per_agent.items():
+        figures["lessons_rejected_at_session_end"] = [{"session": session, "lesson": lesson, "reason": reason}
+                                                      for session, lesson, reason in rejected.get(agent, [])]
     return {
         "balances": dict(sorted(world.balances.items())),
         "total_scrip": world.total_scrip(),

@@ -7,7 +7,7 @@ are typed dicts: the keys and values are what the file always held.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NotRequired
 
 from typing_extensions import TypedDict  # pydantic validates a read-back file against it (run_info.read_summary)
 
@@ -51,6 +51,14 @@ class AgentTotals(TypedDict):
     bounties_paid: int
 
 
+class RejectedLesson(TypedDict):
+    """A lesson a session end refused to migrate into long-term memory, and why (`SessionReport.rejected`)."""
+
+    session: int
+    lesson: str
+    reason: str
+
+
 class AgentFigures(AgentTotals):
     """One agent's figures in summary.json (an agent that took a turn)."""
 
@@ -61,6 +69,9 @@ class AgentFigures(AgentTotals):
     mean_baseline_tokens: float
     balance: int
     actions: dict[str, int]
+    lessons_rejected_at_session_end: NotRequired[list[RejectedLesson]]
+    """What its session ends refused to migrate (vacuous or repetitive), oldest session first;
+    `summarize` writes it, a figure at a past turn (`inspect --at`) has none."""
 
 
 class RunSummary(TypedDict, total=False):
@@ -98,4 +109,4 @@ class RunSummary(TypedDict, total=False):
     budget_overruns: list[BudgetOverrun]
 
 
-__all__ = ["AgentFigures", "AgentTotals", "BudgetOverrun", "RunSummary", "StoreRow", "TradeRow"]
+__all__ = ["AgentFigures", "AgentTotals", "BudgetOverrun", "RejectedLesson", "RunSummary", "StoreRow", "TradeRow"]

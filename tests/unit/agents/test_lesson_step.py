@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from mnemarket.agents.applier import LESSON_STATE
 from mnemarket.agents.config import LessonStepConfig, WorkingMemoryConfig
+from mnemarket.agents.lesson_filter import refusal_reason
 from mnemarket.agents.lesson_step import LessonReply, lesson_gist, vacuous_reason, with_lessons
 from mnemarket.agents.working_memory import parse_working_memory
 from mnemarket.genesis import lesson_record, turn_record
@@ -160,13 +161,13 @@ def test_a_lesson_of_names_and_placeholders_is_vacuous_and_one_with_an_outcome_o
 @given(seed=st.integers(0, 10_000), form=st.sampled_from([
     "LESSON: genesis_bounty.claim: {value}", "STRATEGY: genesis_memory.search kit_longterm: {value}",
     "LESSON: the {attribute} of {name} is {value}", "STRATEGY: genesis_memory.offer_licence: result {value}"]))
-def test_a_lesson_that_carries_a_ladder_value_is_never_vacuous(seed, form):
+def test_a_lesson_that_carries_a_ladder_value_is_never_refused(seed, form):
     # The ladder's values (codes, made-up names, "unknown"): a lesson carrying one may be what a later
     # paid claim uses, which the ladder's metrics never call generic; the filter must keep it too.
     draws = Draws(seed, "lessons")
     for value in (draws.code(), draws.name(), draws.word(), f"{draws.word()} pass", UNKNOWN):
         line = form.format(value=value, attribute=draws.attribute(), name=draws.name())
-        assert vacuous_reason(line) is None, line
+        assert vacuous_reason(line) is None and refusal_reason(line) is None, line
 
 
 def test_every_vacuous_lesson_is_one_the_metrics_call_generic():
