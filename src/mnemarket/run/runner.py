@@ -471,10 +471,7 @@ class Runner:
         crashpoints.reached("events.jsonl")
         assert self._store is not None
         with atomic_writer(self.run_dir / "events.jsonl") as out:  # never through a planted symlink
-            for event, digest in self._store.iter_digested_events():  # a page at a time, never held whole
-                line = event.model_dump_json()
-                if digest is not None:  # each row's digest rides along (store/event_chain.check_export)
-                    line = f'{line[:-1]},"digest":"{digest}"}}'
+            for line in self._store.export_lines():  # with each row's digest; a page at a time, never held whole
                 out.write(line + "\n")
         crashpoints.reached("summary.json")
         scenario = self.config.resolved.scenario

@@ -89,12 +89,6 @@ def _meta_disagrees(conn: Connection, meta: Any) -> str | None:
     return None
 
 
-def _event(row: Any) -> Event:
-    return Event(id=row.id, tick=row.tick, principal=row.principal, action_type=row.action_type,
-                 action=decode_part(row.action_json), result=decode_part(row.result_json),
-                 meta=decode_part(row.meta_json))
-
-
 class SqlWorldStore:
     """Durable world state in one database. Each `commit` is one database transaction.
 
@@ -254,18 +248,26 @@ class SqlWorldStore:
         if limit is not None:
             query = query.limit(limit)
         with self._reading(), self.engine.connect() as conn:
-            return [_event(r) for r in conn.execute(query)]
+            return [Event(id=r.id, tick=r.tick, principal=r.principal, action_type=r.action_type,
+                          action=decode_part(r.action_json), result=decode_part(r.result_json),
+                          meta=decode_part(r.meta_json))
+                    for r in conn.execute(query)]
 
-    def iter_digested_events(self, page: int = 2000) -> Iterator[tuple[Event, str | None]]:
-        """Every event with its stored digest (None on rows written before digests), in id order,
-        read a page at a time (the events.jsonl export)."""
-        fields = [*_event_fields, _events.c.digest] if self._chained else _event_fields
+    def export_lines(self, page: int = 2000) -> Iterator[str]:
+        """Every event as one JSON line (no newline), in id order, read a page at a time: its fields
+        with the action, result and meta as the row stores them, and its ``digest`` when it has one
+        (the events.jsonl export; `event_chain.check_export` walks it). Written from the stored text,
+        so a line re-serialises to exactly what the digest covers."""
         after = 0
         while True:
             with self._reading(), self.engine.connect() as conn:
-                rows = conn.execute(select(*fields).where(_events.c.id > after).order_by(_events.c.id)
-                                    .limit(page)).all()
-            yield from ((_event(r), r.digest if self._chained else None) for r in rows)
+                rows = conn.execute(select(*_event_fields, *([_events.c.digest] if self._chained else []))
+                                    .where(_events.c.id > after).order_by(_events.c.id).limit(page)).all()
+            for r in rows:
+                digest = r.digest if self._chained else None
+                yield (f'{{"id":{int(r.id)},"tick":{int(r.tick)},"principal":{json.dumps(r.principal)},'
+                       f'"action_type":{json.dumps(r.action_type)},"action":{r.action_json},"result":{r.result_json},'
+                       f'"meta":{r.meta_json}' + (f',"digest":"{digest}"}}' if digest is not None else "}"))
             if len(rows) < page:
                 return
             after = rows[-1].id

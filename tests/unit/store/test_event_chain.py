@@ -4,6 +4,8 @@ reported unchecked, and are checked from their next event."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from sqlalchemy import text
 
@@ -192,3 +194,21 @@ def test_a_checkpoint_over_rows_from_before_digests_keeps_their_note(engine_fact
     check = _from_checkpoint(engine_factory)
     assert (check.checked, check.unchecked, check.skipped, check.bad) == (2, old, 0, None)
     assert "unchecked" in (check.note() or "")
+
+
+# -- the events.jsonl export ------------------------------------------------------------------------------------
+
+def test_the_export_reads_back_as_the_events_and_walks_clean(engine_factory, tmp_path):
+    from mnemarket.kernel import Event
+    from mnemarket.store.event_chain import check_export
+
+    world = _played(engine_factory)
+    world.execute("alice", Transfer(to="bob", amount=1, memo="\u2603 \"q\""), meta={"odd": float("inf"), "n": 2**70})
+    store = SqlWorldStore(engine=engine_factory())
+    path = tmp_path / "events.jsonl"
+    path.write_text("".join(line + "\n" for line in store.export_lines(page=4)), encoding="utf-8")  # pages joined
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    assert [Event.model_validate({k: v for k, v in line.items() if k != "digest"}).model_dump() for line in lines] \
+        == [e.model_dump() for e in store.events()]
+    check = check_export(path)
+    assert (check.checked, check.unchecked, check.bad) == (world.event_count, 0, None)
