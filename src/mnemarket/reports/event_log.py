@@ -33,25 +33,22 @@ class EventLogCheck:
         path = run_dir / "events.jsonl"
         return cls(store.walk_events(), check_export(path) if path.is_file() else None)
 
-    @property
-    def damaged(self) -> bool:
-        return bool(self.database.bad or (self.export is not None and self.export.bad))
-
     def entries(self) -> list[tuple[State, str]]:
         """(state, line) for the database and for the export, each line saying what the walk found."""
-        db = self.database
-        lines = [(_state(db), {"damaged": f"event log DAMAGED: {db.bad} (replay refuses this run, and resume does "
-                             "when the row comes after its last session end)",
-                  "unchecked": f"event log unchecked: {db.note()}" + (f"; {db.checked} later event(s) match their "
-                                                                      "digests" if db.checked else ""),
-                  "checked": f"event log: {db.checked} event(s) match their digests"}[_state(db)])]
-        if self.export is not None:
-            export = self.export
-            lines.append((_state(export), {"damaged": f"events.jsonl DAMAGED: {export.bad}",
-                          "unchecked": f"events.jsonl unchecked: {export.unchecked} line(s) carry no digest "
-                                       "(exported before events.jsonl carried digests, or from such events)",
-                          "checked": f"events.jsonl: {export.checked} event(s) match their digests"}[_state(export)]))
-        return lines
+        db, export = self.database, self.export
+        said = {"damaged": f"event log DAMAGED: {db.bad} (replay refuses this run, and resume does when the row "
+                           "comes after its last session end)",
+                "unchecked": f"event log unchecked: {db.note()}"
+                             + (f"; {db.checked} later event(s) match their digests" if db.checked else ""),
+                "checked": f"event log: {db.checked} event(s) match their digests"}
+        entries = [(_state(db), said[_state(db)])]
+        if export is not None:
+            said = {"damaged": f"events.jsonl DAMAGED: {export.bad}",
+                    "unchecked": f"events.jsonl unchecked: {export.unchecked} line(s) carry no digest (exported "
+                                 "before events.jsonl carried digests, or from such events)",
+                    "checked": f"events.jsonl: {export.checked} event(s) match their digests"}
+            entries.append((_state(export), said[_state(export)]))
+        return entries
 
     def lines(self) -> list[str]:
         return [line for _, line in self.entries()]
