@@ -13,7 +13,7 @@ import sys
 from collections import deque
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
 from rich.console import Console
@@ -31,6 +31,9 @@ from rich.text import Text
 
 from mnemarket.errors import MnemarketError, ProviderError, StoreError, UserError
 from mnemarket.yaml_config import allow_dirs
+
+if TYPE_CHECKING:
+    from mnemarket.reports import EventLogCheck
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, rich_markup_mode=None,
                   help="Agent world simulations in an artifact economy where memory is tradable.")
@@ -320,12 +323,15 @@ def inspect(run_dir: Path, agent: str = typer.Option(None, help="one agent's fig
         header = run_header(run_dir, view.config, view.world)
         if agent is not None and agent not in summary["agents"]:
             _fail(f"no agent {agent!r} in this run; agents: {', '.join(summary['agents'])}")
+        event_log = view.event_log()
         if as_json:
             models = saved_summary(run_dir).get("models", {})  # the runner's record of what each model applied
-            data = summary | {"models": models, "run": header} if agent is None else {"agent": agent, **summary["agents"][agent]}
+            data = (summary | {"models": models, "run": header, "event_log": event_log.as_dict()} if agent is None
+                    else {"agent": agent, **summary["agents"][agent]})
             sys.stdout.write(json.dumps(data, indent=2) + "\n")
             return
         console.print(header_line(header), markup=False, highlight=False)
+        _print_event_log(event_log)
         if agent is None:
             # The runner's summary.json also says how the run ended; figures are recomputed.
             _print_summary(run_dir, {**saved_summary(run_dir), **summary, "status": header["status"]})
@@ -337,6 +343,12 @@ def inspect(run_dir: Path, agent: str = typer.Option(None, help="one agent's fig
             status = "[green]OK[/green]" if event.success else "[red]FAILED[/red]"
             console.print(f"t{event.tick} {escape(event.action_type)} {escape(str(event.action.get('method') or ''))} "
                           f"{status} {escape(str(event.result.get('message', '')))}")
+
+
+def _print_event_log(event_log: EventLogCheck) -> None:
+    """What the walk of the event log found: red when damaged, yellow when unchecked."""
+    for state, line in event_log.entries():
+        console.print(line, style={"damaged": "red", "unchecked": "yellow"}.get(state), markup=False, highlight=False)
 
 
 @models_app.command("check")
@@ -392,9 +404,11 @@ def report(run_dir: Path) -> None:
     with _view(run_dir) as view:
         summary: RunSummary = {**saved_summary(run_dir), **view.summary(),
                                "scenario": view.config.resolved.scenario.name, "status": run_status(run_dir)}
+        event_log = view.event_log()
         path = write_report(run_dir, view.world, MemoryReader(view.store, view.config.resolved.genesis.bounties),
-                            summary)
+                            summary, event_log=event_log)
     console.print(f"report: {path} (status {summary['status']})", markup=False, highlight=False)
+    _print_event_log(event_log)
 
 
 @_command()

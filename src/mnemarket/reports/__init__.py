@@ -17,6 +17,7 @@ _MODULES = {
                         "ConfigSpec", "Difference", "EffectTable", "GroupSummary", "JudgeSummary", "LadderItem",
                         "LessonVerdict", "MemoryEffect"],
     "comparison_report": ["METRICS", "group_label", "group_stat_text", "metric_label", "without_score", "write_reports"],
+    "event_log": ["EventLogCheck"],
     "inspect": ["RunView"],
     "interview": ["Interviewer", "questionnaire", "read_questions"],
     "ladder_abstention": ["abstention_summary"],
@@ -54,6 +55,7 @@ if TYPE_CHECKING:
         without_score,
         write_reports,
     )
+    from mnemarket.reports.event_log import EventLogCheck
     from mnemarket.reports.inspect import RunView
     from mnemarket.reports.interview import Interviewer, questionnaire, read_questions
     from mnemarket.reports.ladder_abstention import abstention_summary
@@ -72,7 +74,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "EXPERIMENT_CELLS", "METRICS", "MIN_SEEDS", "Agreement", "CellKey", "CellMetrics", "CellOutcome", "CellResult",
-    "ComparisonDocument", "ConfigSpec", "Difference", "GroupSummary", "Interviewer", "JudgeSummary", "LadderItem",
+    "ComparisonDocument", "ConfigSpec", "Difference", "EventLogCheck", "GroupSummary", "Interviewer", "JudgeSummary",
+    "LadderItem",
     "LessonVerdict", "MemoryReader", "RunData", "RunView", "abstention_summary", "agent_metrics", "aggregate_groups",
     "cell_metrics", "group_label", "group_stat_text", "item_rows", "load_run", "metric_label", "paired_differences",
     "parse_turn", "questionnaire", "read_questions", "render_report", "summarise", "without_score", "world_at_turn",

@@ -11,6 +11,7 @@ from pathlib import Path
 from mnemarket.kernel import World
 from mnemarket.memory import MemoryStore
 from mnemarket.providers import make_embedder
+from mnemarket.reports.event_log import EventLogCheck
 from mnemarket.run import RunConfig, RunSummary, memory_stores, read_run_config, summarize
 from mnemarket.store import SqlMemoryPersistence, SqlWorldStore, make_engine
 
@@ -26,7 +27,8 @@ class RunView:
         self.run_dir = Path(run_dir)
         self.config: RunConfig = read_run_config(self.run_dir)
         self.engine = make_engine(self.config.options.db or self.run_dir / "world.db", read_only=True)
-        self.world = World(SqlWorldStore(engine=self.engine))
+        self.world_store = SqlWorldStore(engine=self.engine)
+        self.world = World(self.world_store)
         self._stores: dict[tuple[str, bool], MemoryStore] = {}
         self._memory_persistence: SqlMemoryPersistence | None = None
 
@@ -47,6 +49,10 @@ class RunView:
     def summary(self) -> RunSummary:
         """The run's summary as `summarize` computes it (not summary.json: that is the runner's)."""
         return summarize(self.world, open_store=self.store)
+
+    def event_log(self) -> EventLogCheck:
+        """The run's event rows and events.jsonl walked against their digests (`reports.event_log`)."""
+        return EventLogCheck.of(self.world_store, self.run_dir)
 
     def close(self) -> None:
         self.world.close()

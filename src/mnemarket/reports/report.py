@@ -35,6 +35,7 @@ from mnemarket.genesis import (
 )
 from mnemarket.kernel import Event, LedgerEntry, World
 from mnemarket.memory import MemoryRecord, MemoryStore
+from mnemarket.reports.event_log import EventLogCheck
 from mnemarket.reports.html_templates import Action, Cell, Column, Table, render
 from mnemarket.reports.report_charts import Series, colours, cumulative_counts, line_chart, sample_steps, tick_grid
 from mnemarket.reports.trace import (
@@ -93,7 +94,7 @@ class MemoryReader:
 
 
 def write_report(run_dir: Path, world: World, genesis: Genesis | MemoryReader | None,
-                 summary: RunSummary) -> Path:
+                 summary: RunSummary, *, event_log: EventLogCheck | None = None) -> Path:
     """Write `run_dir/report.html` describing the run and return its path.
 
     Args:
@@ -102,6 +103,8 @@ def write_report(run_dir: Path, world: World, genesis: Genesis | MemoryReader | 
         genesis: the genesis handles (or a `MemoryReader`), for memory-store contents and bounties;
             None leaves those sections empty.
         summary: the `summarize()` document, optionally with `status`, `message` and `scenario`.
+        event_log: the run's event log walked against its digests (`mnemarket report`), shown in the
+            overview; None (the runner's report: it wrote or checked the rows) shows nothing.
     """
     path = Path(run_dir) / "report.html"
     in_experiment = Path(run_dir).resolve().parent.name == EXPERIMENT_CELLS  # a cell: link back to its comparison
@@ -109,19 +112,20 @@ def write_report(run_dir: Path, world: World, genesis: Genesis | MemoryReader | 
     run_line = _run_line(run_dir, world, summary.get("status"))
     pages = write_trace_pages(run_dir, world, str(summary.get("scenario") or "run"), run_line)
     write_atomic(path, render_report(world, genesis, summary, shown, back_link=in_experiment, turns_logged=logged,
-                                     run_line=run_line, trace_pages=pages))
+                                     run_line=run_line, trace_pages=pages, event_log=event_log))
     return path
 
 
 def render_report(world: World, genesis: Genesis | MemoryReader | None, summary: RunSummary,
                   contexts: Sequence[ContextRecord] = (), *, back_link: bool = False,
                   turns_logged: int | None = None, run_line: str = "",
-                  trace_pages: Sequence[TracePage] = ()) -> str:
+                  trace_pages: Sequence[TracePage] = (), event_log: EventLogCheck | None = None) -> str:
     """The report page as one HTML string (see `write_report`); ``contexts`` are the logged turn
     contexts (contexts.jsonl) the per-turn view shows, the newest of ``turns_logged`` (default: all
     of them are given); ``back_link`` adds a link to the experiment's comparison.html two folders up
     (the run is one of its cells); ``run_line`` names what made the run (model, seed, ...) and
-    ``trace_pages`` indexes the trace viewer's pages (sim/trace.py)."""
+    ``trace_pages`` indexes the trace viewer's pages (sim/trace.py); ``event_log`` is what a walk of
+    the event log against its digests found (`write_report`)."""
     reader = MemoryReader.of(genesis)
     shown_turns = {(r.agent, r.session, r.turn) for r in contexts}
     events = _EventDigest.read(world.iter_events(), shown_turns)
@@ -137,7 +141,7 @@ def render_report(world: World, genesis: Genesis | MemoryReader | None, summary:
     return render(
         "report.html.j2", back_link=back_link, sections=_SECTIONS, subtitle=subtitle, run_line=run_line,
         title=str(summary.get("scenario") or summary.get("name") or "mnemarket run"),
-        overview=_overview(summary, world),
+        overview=_overview(summary, world), event_log=event_log.entries() if event_log is not None else [],
         balances=line_chart(_balance_series(world.ledger(), agents, grid), title="Scrip balance per agent",
                             y_label="scrip", palette=palette, marks=marks),
         growth={"charts": [line_chart(memory.growth(grid, episodic=False), title="Long-term memory entries per agent",

@@ -90,6 +90,7 @@ class Runner:
         """Writes report.html after summary.json; without one a run leaves no report."""
         self._lock = RunLock(self.run_dir)
         self.world: World | None = None
+        self._store: SqlWorldStore | None = None  # the world's, for its event checkpoints and digests
         self.genesis: Genesis | None = None
         self.agents: list[Agent] = []
         self.services: list[Invokable] = []
@@ -210,9 +211,11 @@ class Runner:
         crashpoints.set_phase("setup")
         resolved = self.config.resolved
         self._check_database()
-        world_store = SqlWorldStore(self.db_url)
+        world_store = self._store = SqlWorldStore(self.db_url)
         self.world = World(world_store)  # its load refuses counters that disagree with the rows (a row deleted)
-        note = world_store.check_events().note()  # an event row edited since it was written stops the resume
+        # An event row edited since the last session end's checkpoint stops the resume (plans/reliability.md:
+        # rows before it are walked by inspect, report and replay, not here: a resume costs one session's rows).
+        note = world_store.check_events(from_checkpoint=True).note()
         if note:
             self.warnings.append(f"world database: {note}")
         spent = read_spent(self.run_dir / "llm_calls.jsonl")
@@ -457,6 +460,8 @@ class Runner:
             records = ((e, migration_record(e)) for e in self.live_world.events(principal=agent.id, after=since))
             migrated = sum(1 for e, r in records if r is not None and r.session == session and e.success)
             self.live_world.set_state(RUN, marker, {"migrated": migrated})
+        assert self._store is not None
+        self._store.checkpoint_events()  # a resume walks the event chain from here
         return reports
 
     # -- outputs --------------------------------------------------------------------------------
@@ -464,9 +469,10 @@ class Runner:
         world = self.live_world
         crashpoints.set_phase("report")
         crashpoints.reached("events.jsonl")
+        assert self._store is not None
         with atomic_writer(self.run_dir / "events.jsonl") as out:  # never through a planted symlink
-            for event in world.iter_events():  # a page at a time: a long run's events are never held whole
-                out.write(event.model_dump_json() + "\n")
+            for line in self._store.export_lines():  # with each row's digest; a page at a time, never held whole
+                out.write(line + "\n")
         crashpoints.reached("summary.json")
         scenario = self.config.resolved.scenario
         # Read as the spend caps read it: a damaged line is counted (as an estimate, named apart).

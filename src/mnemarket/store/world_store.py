@@ -17,7 +17,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from mnemarket.errors import StoreError
 from mnemarket.kernel import AccessPolicy, Artifact, ChangeSet, Event, LedgerEntry, WorldSnapshot, decode_part
 from mnemarket.store.engine import damaged, describe, make_engine, mapped_reads
-from mnemarket.store.event_chain import DIGEST_COLUMN, ChainCheck, check_rows, event_digest
+from mnemarket.store.event_chain import DIGEST_COLUMN, ChainCheck, check_rows, event_digest, stored_json
 from mnemarket.store.schema import create_tables
 from mnemarket.store.world_tables import (
     WORLD_TABLES,
@@ -39,10 +39,11 @@ _state = table_of(StateRow)
 _event_fields = [c for c in _events.c if c.name != DIGEST_COLUMN]  # what an Event is built from
 
 _META_COLUMNS = ("tick", "initial", "minted", "burned", "event_count", "ledger_count")
+_CHECKPOINT_COLUMNS = ("checkpoint_event", "checkpoint_digest")
+"""Added to world_meta after the counters: a database from before them gains them at its first checkpoint."""
+_meta_fields = [c for c in _meta.c if c.name not in _CHECKPOINT_COLUMNS]
 
-
-def _dumps(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), sort_keys=True)
+_dumps = stored_json  # one form for every JSON column; the events' digests cover it
 
 
 def _artifact_row(a: Artifact) -> dict[str, Any]:
@@ -111,6 +112,7 @@ class SqlWorldStore:
                         index.create(conn, checkfirst=True)
             with engine.connect() as conn:  # a database from before event digests gains the column on its next event
                 self._chained = DIGEST_COLUMN in {c["name"] for c in inspect(conn).get_columns(_events.name)}
+                self._checkpoints = _CHECKPOINT_COLUMNS[0] in {c["name"] for c in inspect(conn).get_columns(_meta.name)}
         except SQLAlchemyError as exc:
             raise damaged(engine, exc, "world database") from exc
         self._tail: tuple[int, str | None] | None = None
@@ -147,7 +149,7 @@ class SqlWorldStore:
     # -- protocol ---------------------------------------------------------------------------------
     def load(self) -> WorldSnapshot | None:
         with self._reading(), self.engine.connect() as conn:
-            meta = conn.execute(select(_meta).where(_meta.c.id == 1)).first()
+            meta = conn.execute(select(*_meta_fields).where(_meta.c.id == 1)).first()
             problem = _meta_disagrees(conn, meta)
             if problem:
                 raise StoreError(f"world database {describe(self.engine)} is damaged: {problem}; restore it from a "
@@ -251,23 +253,101 @@ class SqlWorldStore:
                           meta=decode_part(r.meta_json))
                     for r in conn.execute(query)]
 
-    def check_events(self) -> ChainCheck:
-        """Walk every event row against its digest (`store.event_chain`); returns how many rows
-        matched and how many predate digests.
+    def export_lines(self, page: int = 2000) -> Iterator[str]:
+        """Every event as one JSON line (no newline), in id order, read a page at a time: its fields
+        with the action, result and meta as the row stores them, and its ``digest`` when it has one
+        (the events.jsonl export; `event_chain.check_export` walks it). Written from the stored text,
+        so a line re-serialises to exactly what the digest covers."""
+        after = 0
+        while True:
+            with self._reading(), self.engine.connect() as conn:
+                rows = conn.execute(select(*_event_fields, *([_events.c.digest] if self._chained else []))
+                                    .where(_events.c.id > after).order_by(_events.c.id).limit(page)).all()
+            for r in rows:
+                digest = r.digest if self._chained else None
+                yield (f'{{"id":{int(r.id)},"tick":{int(r.tick)},"principal":{json.dumps(r.principal)},'
+                       f'"action_type":{json.dumps(r.action_type)},"action":{r.action_json},"result":{r.result_json},'
+                       f'"meta":{r.meta_json}' + (f',"digest":"{digest}"}}' if digest is not None else "}"))
+            if len(rows) < page:
+                return
+            after = rows[-1].id
+
+    def walk_events(self, *, from_checkpoint: bool = False) -> ChainCheck:
+        """Walk the event rows against their digests (`store.event_chain`) and say what was found,
+        without raising: every row, or with ``from_checkpoint`` only the rows from the last
+        checkpoint (`checkpoint_events`) on, when there is one.
+
+        From a checkpoint, the checkpoint's row is recomputed from the digest of the row before it and
+        must still carry the digest recorded then, and each row after it is walked. An edit to a row
+        before the checkpoint that leaves the digests as they were is not seen (a full walk finds it);
+        one that rewrites the digests from there on changes the checkpoint's row and is seen.
+        """
+        with self._reading(), self.engine.connect() as conn:
+            if not self._chained:
+                return ChainCheck(0, conn.execute(select(func.count()).select_from(_events)).scalar_one(), None)
+            checkpoint = self._checkpoint(conn) if from_checkpoint else None
+            if checkpoint is None:
+                return check_rows(conn.execution_options(yield_per=2000).execute(
+                    select(_events).order_by(_events.c.id)).mappings())
+            first, recorded = checkpoint
+            chained = conn.execute(select(_events.c.id).where(_events.c.digest.is_not(None))  # the rows before
+                                   .order_by(_events.c.id).limit(1)).scalar() or first  # it predate digests
+            head = conn.execute(select(_events).where(_events.c.id == first)).mappings().first()
+            if head is None:
+                return ChainCheck(0, chained - 1, f"event {first}, the last checkpoint, is missing: events were "
+                                                  "removed after it was recorded", first - chained)
+            previous = conn.execute(select(_events.c.digest).where(_events.c.id == first - 1)).scalar()
+            check = check_rows([head], previous or "")  # the checkpoint's own row, recomputed
+            if check.bad is None and head[DIGEST_COLUMN] != recorded:
+                check = ChainCheck(0, 0, f"event {first} ({head['principal']} {head['action_type']} at tick "
+                                         f"{head['tick']}) no longer carries the digest recorded at the last "
+                                         "checkpoint: events up to it were changed and their digests rewritten")
+            if check.bad is None:
+                check = check_rows(conn.execution_options(yield_per=2000).execute(
+                    select(_events).where(_events.c.id > first).order_by(_events.c.id)).mappings(), recorded)
+                check = check._replace(checked=check.checked + 1)
+        return ChainCheck(check.checked, chained - 1, check.bad, first - chained)
+
+    def _checkpoint(self, conn: Connection) -> tuple[int, str] | None:
+        if not self._checkpoints:
+            return None
+        row = conn.execute(select(_meta.c.checkpoint_event, _meta.c.checkpoint_digest).where(_meta.c.id == 1)).first()
+        if row is None or row.checkpoint_event is None or row.checkpoint_digest is None:
+            return None
+        return row.checkpoint_event, row.checkpoint_digest
+
+    def check_events(self, *, from_checkpoint: bool = False) -> ChainCheck:
+        """`walk_events`, for a writer about to go on from the log.
 
         Raises:
             StoreError: naming the first event row that does not match.
         """
-        with self._reading(), self.engine.connect() as conn:
-            if not self._chained:
-                check = ChainCheck(0, conn.execute(select(func.count()).select_from(_events)).scalar_one(), None)
-            else:
-                check = check_rows(conn.execution_options(yield_per=2000).execute(
-                    select(_events).order_by(_events.c.id)))
+        check = self.walk_events(from_checkpoint=from_checkpoint)
         if check.bad:
             raise StoreError(f"world database {describe(self.engine)} was edited or damaged: {check.bad}; restore it "
                              "from a backup or start a new run")
         return check
+
+    def checkpoint_events(self) -> None:
+        """Record the newest event's id and digest in world_meta, where `walk_events(from_checkpoint=True)`
+        starts (the runner calls this at each session end). The digest is the one this process wrote
+        when it has written events; otherwise the stored one, which its resume checked."""
+        try:
+            with self.engine.begin() as conn:
+                tail = self._tail
+                if tail is None:
+                    tail = conn.execute(select(_events.c.id, _events.c.digest).order_by(_events.c.id.desc())
+                                        .limit(1)).first() if self._chained else None
+                if tail is None or tail[1] is None:  # no event carries a digest yet: nothing to anchor
+                    return
+                if not self._checkpoints:
+                    conn.execute(text(f"ALTER TABLE {_meta.name} ADD COLUMN checkpoint_event BIGINT"))
+                    conn.execute(text(f"ALTER TABLE {_meta.name} ADD COLUMN checkpoint_digest TEXT"))
+                conn.execute(update(_meta).where(_meta.c.id == 1).values(checkpoint_event=tail[0],
+                                                                       checkpoint_digest=tail[1]))
+        except SQLAlchemyError as exc:
+            raise StoreError(f"recording the event checkpoint failed, nothing was written: {exc}") from exc
+        self._checkpoints = True
 
     def ledger(self, *, principal: str | None = None, limit: int | None = None) -> list[LedgerEntry]:
         query = select(_ledger).order_by(_ledger.c.id.desc())

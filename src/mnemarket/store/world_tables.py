@@ -22,6 +22,11 @@ class WorldMetaRow(SQLModel, table=True):
     burned: int = Field(default=0, sa_type=BigInteger)
     event_count: int = Field(default=0, sa_type=BigInteger)
     ledger_count: int = Field(default=0, sa_type=BigInteger)
+    checkpoint_event: int | None = Field(default=None, sa_column=Column(BigInteger, nullable=True))
+    """The newest event at the last checkpoint (`SqlWorldStore.checkpoint_events`, each session end);
+    None before the first, and absent from databases written before checkpoints existed."""
+    checkpoint_digest: str | None = Field(default=None, sa_column=Column(Text, nullable=True))
+    """That event's digest: a resume walks the chain from there (`store.event_chain`)."""
 
 
 class PrincipalRow(SQLModel, table=True):
