@@ -400,7 +400,7 @@ def run_loaded(experiment: Experiment, *, max_workers: int | None = None, only_r
     if not only_report:  # one error for a missing key, not one per cell (sim/experiment_checks.py)
         from mnemarket.experiments.experiment_checks import check_credentials
 
-        check_credentials(list(experiment.config.models))
+        check_credentials(list(experiment.config.models), experiment.config.profiles)
     if max_workers is not None:
         experiment.config = experiment.config.model_copy(update={"max_workers": max_workers})
     _claim_out_dir(experiment.out_dir)

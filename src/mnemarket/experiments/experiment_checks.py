@@ -1,34 +1,33 @@
 """What `compare` checks before any cell starts, without calling a model.
 
 Credentials: each distinct model of the matrix is checked once (a Gemini model needs a key in the
-environment), so a missing key is one error, not one per cell. Feasibility: a scripted plan that
-acts in a turn or session the experiment never plays (its claim would never happen, so the
-baseline silently wins nothing) is a warning naming the agent, session and turn.
+environment, or Google Cloud credentials when its profile sends it to Vertex AI), so a missing key
+is one error, not one per cell. Feasibility: a scripted plan that acts in a turn or session the
+experiment never plays (its claim would never happen, so the baseline silently wins nothing) is a
+warning naming the agent, session and turn.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from mnemarket.errors import ProviderError
 from mnemarket.evals import EXTRACTIVE
-from mnemarket.providers import check_llm_spec
+from mnemarket.providers import ModelProfile, check_llm_spec, credentials_problem
 
 
-def check_credentials(models: list[str]) -> None:
-    """Raise one ProviderError naming every model whose credentials are missing (no model call)."""
-    from mnemarket.providers import gemini_api_key
-
+def check_credentials(models: list[str], profiles: Mapping[str, ModelProfile] | None = None) -> None:
+    """Raise one ProviderError naming every model whose credentials are missing (no model call): a
+    Gemini model's key, or the Vertex AI project, location and credentials its profile asks for."""
     missing = []
     for model in dict.fromkeys(models):
         if model == EXTRACTIVE:  # the dataset eval's reference reader: no provider, no key
             continue
         check_llm_spec(model)
-        if model.startswith("gemini:") or model == "gemini":
-            try:
-                gemini_api_key()
-            except ProviderError as exc:
-                missing.append(f"{model}: {exc}")
+        problem = credentials_problem(model, (profiles or {}).get(model))
+        if problem:
+            missing.append(f"{model}: {problem}")
     if missing:
         raise ProviderError(f"{len(missing)} model(s) of the experiment cannot start, so no cell was started: "
                             + "; ".join(missing))

@@ -546,7 +546,9 @@ class MemoryStore:
 
         A dense or hybrid search scores the record by the best of its own cosine and its aliases'
         cosines, so declarative text ("You are a pragmatic manager") is found by a question ("who
-        am I?"). Returns how many new aliases were added (repeated queries are ignored).
+        am I?"). The queries are embedded as a search's query is (``embedder.for_queries()``: a
+        question is matched against a question). Returns how many new aliases were added (repeated
+        queries are ignored).
 
         Raises:
             MemoryNotFoundError: no such record.

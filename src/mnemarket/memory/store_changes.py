@@ -247,7 +247,7 @@ class StoreChanges:
         parts = [embedder.vectors(texts[i : i + batch_size]) for i in range(0, len(texts), batch_size)]
         vectors = np.concatenate(parts).astype(np.float32) if parts else np.zeros((0, embedder.dim), np.float32)
         ids = [table.ids[r] for r in live.tolist()]
-        alias_vectors = (embedder.vectors(aliases.queries).astype(np.float32) if aliases.queries
+        alias_vectors = (embedder.for_queries().vectors(aliases.queries).astype(np.float32) if aliases.queries
                          else np.zeros((0, embedder.dim), np.float32))
 
         def work(conn: Transaction) -> None:
@@ -276,7 +276,7 @@ class StoreChanges:
         new = [q for q in dict.fromkeys(str(q) for q in queries) if q.strip() and q not in existing]
         if not new:
             return 0
-        vectors = self.vectors_for(new, None, None, 256)
+        vectors = self._embedder().for_queries().vectors(new)  # questions, matched against a search's query
         rows = [(record_id, q, v) for q, v in zip(new, vectors)]
         start = aliases.next
         self.writer.audited(connection, lambda conn: self.writer.repo.insert_aliases(conn, self.store_id, rows, start),

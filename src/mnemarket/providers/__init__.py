@@ -41,7 +41,15 @@ from mnemarket.providers.record_replay import (
     ReplayLLM,
     llm_prompt_hash,
 )
-from mnemarket.providers.registry import EMBEDDER_FORMS, LLM_FORMS, check_llm_spec, check_profiles, make_embedder, make_llm
+from mnemarket.providers.registry import (
+    EMBEDDER_FORMS,
+    LLM_FORMS,
+    check_llm_spec,
+    check_profiles,
+    credentials_problem,
+    make_embedder,
+    make_llm,
+)
 from mnemarket.providers.scripted import ScriptedLLM
 from mnemarket.providers.spent import Spent, read_spent
 from mnemarket.providers.structured import flat_json_schema, map_schema
@@ -64,6 +72,7 @@ __all__ = [
     "RecordingEmbedder", "RecordingLLM", "ReplayDivergence", "ReplayEmbedder", "ReplayLLM", "ScriptedLLM", "llm_prompt_hash",
     "Totals", "Usage", "default_embedder", "l2_normalise", "labelled", "make_embedder", "check_llm_spec",
     "make_llm", "models_record", "CompletionRequest", "DEFAULT_MAX_TOKENS", "MessagesLike", "as_messages",
-    "ModelProfile", "billed_price", "parse_profiles", "check_profiles", "flat_json_schema", "map_schema", "RETIRED_MODELS",
+    "ModelProfile", "billed_price", "parse_profiles", "check_profiles", "credentials_problem",
+    "flat_json_schema", "map_schema", "RETIRED_MODELS",
     "gemini_api_key", "GemmaLocalLLM", "load_count", "Spent", "read_spent",
 ]

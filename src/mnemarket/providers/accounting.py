@@ -277,6 +277,7 @@ class AccountedEmbedder(Embedder):
         self.model_id = inner.model_id
         self.dim = inner.dim
         self.billing = inner.billing
+        self.task_type = inner.task_type
         self._clock = clock
         _refuse_unpriced_under_money_cap(inner.model_id, inner.billing, budget)
         queries = inner.for_queries()  # a query twin is logged and capped with the same log and budget

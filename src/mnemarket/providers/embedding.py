@@ -75,6 +75,10 @@ class Embedder(ABC):
     dim: int
     billing: Billing = "free"
     """As :attr:`mnemarket.providers.llm.LLM.billing`; paid embedders are accounted by runs."""
+    task_type: str | None = None
+    """The task type the vectors are made for, where the model embeds a text differently by use
+    (Gemini's ``RETRIEVAL_DOCUMENT``, ``RETRIEVAL_QUERY``); ``None``: one way whatever the use.
+    Wrappers report their inner embedder's; persistent caches key their rows by it."""
 
     @abstractmethod
     def encode(self, texts: Sequence[str]) -> np.ndarray:

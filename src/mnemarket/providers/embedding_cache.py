@@ -2,8 +2,12 @@
 in-process LRU for texts that repeat within a run (templated RAG queries).
 
 A wrapper implementing :class:`Embedder`, backed by a SQLite file (standard library) keyed by
-``(model_id, sha256(text))`` (a query twin's rows, ``Embedder.for_queries``, under ``"MODEL query"``);
-vectors are stored as little-endian float32 bytes.
+``(row key, sha256(text))``; vectors are stored as little-endian float32 bytes. The row key is the
+model id, with the task type the vectors were made for (:attr:`Embedder.task_type`) when the model
+embeds by task: ``"gemini:gemini-embedding-001:768 task=RETRIEVAL_DOCUMENT"``. Rows written before
+Gemini requests named a task type hold untyped vectors under the bare model id; they stay readable
+by an embedder that sends no task type, and a typed request never reads them (the same text has
+another vector under each task).
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from mnemarket.providers.embedding import Embedder
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS embeddings (
-    model_id TEXT NOT NULL,
+    model_id TEXT NOT NULL,  -- the row key (cache_key): the model id, with its task type if it has one
     text_sha256 BLOB NOT NULL,
     vector BLOB NOT NULL,
     PRIMARY KEY (model_id, text_sha256)
@@ -31,8 +35,16 @@ CREATE TABLE IF NOT EXISTS embeddings (
 _LOOKUP_CHUNK = 500  # stays under SQLite's bound-parameter limit
 
 
+def cache_key(embedder: Embedder) -> str:
+    """The rows' key of ``embedder``'s vectors: its model id, and its task type when it has one
+    (a model that embeds by task gives the same text another vector under each)."""
+    if embedder.task_type is None:
+        return embedder.model_id
+    return f"{embedder.model_id} task={embedder.task_type}"
+
+
 class CachedEmbedder(Embedder):
-    """Embeds only texts not already cached for ``inner.model_id``.
+    """Embeds only texts not already cached for ``inner``'s model and task type (:func:`cache_key`).
 
     Args:
         inner: the embedder whose results are cached.
@@ -48,13 +60,14 @@ class CachedEmbedder(Embedder):
         self.model_id = inner.model_id
         self.dim = inner.dim
         self.billing = inner.billing
+        self.task_type = inner.task_type
         if str(path) != ":memory:":
             Path(path).parent.mkdir(parents=True, exist_ok=True)
         self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute(_SCHEMA)
         self._lock = threading.Lock()
-        self._key = self.model_id  # the rows' model_id; a query twin's are kept apart (same text, other vector)
+        self._key = cache_key(inner)
         self.hits = 0
         self.misses = 0
         self._queries = self._query_twin()
@@ -64,7 +77,7 @@ class CachedEmbedder(Embedder):
         if queries is self.inner:
             return self
         twin = copy.copy(self)  # the same database and lock, its own counts and key
-        twin.inner, twin._key, twin.hits, twin.misses = queries, f"{self.model_id} query", 0, 0
+        twin.inner, twin._key, twin.hits, twin.misses = queries, cache_key(queries), 0, 0
         twin._queries = twin
         return twin
 
@@ -136,6 +149,7 @@ class MemoEmbedder(Embedder):
         self.model_id = inner.model_id
         self.dim = inner.dim
         self.billing = inner.billing
+        self.task_type = inner.task_type
         self.capacity = capacity
         self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
@@ -177,4 +191,4 @@ class MemoEmbedder(Embedder):
         return out, tokens, cost
 
 
-__all__ = ["CachedEmbedder", "MemoEmbedder"]
+__all__ = ["CachedEmbedder", "MemoEmbedder", "cache_key"]

@@ -100,12 +100,14 @@ def gemini_client(
         vertexai: send calls to Vertex AI instead (credentials from the environment); never
             taken from ``GOOGLE_GENAI_USE_VERTEXAI``. Its token is fetched through the same bounded
             transport (:mod:`.vertex_auth`).
-        project, location: Vertex AI's (default: the SDK's, from ``GOOGLE_CLOUD_PROJECT`` and
-            ``GOOGLE_CLOUD_LOCATION``; given with ``base_url``, requests name them and carry the token).
-        credentials: Vertex AI's google-auth credentials (default: the application-default ones).
+        project, location: Vertex AI's (default ``GOOGLE_CLOUD_PROJECT``, else the credentials'
+            project, and ``GOOGLE_CLOUD_LOCATION``: :func:`~.vertex_auth.vertex_target`).
+        credentials: Vertex AI's google-auth credentials (default: the application-default ones,
+            loaded here so that missing ones stop the start, not the first call).
 
     Raises:
-        ProviderError: google-genai is missing or no key is set.
+        ProviderError: google-genai is missing, no key is set, or (Vertex AI) no location,
+            credentials or project is found.
     """
     try:
         from google import genai
@@ -116,6 +118,9 @@ def gemini_client(
     options = types.HttpOptions(base_url=base_url, api_version=api_version, timeout=int(timeout_s * 1000),  # ms
                                 httpx_client=bounded_client(deadline_s=timeout_s, timeout=timeout_s))
     if vertexai:
+        from mnemarket.providers.vertex_auth import vertex_target
+
+        project, location, credentials = vertex_target(project, location, credentials)  # each named, or a ProviderError
         return _bounded_vertex(_vertex_client(genai, options, project, location), timeout_s, credentials)
     return genai.Client(vertexai=False, api_key=gemini_api_key(api_key), http_options=options)
 
@@ -124,20 +129,18 @@ def _vertex_client(genai: Any, options: Any, project: str | None, location: str 
     try:
         return genai.Client(vertexai=True, project=project, location=location, http_options=options)
     except Exception as exc:  # google-auth's DefaultCredentialsError, the SDK's ValueError: wiring, said once
-        raise ProviderError(f"Vertex AI client could not start ({type(exc).__name__}: {exc}); set "
-                            "GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION and application-default credentials "
-                            "(gcloud auth application-default login)") from None
+        raise ProviderError(f"Vertex AI client could not start ({type(exc).__name__}: {exc}); check the "
+                            "profile's vertex project and location") from None
 
 
 def _bounded_vertex(client: Any, timeout_s: float, credentials: Any) -> Any:
     """``client`` with its OAuth token fetched through the bounded transport (the model's requests
     already are): google-genai 3.6.1 refreshes ``_api_client._credentials`` through google-auth's
-    unbounded ``requests`` transport. An express-mode client (an API key) fetches no token."""
+    unbounded ``requests`` transport. (No express mode: the project and location are always named,
+    so the SDK drops an API key it finds in the environment.)"""
     from mnemarket.providers.vertex_auth import BoundedCredentials
 
-    api = client._api_client
-    if not api.api_key:
-        api._credentials = BoundedCredentials(timeout_s, credentials or api._credentials)
+    client._api_client._credentials = BoundedCredentials(timeout_s, credentials)
     return client
 
 

@@ -28,6 +28,7 @@ from mnemarket.providers.gemini_client import (
 )
 from mnemarket.providers.llm import ModelCallFailed, Usage, estimate_tokens
 from mnemarket.providers.pricing import DEFAULT_PRICE_TABLE, PriceTable
+from mnemarket.providers.rate_limit import RateLimiter
 from mnemarket.providers.response_shape import finite_vectors, reported_tokens
 
 DEFAULT_GEMINI_EMBEDDING_MODEL = "gemini-embedding-001"
@@ -50,6 +51,9 @@ class GeminiEmbedder(Embedder):
         check: embed a probe text at construction to verify the key, model and dimension.
         task_type: the task type sent with every text (default :data:`DOCUMENT_TASK`; the
             :meth:`for_queries` twin sends :data:`QUERY_TASK`); ``None`` sends none.
+        requests_per_minute: space requests (each batch of up to :data:`MAX_BATCH` texts) to stay
+            under this rate, as :class:`~mnemarket.providers.gemini_llm.GeminiLLM` does; the
+            :meth:`for_queries` twin shares the limit (one quota).
 
     Raises:
         ProviderError: no key, or the probe failed or returned another dimension.
@@ -74,6 +78,7 @@ class GeminiEmbedder(Embedder):
         credentials: Any = None,
         check: bool = True,
         task_type: str | None = DOCUMENT_TASK,
+        requests_per_minute: float | None = None,
     ):
         prices.price(model)
         self.task_type = task_type
@@ -85,6 +90,7 @@ class GeminiEmbedder(Embedder):
         self.initial_delay_s = initial_delay_s
         self.model_id = f"gemini:{model}:{dim}"
         self.billing = "priced"
+        self._rate = RateLimiter(requests_per_minute)
         self._client = gemini_client(api_key=api_key, base_url=base_url, timeout_s=timeout_s,
                                      api_version=api_version, vertexai=vertexai, project=project, location=location,
                                      credentials=credentials)
@@ -125,6 +131,7 @@ class GeminiEmbedder(Embedder):
         for start in range(0, len(texts), MAX_BATCH):
             batch = texts[start : start + MAX_BATCH]
             contents = [types.Content(role="user", parts=[types.Part(text=text)]) for text in batch]
+            self._rate.wait()
             try:
                 response = call_with_retries(
                     lambda contents=contents: self._client.models.embed_content(  # type: ignore[misc]

@@ -36,6 +36,19 @@ class ProfilePrice(BaseModel):
                           until=self.until)
 
 
+class VertexProfile(BaseModel):
+    """Send a Gemini model's calls to Vertex AI (google-genai's ``Client(vertexai=True, project=...,
+    location=...)``) with Google Cloud credentials instead of an API key. An empty mapping takes
+    both from the environment."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    project: str | None = Field(None, min_length=1, description="Google Cloud project id (default: "
+                                "$GOOGLE_CLOUD_PROJECT, else the credentials' project)")
+    location: str | None = Field(None, min_length=1, description="a region such as us-central1, or global "
+                                 "(default: $GOOGLE_CLOUD_LOCATION; never guessed)")
+
+
 class ModelProfile(BaseModel):
     """The options one model string runs with (all optional; unset means the provider's default)."""
 
@@ -58,6 +71,8 @@ class ModelProfile(BaseModel):
     api_key_env: str | None = Field(None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$",
                                     description="environment variable holding the API key")
     base_url: str | None = Field(None, description="Gemini only: another endpoint (a proxy)")
+    vertex: VertexProfile | None = Field(None, description="Gemini only: call Vertex AI in this project and "
+                                                           "location, with application-default credentials")
     extra_body: dict[str, Any] = Field(default_factory=dict, description="OpenAI-compatible: more request fields "
                                                                          "(chat_template_kwargs, reasoning_effort)")
     token_field: Literal["max_tokens", "max_completion_tokens"] | None = Field(
@@ -101,16 +116,21 @@ def profile_options(spec: str, profile: ModelProfile, *, check_env: bool = True)
         wrong = _set(profile, ("extra_body", "token_field", "max_concurrency"))
         if profile.structured_mode not in ("auto", "json_schema"):
             wrong.append("structured_mode (Gemini holds replies to responseJsonSchema)")
+        if profile.vertex is not None and profile.api_key_env is not None:
+            wrong.append("api_key_env beside vertex (Vertex AI signs in with Google Cloud credentials: "
+                         "GOOGLE_APPLICATION_CREDENTIALS or gcloud's)")
         options = common | {k: v for k, v in (("sampling", profile.sampling), ("base_url", profile.base_url),
                                               ("requests_per_minute", profile.requests_per_minute),
                                               ("api_key", key)) if v is not None}
+        if profile.vertex is not None:  # project and location resolved, or refused, when the client starts
+            options |= {"vertexai": True, "project": profile.vertex.project, "location": profile.vertex.location}
         if isinstance(profile.thinking, int):
             options["thinking_budget"] = profile.thinking
         elif profile.thinking is not None:
             options["thinking_level"] = profile.thinking
         options |= _profile_prices(spec, profile)
     elif prefix == "openai":
-        wrong = _set(profile, ("base_url",))
+        wrong = _set(profile, ("base_url", "vertex"))
         if isinstance(profile.thinking, int):
             wrong.append("thinking (a level such as 'low' here, sent as reasoning_effort)")
         extra = dict(profile.extra_body)
@@ -195,4 +215,4 @@ def parse_profiles(data: Any, where: str) -> dict[str, ModelProfile]:
     return profiles
 
 
-__all__ = ["ModelProfile", "ProfilePrice", "billed_price", "parse_profiles", "profile_options"]
+__all__ = ["ModelProfile", "ProfilePrice", "VertexProfile", "billed_price", "parse_profiles", "profile_options"]

@@ -269,6 +269,7 @@ class RecordingEmbedder(Embedder):
         self.model_id = inner.model_id
         self.dim = inner.dim
         self.billing = inner.billing
+        self.task_type = inner.task_type
         queries = inner.for_queries()  # recorded in the same file, in call order (as a replay serves them)
         self._queries = self if queries is inner else RecordingEmbedder(queries, recording)
 

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from mnemarket.errors import ConfigError, did_you_mean
+from mnemarket.errors import ConfigError, ProviderError, did_you_mean
 from mnemarket.providers.embedding import Embedder
 from mnemarket.providers.llm import LLM, CompletionLLM
 from mnemarket.providers.profiles import ModelProfile, profile_options
@@ -130,7 +130,8 @@ def _replay_embedder(rest: str, options: dict[str, Any]) -> Embedder:
 LLM_FORMS: tuple[ProviderForm, ...] = (
     ProviderForm("local", "local[:PATH.gguf]", "Gemma 3 270M on llama.cpp, offline (the default; a running "
                  "`mnemarket serve` when MNEMARKET_LOCAL_URL is set)", _local_llm),
-    ProviderForm("gemini", "gemini:MODEL", "Gemini API, e.g. gemini:gemini-3.5-flash-lite (needs GEMINI_API_KEY)", _gemini_llm),
+    ProviderForm("gemini", "gemini:MODEL", "Gemini API, e.g. gemini:gemini-3.5-flash-lite (needs GEMINI_API_KEY; "
+                 "Vertex AI with a profile's vertex: {project, location})", _gemini_llm),
     ProviderForm("openai", "openai:http://HOST:PORT/v1:MODEL", "an OpenAI-compatible server (Ollama, vLLM, ...)", _openai_llm),
     ProviderForm("scripted", "scripted[:NAME]", "a deterministic rule policy supplied by the caller (tests, baselines)",
                  _scripted_llm),
@@ -172,6 +173,32 @@ def check_llm_spec(spec: str) -> None:
         _split_openai(rest, spec)
     elif form.prefix == "replay" and not rest:
         raise ConfigError("provider 'replay' needs a path: replay:PATH.jsonl")
+
+
+def credentials_problem(spec: str, profile: ModelProfile | None = None) -> str | None:
+    """Why the model ``spec`` could not start for want of credentials, or ``None``; builds nothing,
+    calls no model.
+
+    A Gemini model needs an API key (its profile's ``api_key_env``, else GEMINI_API_KEY or
+    GOOGLE_API_KEY); one its profile sends to Vertex AI needs a location, Google Cloud credentials
+    and a project (:func:`~mnemarket.providers.vertex_auth.vertex_target`, which asks google-auth:
+    without a credentials file it may ask the metadata server). Other providers need none here.
+    """
+    if spec.strip().partition(":")[0] != "gemini":
+        return None
+    try:
+        options = profile_options(spec, profile or ModelProfile())
+        if options.get("vertexai"):
+            from mnemarket.providers.vertex_auth import vertex_target
+
+            vertex_target(options.get("project"), options.get("location"))
+        else:
+            from mnemarket.providers.gemini_client import gemini_api_key
+
+            gemini_api_key(options.get("api_key"))
+    except (ConfigError, ProviderError) as exc:
+        return str(exc)
+    return None
 
 
 def make_llm(spec: str, profile: ModelProfile | None = None, **options: Any) -> LLM:
@@ -224,5 +251,5 @@ def check_profiles(profiles: dict[str, ModelProfile]) -> dict[str, ModelProfile]
     return profiles
 
 
-__all__ = ["EMBEDDER_FORMS", "LLM_FORMS", "ProviderForm", "check_llm_spec", "check_profiles", "make_embedder",
-    "make_llm"]
+__all__ = ["EMBEDDER_FORMS", "LLM_FORMS", "ProviderForm", "check_llm_spec", "check_profiles", "credentials_problem",
+    "make_embedder", "make_llm"]

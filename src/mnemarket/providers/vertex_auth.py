@@ -13,6 +13,7 @@ and refused or missing credentials a :class:`~mnemarket.errors.ProviderError` na
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -26,6 +27,41 @@ from mnemarket.providers.bounded_http import bounded_client
 
 #: The scope google-genai asks application-default credentials for.
 CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
+#: Where the project and location come from when the caller names none (as google-genai reads them).
+PROJECT_VARIABLE = "GOOGLE_CLOUD_PROJECT"
+LOCATION_VARIABLE = "GOOGLE_CLOUD_LOCATION"
+_CREDENTIALS_HINT = ("run `gcloud auth application-default login`, or set GOOGLE_APPLICATION_CREDENTIALS to a "
+                     "service-account key file")
+
+
+def vertex_target(project: str | None, location: str | None, credentials: Any = None) -> tuple[str, str, Any]:
+    """The project, location and credentials a Vertex AI client starts with, found before any call.
+
+    Each is the argument, else the environment: :data:`LOCATION_VARIABLE`; the application-default
+    credentials (``google.auth.default``: GOOGLE_APPLICATION_CREDENTIALS, gcloud's file, the metadata
+    server); :data:`PROJECT_VARIABLE`, else the credentials' own project. The location is never
+    guessed (google-genai would take ``global``): it decides where the data goes and what is served.
+
+    Raises:
+        ProviderError: no location, no credentials or no project, saying where to set each.
+    """
+    location = location or os.environ.get(LOCATION_VARIABLE)
+    if not location:
+        raise ProviderError(f"no Vertex AI location: set `vertex: {{location: ...}}` in the model's profile (a region "
+                            f"such as us-central1, or global) or {LOCATION_VARIABLE} in the environment")
+    found_project = None
+    if credentials is None:
+        import google.auth
+
+        try:
+            credentials, found_project = google.auth.default(scopes=[CLOUD_PLATFORM_SCOPE])
+        except auth_exceptions.DefaultCredentialsError as exc:
+            raise ProviderError(f"no Google Cloud credentials for Vertex AI ({exc}); {_CREDENTIALS_HINT}") from None
+    project = project or os.environ.get(PROJECT_VARIABLE) or found_project
+    if not project:
+        raise ProviderError(f"no Google Cloud project for Vertex AI: set `vertex: {{project: ...}}` in the model's "
+                            f"profile or {PROJECT_VARIABLE} in the environment (the credentials name none)")
+    return project, location, credentials
 
 
 class _AuthResponse(auth_transport.Response):
@@ -98,8 +134,7 @@ class BoundedCredentials(auth_credentials.Credentials):
                 raise auth_exceptions.TransportError(f"the token endpoint failed: {exc}") from exc
             raise ProviderError(f"Vertex AI credentials were refused: {exc}") from exc
         except auth_exceptions.DefaultCredentialsError as exc:
-            raise ProviderError(f"no Vertex AI credentials found ({exc}); run `gcloud auth application-default "
-                                "login` or set GOOGLE_APPLICATION_CREDENTIALS") from exc
+            raise ProviderError(f"no Google Cloud credentials for Vertex AI ({exc}); {_CREDENTIALS_HINT}") from exc
         self.token, self.expiry = self.inner.token, self.inner.expiry
 
     @property
@@ -107,4 +142,4 @@ class BoundedCredentials(auth_credentials.Credentials):
         return getattr(self.inner, "quota_project_id", None)
 
 
-__all__ = ["BoundedAuthRequest", "BoundedCredentials", "CLOUD_PLATFORM_SCOPE"]
+__all__ = ["BoundedAuthRequest", "BoundedCredentials", "CLOUD_PLATFORM_SCOPE", "vertex_target"]

@@ -12,6 +12,7 @@ from mnemarket.memory import (
     seed_character,
     seed_lessons,
 )
+from mnemarket.providers import HashingEmbedder
 
 ALEX = {
     "name": "Alex",
@@ -93,6 +94,45 @@ def test_reembed_recomputes_alias_vectors(embedder):
     identity = report.ids["character:identity"][0]
     assert store.search("who am I?", k=1, touch=False, mode="dense")[0].id == identity
     assert np.isclose(store.search("who am I?", k=1, touch=False, mode="dense")[0].dense, 1.0, atol=1e-5)
+
+
+class TaskRecordingEmbedder(HashingEmbedder):
+    """The boundary double of a model that embeds a query unlike a stored text (Gemini's task types):
+    its query twin hashes the text with a marker; both record (task, texts) in one shared list."""
+
+    def __init__(self, dim: int = 64, task: str = "document", calls: list | None = None):
+        super().__init__(dim)
+        self.task, self.calls = task, calls if calls is not None else []
+        self._twin = self if task == "query" else None
+
+    def for_queries(self):
+        if self._twin is None:
+            self._twin = TaskRecordingEmbedder(self.dim, "query", self.calls)
+        return self._twin
+
+    def encode(self, texts):
+        self.calls.append((self.task, list(texts)))
+        return super().encode([f"{t} query-marker" if self.task == "query" else t for t in texts])
+
+
+def _tasks_of(calls, texts):
+    return {task for task, batch in calls for text in batch if text in texts}
+
+
+def test_canonical_queries_are_embedded_as_queries_and_records_as_documents():
+    embedder = TaskRecordingEmbedder()
+    store, report = _seeded(embedder)
+    canonical = {q for queries in CHARACTER_QUERIES.values() for q in queries}
+    assert _tasks_of(embedder.calls, canonical) == {"query"}
+    assert _tasks_of(embedder.calls, {ALEX["identity"], *DISTRACTORS}) == {"document"}
+    # a question finds its alias: both are query vectors, so the cosine is the question's own
+    best = store.search("who am I?", k=1, touch=False, mode="dense")[0]
+    assert best.id == report.ids["character:identity"][0] and best.dense == pytest.approx(1.0, abs=1e-5)
+    embedder.calls.clear()
+    fresh = TaskRecordingEmbedder(dim=128)
+    store.reembed(fresh)  # a re-embedding keeps each text's task
+    assert _tasks_of(fresh.calls, canonical) == {"query"} and _tasks_of(fresh.calls, {ALEX["identity"]}) == {"document"}
+    assert store.search("who am I?", k=1, touch=False, mode="dense")[0].dense == pytest.approx(1.0, abs=1e-5)
 
 
 def test_preseeded_lessons_dedup_and_resume(embedder):

@@ -106,3 +106,59 @@ def test_wrappers_pass_a_failure_on_as_a_value_and_keep_nothing_of_it(tmp_path):
         np.testing.assert_allclose(answered.vectors, HashingEmbedder(16).vectors(["a", "b"]), atol=1e-7)
         assert inner.calls == [["a", "b"], ["a"], ["a", "b"]]  # the failures left nothing to reuse
     assert len(recording.path.read_text().splitlines()) == 1  # only the answered call was recorded
+
+
+class TaskEmbedder(CountingEmbedder):
+    """The boundary fake of a model that embeds by task (as Gemini does): one model id, a vector
+    per task (the task is hashed in), ``task_type=None`` for the requests sent before task types."""
+
+    def __init__(self, task_type: str | None, dim: int = 16):
+        super().__init__(dim)
+        self.model_id, self.task_type = "gemini:gemini-embedding-001:16", task_type
+
+    def encode(self, texts):
+        self.calls.append(list(texts))
+        return HashingEmbedder(self.dim).encode([f"{self.task_type} {t}" for t in texts])
+
+    def for_queries(self):
+        if self.task_type != "RETRIEVAL_DOCUMENT":
+            return self
+        if not hasattr(self, "_twin"):
+            self._twin = TaskEmbedder("RETRIEVAL_QUERY", self.dim)
+        return self._twin
+
+
+def _row_keys(path):
+    import sqlite3
+
+    with sqlite3.connect(path) as db:
+        return sorted(key for (key,) in db.execute("SELECT DISTINCT model_id FROM embeddings"))
+
+
+def test_untyped_vectors_of_an_old_cache_are_not_served_to_typed_requests(tmp_path):
+    path = tmp_path / "cache.sqlite"
+    old = CachedEmbedder(TaskEmbedder(None), path)  # filled before task types were sent
+    untyped = old.vectors(["the vault code is 7421", "who holds the key?"])
+    old.close()
+
+    documents = TaskEmbedder("RETRIEVAL_DOCUMENT")
+    cache = CachedEmbedder(documents, path)
+    stored = cache.vectors(["the vault code is 7421"])
+    asked = cache.for_queries().vectors(["who holds the key?"])
+    # the same model id, but each typed request went to the model: no untyped vector was reused
+    assert documents.calls == [["the vault code is 7421"]] and documents.for_queries().calls == [["who holds the key?"]]
+    assert cache.hits == 0 and cache.for_queries().hits == 0
+    np.testing.assert_allclose(stored, documents.vectors(["the vault code is 7421"]), atol=1e-7)
+    assert not np.allclose(stored[0], untyped[0]) and not np.allclose(asked[0], untyped[1])
+    assert _row_keys(path) == ["gemini:gemini-embedding-001:16", "gemini:gemini-embedding-001:16 task=RETRIEVAL_DOCUMENT",
+                               "gemini:gemini-embedding-001:16 task=RETRIEVAL_QUERY"]
+    cache.close()
+
+    reader = TaskEmbedder(None)  # the old rows stay readable by an untyped request
+    again = CachedEmbedder(reader, path)
+    np.testing.assert_array_equal(again.vectors(["the vault code is 7421", "who holds the key?"]), untyped)
+    assert reader.calls == [] and again.hits == 2
+    typed = CachedEmbedder(TaskEmbedder("RETRIEVAL_DOCUMENT"), path)  # and each task finds its own rows
+    np.testing.assert_array_equal(typed.vectors(["the vault code is 7421"]), stored)
+    np.testing.assert_array_equal(typed.for_queries().vectors(["who holds the key?"]), asked)
+    assert (typed.hits, typed.for_queries().hits, typed.inner.calls) == (1, 1, [])

@@ -497,6 +497,18 @@ def test_stored_texts_and_queries_are_embedded_with_their_task_types(gemini_key)
     assert GeminiEmbedder(dim=4, base_url=server.url, check=False, task_type=None).for_queries().task_type is None
 
 
+def test_the_embedder_paces_each_batch_request_under_its_requests_per_minute(gemini_key):
+    with FakeServer(gemini_api(_task_embeddings)) as server:
+        embedder = GeminiEmbedder(dim=4, base_url=server.url, check=False, requests_per_minute=120, **FAST)
+        waits: list[float] = []
+        embedder._rate._clock, embedder._rate._sleep = (lambda: 50.0), waits.append  # a clock that stands still
+        embedder.vectors([f"text {i}" for i in range(250)])  # three batchEmbedContents requests (100 a request)
+        embedder.for_queries().vectors(["a query"])  # the query twin takes its slot from the same quota
+    assert [len(request.body["requests"]) for request in server.requests] == [100, 100, 50, 1]
+    assert waits == [0.5, 1.0, 1.5]  # 120 a minute: one slot every 0.5 s, the first at once
+    assert embedder.for_queries()._rate is embedder._rate
+
+
 def test_a_store_adds_as_documents_and_searches_as_queries_through_the_run_wrappers(gemini_key, tmp_path):
     from mnemarket.memory import MemoryStore
     from mnemarket.providers import CachedEmbedder, MemoEmbedder

@@ -97,15 +97,37 @@ def test_no_repair_round_starts_after_the_deadline():
     assert profile_options("openai:http://127.0.0.1:1/v1:m", profile)["timeout_s"] == 5  # no request outlasts it
 
 
+class FakeClock:
+    """Monotonic seconds that move only when the limiter sleeps (no real waiting)."""
+
+    def __init__(self, now: float = 1000.0):
+        self.now = now
+        self.slept: list[float] = []
+
+    def __call__(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self.now += seconds
+
+
 def test_requests_per_minute_spaces_requests():
-    limiter = RateLimiter(600)  # one every 0.1 s
-    before = time.monotonic()
+    clock = FakeClock()
+    limiter = RateLimiter(600, clock=clock, sleep=clock.sleep)  # one every 0.1 s
     assert limiter.wait() == 0.0  # the first goes at once
-    limiter.wait()
-    limiter.wait()
-    assert limiter._next - before >= 0.3  # the next slot: three intervals after the first request
-    assert time.monotonic() - before >= 0.2  # the third request waited for its slot
-    assert RateLimiter(None).wait() == 0.0
+    assert [limiter.wait() for _ in range(2)] == [pytest.approx(0.1), pytest.approx(0.1)]
+    assert clock.now == pytest.approx(1000.2)  # the third request went two intervals after the first
+    clock.now += 5.0  # idle longer than an interval: the next one goes at once, no credit saved up
+    assert limiter.wait() == 0.0 and limiter.wait() == pytest.approx(0.1)
+    assert RateLimiter(None, clock=clock, sleep=clock.sleep).wait() == 0.0
+
+
+def test_threads_sharing_a_limiter_take_successive_slots():
+    clock = FakeClock()
+    waits: list[float] = []
+    limiter = RateLimiter(60, clock=clock, sleep=waits.append)  # the clock stands still: slots queue up
+    assert [limiter.wait() for _ in range(4)] == [0.0, 1.0, 2.0, 3.0] and waits == [1.0, 2.0, 3.0]
 
 
 def test_new_thinking_levels_and_families_are_not_sent_minimal():

@@ -238,11 +238,14 @@ def test_a_deprecated_name_is_billed_by_the_version_that_answers(gemini_key):
 
 
 def test_vertex_calls_use_v1_and_the_developer_api_v1beta(monkeypatch, gemini_key):
+    from google.oauth2.credentials import Credentials
+
     from mnemarket.providers.gemini_client import gemini_client
 
-    monkeypatch.setenv("GOOGLE_CLOUD_PROJECT", "p")  # Vertex needs a project and location to build
+    monkeypatch.setenv("GOOGLE_CLOUD_PROJECT", "p")  # Vertex needs a project, location and credentials to build
     monkeypatch.setenv("GOOGLE_CLOUD_LOCATION", "us-central1")
-    assert gemini_client(vertexai=True)._api_client._http_options.api_version == "v1"  # Vertex has no v1beta
+    vertex = gemini_client(vertexai=True, credentials=Credentials(token="not-real"))  # given: no lookup, no network
+    assert vertex._api_client._http_options.api_version == "v1"  # Vertex has no v1beta
     assert gemini_client()._api_client._http_options.api_version == "v1beta"
 
 
