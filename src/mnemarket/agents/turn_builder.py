@@ -202,7 +202,8 @@ class TurnBuilder:
         loop_turns = self.trail.loop_turns()
         loop = self.loop_breaker.state(loop_turns if self.config.history == "carry"
                                        else _since_session(loop_turns, session))
-        parts = history_parts(history[-HISTORY_TURNS:])  # rendered once: variables and the two sections
+        recent = tuple(history[-HISTORY_TURNS:])
+        parts = history_parts(list(recent))  # rendered once: variables and the two sections
         variables = self.variables(history, step, session, turn, parts=parts)
         query = self.rag_query(variables)
         step_prompt = next(s.prompt for s in self.config.workflow.steps if s.name == step)
@@ -232,7 +233,7 @@ class TurnBuilder:
         ]
         draft = Draft(session=session, turn=turn, step=step, loop=loop, query=query, system=system, user=user,
                       count=_memo(self.count_tokens), history=variables["action_history"],
-                      newest=history[-1] if history else None)
+                      recent=recent)
         if shown != menu:
             draft.narrow = rules_sections(self.config, self.world.invokables.values(), menu)
         if self.config.rag.enabled and len(self.memories.longterm):
@@ -257,7 +258,7 @@ class TurnBuilder:
         return TurnPlan(agent_id=self.id, session=draft.session, turn=draft.turn, step=draft.step, messages=messages,
                         context=context, rag_query=draft.query, rag_hits=hits, loop=loop,
                         baseline_tokens=self.baseline_tokens(context), avoid=_repeated(self.trail.last_turn, loop),
-                        history=draft.history, newest=draft.newest)
+                        history=draft.history, recent=draft.recent)
 
     def count_tokens(self, text: str) -> int:
         """The model's own token count where its provider has a tokenizer (the local model), else an estimate."""
