@@ -27,6 +27,7 @@ from mnemarket.agents.prompt_sections import as_data
 from mnemarket.agents.reader_prompt import ReaderAnswer, reader_text
 from mnemarket.agents.sampling import ANSWER_STEP, call_seed
 from mnemarket.agents.turn import AnswerTrace, TurnPlan
+from mnemarket.errors import ProviderUnavailable
 from mnemarket.genesis import ANSWER_STEP_CALL, BOUNTY_ID, UNKNOWN, Bounty
 from mnemarket.kernel import Event
 from mnemarket.providers import LLM, MAX_PROVIDER_FAILURES, LLMResult, Message, labelled
@@ -115,8 +116,13 @@ class AnswerStep:
         off or the decision claims no answer bounty. A reader call the provider never answered is
         asked again (up to :data:`MAX_PROVIDER_FAILURES` calls), keeping the decision: asking for
         the decision again would pay for it twice, and a model without a seed could decide otherwise.
-        An unusable reader reply, or none after those calls, makes the turn a failed action (the
-        claim is not sent). Records the call on ``plan.answer``."""
+        An unusable reader reply makes the turn a failed action (the claim is not sent). Records the
+        call on ``plan.answer``.
+
+        Raises:
+            ProviderUnavailable: none of those calls got a reply: that many calls in a row, the
+                runner's bound, so the run stops as after as many unanswered decisions (nothing
+                of the turn is committed; a resume plays it again)."""
         step = self.config.answer_step
         plan.answer = None  # a decision asked again (the provider failed it) starts afresh
         bounty = claimed_bounty(decision, self.bounties) if step.enabled else None
@@ -131,17 +137,18 @@ class AnswerStep:
                     messages, schema=answer_schema(step.max_answer_chars), max_tokens=step.max_output_tokens,
                     temperature=0.0, seed=call_seed(self.seed, plan.session, plan.turn, ANSWER_STEP)))
         reply = replies[-1]
+        if reply.provider_failed:
+            raise ProviderUnavailable(f"{len(replies)} model calls in a row got no reply (agent {self.config.id}'s "
+                                      f"answer step, session {plan.session}, turn {plan.turn}); last: {reply.error}")
         answer = reply.parsed.answer.strip() if reply.ok and isinstance(reply.parsed, ReaderAnswer) else ""
-        error = None if answer else _failure(reply, len(replies))
+        error = None if answer else _failure(reply)
         plan.answer = AnswerTrace(bounty=bounty.id, prompt=messages[-1].content,
                                   drafted=str(decision.parsed.args.get("answer", "")), reply=reply.text,
                                   answer=answer or None, error=error)
         return _merged(decision, replies, answer, error)
 
 
-def _failure(reply: LLMResult, calls: int) -> str:
-    if reply.provider_failed:
-        return f"answer step: the reader got no reply from the provider in {calls} calls ({reply.error})"
+def _failure(reply: LLMResult) -> str:
     return f"answer step: the reader gave no usable answer ({reply.error or 'empty'})"
 
 

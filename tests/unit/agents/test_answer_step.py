@@ -15,7 +15,8 @@ from mnemarket.agents.config import AgentConfig, AnswerStepConfig, WorkflowConfi
 from mnemarket.agents.reader_prompt import ReaderAnswer
 from mnemarket.experiments.pipeline import replay_run
 from mnemarket.genesis import Bounty, turn_record
-from mnemarket.providers import MAX_PROVIDER_FAILURES, ModelCallFailed
+from mnemarket.errors import ProviderUnavailable
+from mnemarket.providers import MAX_PROVIDER_FAILURES, ModelCallFailed, ScriptedLLM
 from mnemarket.providers.record_replay import Recording, RecordingLLM, ReplayLLM
 from mnemarket.reports.trace import turn_view
 from mnemarket.run.context_log import read_contexts
@@ -151,18 +152,41 @@ def test_a_reader_call_the_provider_failed_is_asked_again_keeping_the_decision()
     assert agent.apply(plan, decision).result.success and world.balances["alpha"] == 100 + 37  # the claim sent
 
 
-def test_a_reader_the_provider_never_answers_fails_the_turn_without_deciding_again():
+def test_a_reader_the_provider_never_answers_stops_the_run_without_deciding_again():
+    """MAX_PROVIDER_FAILURES reader calls in a row got no reply: the runner's bound, so the turn
+    stops the run as so many unanswered decisions would (not a failed action that resets the streak)."""
     script = Script(claim(answer="3381"), FlakyReader(99))
     agent, world = agent_for(script)
     plan = agent.prepare(1, 1)
-    decision = _decide_through_the_runner(agent, plan)
+    events = world.event_count
+    with pytest.raises(ProviderUnavailable, match=f"{MAX_PROVIDER_FAILURES} model calls in a row got no reply.*"
+                                                  "answer step.*503"):
+        _decide_through_the_runner(agent, plan)
     assert len(script.turn_prompts) == 1 and len(script.readers) == MAX_PROVIDER_FAILURES
-    assert not decision.ok and not decision.provider_failed
-    before = dict(world.balances)
-    outcome = agent.apply(plan, decision)
-    event = world.events(principal="alpha")[-1]
-    assert not outcome.result.success and event.action_type == "invalid" and world.balances == before
-    assert "no reply from the provider" in turn_record(event).llm_error
+    assert world.event_count == events and world.balances["alpha"] == 100  # nothing of the turn applied
+
+
+def test_a_run_whose_reader_gets_no_reply_stops_cleanly_and_resumes_to_the_same_end(tmp_path):
+    scenario = _ladder_scenario(tmp_path, "R1")
+    out = tmp_path / "down"
+    runner = Runner.create(scenario, out, RunOptions(model="scripted"))
+    try:
+        runner.setup()
+        [kit] = runner.agents  # the provider answers decisions but no reader call
+        kit.answers.llm = ScriptedLLM(lambda messages, schema: FlakyReader(1)(messages), name="down")
+        status = runner.run()
+    finally:
+        runner.close()
+    assert status.state == "stopped_provider" and "answer step" in status.message and "mnemarket resume" in status.message
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["status"] == "stopped_provider" and summary["turns"] == status.turns_done
+    assert all(figures["invalid_actions"] == 0 for figures in summary["agents"].values())  # no failed claim
+    resumed = Runner.open(out)  # the provider answers again: the claim turn is played from its start
+    try:
+        assert resumed.run().state == "finished"
+    finally:
+        resumed.close()
+    assert json.loads((out / "summary.json").read_text())["balances"]["kit"] == 20 + 30  # as a run never stopped
 
 
 def test_a_reader_retry_replays_in_order(tmp_path):
