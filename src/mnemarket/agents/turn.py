@@ -126,7 +126,8 @@ class AnswerTrace:
 
     bounty: str
     prompt: str
-    """The reader's user message (its system line is fixed)."""
+    """The reader's user message, after the answers already judged wrong when there are any (the
+    rest of its system message is fixed): `answer_step.logged_prompt`."""
     drafted: str
     """The answer the decision itself carried (replaced)."""
     reply: str

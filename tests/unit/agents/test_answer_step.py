@@ -10,12 +10,20 @@ from pathlib import Path
 import pytest
 import yaml
 
-from mnemarket.agents.answer_step import ANSWER_STEP_SYSTEM, NOTHING_SHOWN
+from mnemarket.agents.answer_step import (
+    ANSWER_STEP_SYSTEM,
+    EARLIER_RESULT,
+    INSTRUCTION,
+    LAST_RESULT,
+    NOTHING_SHOWN,
+    TRIED,
+    reader_messages,
+)
 from mnemarket.agents.config import AgentConfig, AnswerStepConfig, WorkflowConfig, WorkflowStep
 from mnemarket.agents.reader_prompt import ReaderAnswer
+from mnemarket.errors import ProviderUnavailable
 from mnemarket.experiments.pipeline import replay_run
 from mnemarket.genesis import Bounty, turn_record
-from mnemarket.errors import ProviderUnavailable
 from mnemarket.providers import MAX_PROVIDER_FAILURES, ModelCallFailed, ScriptedLLM
 from mnemarket.providers.record_replay import Recording, RecordingLLM, ReplayLLM
 from mnemarket.reports.trace import turn_view
@@ -24,7 +32,7 @@ from mnemarket.run.records import RunOptions
 from mnemarket.run.runner import Runner
 from mnemarket.scenarios.ladder import generate_rung
 
-from .helpers import make_agent, run_turn
+from .helpers import COMPONENTS, make_agent, run_turn
 
 ROOT = Path(__file__).resolve().parents[3]
 GATE = Bounty(id="gate", kind="answer", description="What is the gate code of Vardo?", reward=37, answer="3381",
@@ -252,17 +260,61 @@ def _all_sent(facts: str, plan) -> None:
             assert line.strip() in sent, line
 
 
-def test_the_last_result_is_shown_unless_it_was_a_claim():
-    script = Script({"action_type": "read_artifact", "target": "alpha_note"}, {"answer": "3381"})
+def test_the_last_result_shown_is_the_newest_that_can_hold_a_fact_never_a_claim_or_noop():
+    script = Script({"action_type": "read_artifact", "target": "alpha_note"}, {"answer": "7421"})
     agent, world = agent_for(script, rag=False)
     world.submit("alpha", {"action_type": "write_artifact", "artifact_id": "alpha_note", "content": "gate 3381"})
     run_turn(agent, 1, 1)  # reads its note: the result carries the value
     script.decision = claim()
+    run_turn(agent, 1, 2)  # the newest action is the read: its section as the turn sent it
+    reader = script.readers[-1][-1].content
+    assert f"{LAST_RESULT}\n" in reader and "gate 3381" in reader
+    assert reader.split(f"{LAST_RESULT}\n")[1].split("\n\n")[0] in script.turn_prompts[-1]
+    script.decision = {"action_type": "noop"}
+    run_turn(agent, 1, 3)
+    script.decision = claim()
+    run_turn(agent, 1, 4)  # newest first: the noop ("did nothing") and the claim (a reward or a
+    reader = script.readers[-1][-1].content  # wrong answer) hold no fact; the read before them does
+    assert "did nothing" in script.turn_prompts[-1] and "did nothing" not in reader
+    assert "wrong answer" in script.turn_prompts[-1] and "wrong answer" not in reader
+    assert f"{EARLIER_RESULT}\n" in reader and LAST_RESULT not in reader and "gate 3381" in reader
+    assert reader.count("gate 3381") == 1
+    # With nothing but claims and noops this session, no result is shown.
+    script = Script({"action_type": "noop"}, {"answer": "7421"})
+    agent, world = agent_for(script, rag=False)
+    run_turn(agent, 1, 1)
+    script.decision = claim()
     run_turn(agent, 1, 2)
-    assert "gate 3381" in script.readers[-1][-1].content
-    script.answer = {"answer": "1"}
-    run_turn(agent, 1, 3)  # the last action is the claim (its result holds the reward): not shown
-    assert "LAST ACTION" not in script.readers[-1][-1].content
+    run_turn(agent, 1, 3)
+    assert _reader_facts(script).startswith(NOTHING_SHOWN) and "RESULT" not in script.readers[-1][-1].content
+
+
+def test_the_reader_is_shown_the_answers_already_judged_wrong_this_session_each_once():
+    answers = iter(["7421", "7421", "9135"])
+    script = Script(claim(), lambda messages: {"answer": next(answers)})
+    agent, world = agent_for(script, rag=False)
+    plans = []
+    for turn in (1, 2, 3):
+        plans.append(agent.prepare(1, turn))
+        agent.apply(plans[-1], asyncio.run(agent.decide(plans[-1])))
+    systems = [m[0].content for m in script.readers]
+    assert world.balances["alpha"] == 100 - 3 * 2  # three wrong claims, each charged
+    assert systems[0] == f"{ANSWER_STEP_SYSTEM} {INSTRUCTION}"  # nothing tried yet: the fixed line
+    assert systems[1] == systems[2] == f'{ANSWER_STEP_SYSTEM} {INSTRUCTION} {TRIED} "7421".'  # once, not twice
+    # The user message (facts and question) is the same as without it; the trace shows both.
+    assert all(TRIED not in m[-1].content for m in script.readers)
+    assert plans[1].answer.prompt == f'{TRIED} "7421".\n\n{script.readers[1][-1].content}'
+    assert plans[0].answer.prompt == script.readers[0][-1].content
+    # A fresh process reads the agent's log back: the same answers, so the same bytes (resume and
+    # replay depend on it).
+    plan = agent.prepare(1, 4)
+    reopened = type(agent)(agent.config, COMPONENTS, world, agent.genesis, agent.llm)
+    assert agent.trail.rejected_answers(1, "gate") == reopened.trail.rejected_answers(1, "gate") == ["7421", "9135"]
+    messages = reader_messages(plan, GATE, AnswerStepConfig().shows, agent.trail.rejected_answers(1, "gate"))
+    assert reader_messages(plan, GATE, AnswerStepConfig().shows, reopened.trail.rejected_answers(1, "gate")) == messages
+    assert messages[0].content.endswith(f'{TRIED} "7421", "9135".')
+    assert reopened.trail.rejected_answers(2, "gate") == []  # this session's only
+    assert TRIED not in reader_messages(plan, GATE, ["memories"], ["7421"])[0].content  # unless left out
 
 
 def _ladder_scenario(tmp_path: Path, rung: str) -> Path:
