@@ -297,7 +297,8 @@ class TurnBuilder:
     def world_view(self, avoid: tuple[str, str, str] | None = None, step: str | None = None) -> WorldView:
         """The ids this agent can name now and what ``step``'s menu allows (`world_view.world_view`)."""
         menu = self.menu(step) if step is not None else StepMenu()
-        return world_view(self.world, self.genesis, self.id, self.config.store_id, menu, avoid, self._menu_order(step))
+        return world_view(self.world, self.genesis, self.id, self.config.store_id, menu, avoid, self._menu_order(step),
+                          answer_step=self.config.answer_step.enabled)
 
 
 def _since_session(events: list[Event], session: int) -> list[Event]:

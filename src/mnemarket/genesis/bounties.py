@@ -45,6 +45,19 @@ class ClaimWithAnswer(BaseModel):
     answer: str = Field(max_length=500, description="the value alone")
 
 
+class ClaimAnswered(BaseModel):
+    """A claim's reply form for an answer bounty when the claimant's answer step writes the answer
+    (agents/answer_step.py): the bounty alone, so the decision spends no tokens on an answer the
+    step replaces. The claim is executed as a `ClaimArgs` with the step's answer."""
+
+    model_config = ConfigDict(extra="forbid")
+    bounty_id: str = Field(json_schema_extra=names("answer_bounty"))
+
+
+ANSWER_STEP_FORMS: dict[type[BaseModel], type[BaseModel]] = {ClaimWithAnswer: ClaimAnswered}
+"""The reply forms an answer step's decision offers in place of the ones it answers."""
+
+
 class ClaimWithArtifact(BaseModel):
     """A claim's reply form for an artifact bounty: one of the caller's own artifacts, no answer."""
 
@@ -224,4 +237,4 @@ def rejected_answer(event: Event) -> tuple[str, str] | None:
     return (bounty_id, answer.strip()) if str(result.get("message", "")).startswith(_wrong_answer(bounty_id)) else None
 
 
-__all__ = ["GenesisBounty", "answer_matches", "rejected_answer"]
+__all__ = ["ANSWER_STEP_FORMS", "ClaimAnswered", "GenesisBounty", "answer_matches", "rejected_answer"]

@@ -32,7 +32,7 @@ from mnemarket.run.records import RunOptions
 from mnemarket.run.runner import Runner
 from mnemarket.scenarios.ladder import generate_rung
 
-from .helpers import COMPONENTS, make_agent, run_turn
+from .helpers import COMPONENTS, make_agent, reply_alternatives, run_turn
 
 ROOT = Path(__file__).resolve().parents[3]
 GATE = Bounty(id="gate", kind="answer", description="What is the gate code of Vardo?", reward=37, answer="3381",
@@ -94,6 +94,24 @@ def test_an_answer_claim_gets_its_answer_from_a_reader_that_sees_the_question_an
     assert plan.answer is not None and plan.answer.drafted == "10 scrip" and plan.answer.answer == "3381"
     logged = plan.log_record(decision.text, decision.error)
     assert logged.answer_prompt == reader and "3381" in logged.answer_reply
+
+
+def test_a_claim_that_names_the_bounty_alone_gets_the_readers_answer():
+    """With the step on, the claim's reply form has no answer (genesis.ANSWER_STEP_FORMS): the
+    decision names the bounty, the reader writes the answer, the kernel judges the whole claim."""
+    decision = {"action_type": "invoke_artifact", "target": "genesis_bounty", "method": "claim",
+                "args": {"bounty_id": "gate"}}
+    script = Script(decision, {"answer": "3381"})
+    agent, world = agent_for(script)
+    forms = [a["properties"]["args"] for a in reply_alternatives(agent, "act")
+             if a["properties"].get("method", {}).get("const") == "claim"]
+    [form] = [f for f in forms if f["properties"]["bounty_id"] == {"enum": ["gate"]}]
+    assert set(form["properties"]) == {"bounty_id"}
+    plan = agent.prepare(1, 1)
+    outcome = agent.apply(plan, asyncio.run(agent.decide(plan)))
+    assert outcome.result.success and world.balances["alpha"] == 100 + 37
+    assert world.events(principal="alpha")[-1].action["args"] == {"bounty_id": "gate", "answer": "3381"}
+    assert plan.answer is not None and plan.answer.drafted == ""
 
 
 def test_no_reader_call_for_other_actions_artifact_claims_or_with_the_step_off():
