@@ -100,8 +100,9 @@ def _carries_facts(event: Event) -> bool:
 
 def _last_result(plan: TurnPlan) -> tuple[str, str]:
     """The heading and text of the newest of the turn's actions whose result can hold a fact: the
-    last-action section as sent when it is the newest; an older one (the turn's history listed
-    it, the budget may have cut it) with its result data, as the last-action section shows one."""
+    last-action section as sent when it is the newest; an older one with its result data, as the
+    last-action section shows one, only when the turn's history section listed it (a budget cut
+    drops the oldest lines first: nothing older was listed then either)."""
     texts = plan.context.texts
     event = next((e for e in reversed(plan.recent) if _carries_facts(e)), None)
     if event is None:
