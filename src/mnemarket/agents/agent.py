@@ -62,7 +62,7 @@ class Agent:
         self.applier = TurnApplier(config, world, llm, self.memories, self.trail, self.rater, seed=seed,
                                    rules=self.turns.rules_text)
         self.closer = SessionCloser(config, world, llm, self.memories)
-        self.answers = AnswerStep(config, llm, genesis.bounty.bounties, seed=seed)
+        self.answers = AnswerStep(config, llm, genesis.bounty.bounties, self.trail, seed=seed)
 
     @property
     def id(self) -> str:

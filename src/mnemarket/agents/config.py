@@ -192,8 +192,8 @@ class LessonStepConfig(_Strict):
                    "number or condition and what happened.")
 
 
-AnswerShown = Literal["memories", "working_memory", "last_result"]
-ANSWER_SHOWN: tuple[AnswerShown, ...] = ("memories", "working_memory", "last_result")
+AnswerShown = Literal["memories", "working_memory", "last_result", "rejected_answers"]
+ANSWER_SHOWN: tuple[AnswerShown, ...] = ("memories", "working_memory", "last_result", "rejected_answers")
 
 
 class AnswerStepConfig(_Strict):
@@ -204,9 +204,10 @@ class AnswerStepConfig(_Strict):
     enabled: bool = False
     shows: list[AnswerShown] = Field(
         default_factory=lambda: list(ANSWER_SHOWN),
-        description="what of the turn's prompt the reader sees besides the question: the retrieved "
-                    "memories, the working memory's entries, the last action's result (not a bounty "
-                    "claim's); each only as the turn's prompt showed it")
+        description="what the reader sees besides the question: the retrieved memories, the working "
+                    "memory's entries, the newest action's result that can hold a fact (not a bounty "
+                    "action's or a noop's), each as the turn's prompt showed it; and the answers to this "
+                    "bounty judged wrong this session (from the agent's own events)")
     max_answer_chars: int = Field(80, ge=8, le=300, description="longest answer the reader may write")
     max_output_tokens: int = Field(40, ge=8, le=512)
 

@@ -7,7 +7,8 @@ log once, which rebuilds exactly the state an uninterrupted run holds: a resumed
 the killed one would have.
 
 Only the events a reader uses are held: the newest few of any kind (the history section), the
-newest turns the loop breaker looks at and the newest outcomes a lesson step shows. Each reader
+newest turns the loop breaker looks at, the newest outcomes a lesson step shows, and this session's
+answers judged wrong (an answer step shows them; a few tries per bounty). Each reader
 looks back a fixed number of the agent's events (4 x what it shows, so lesson steps and
 migrations in between do not push turns out of sight); why: plans/long-runs.md "Many agents".
 """
@@ -19,7 +20,7 @@ from collections.abc import Callable
 from typing import Generic, TypeVar
 
 from mnemarket.agents.loop_breaker import WINDOW as LOOP_TURNS
-from mnemarket.genesis import TurnRecord, names_turn, turn_record
+from mnemarket.genesis import TurnRecord, names_turn, rejected_answer, turn_record
 from mnemarket.kernel import Event, World
 
 RECENT = 8
@@ -70,6 +71,8 @@ class Trail:
         self.count = 0
         self.described_chars = 0
         """Sum of the description lengths of every event of the principal (for baseline tokens)."""
+        self._rejected: tuple[int, dict[str, list[str]]] = (0, {})
+        """The newest session with an answer claim judged wrong, and its wrong answers by bounty."""
 
     def refresh(self) -> None:
         """Take in the events committed since the last refresh."""
@@ -87,9 +90,19 @@ class Trail:
             if record is not None:
                 self.last_turn, self.last_turn_record = event, record
                 self._outcomes.add(self.count, (event, record))
+                self._note_rejected(event, record.session)
             self.last_id = event.id
             self.described_chars += len(self._describe(event))
         self._seen = seen
+
+    def _note_rejected(self, event: Event, session: int) -> None:
+        if (rejected := rejected_answer(event)) is None:
+            return
+        if session != self._rejected[0]:
+            self._rejected = (session, {})
+        answers = self._rejected[1].setdefault(rejected[0], [])
+        if rejected[1] not in answers:
+            answers.append(rejected[1])
 
     def _from_recent(self) -> list[Event] | None:
         """The principal's events after `last_id` from the world's recent events, when those cover
@@ -117,6 +130,13 @@ class Trail:
         self.refresh()
         return [event for event, record in self._outcomes.within(self.count, LOOK_BACK * OUTCOMES)
                 if record.session == session]
+
+    def rejected_answers(self, session: int, bounty_id: str) -> list[str]:
+        """The answers to ``bounty_id`` judged wrong in ``session``, each once, in the order first given
+        (however many events ago: a session has few tries per bounty)."""
+        self.refresh()
+        session_seen, answers = self._rejected
+        return list(answers.get(bounty_id, ())) if session_seen == session else []
 
     def described_tokens_chars(self) -> int:
         """Length of every event's description joined by newlines (what a whole-history prompt holds)."""

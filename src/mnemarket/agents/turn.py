@@ -62,8 +62,8 @@ class Draft:
     count: Callable[[str], int]
     history: str = ""
     """Recent actions as rendered for the prompt (scripted policies read them as data)."""
-    newest: Event | None = None
-    """The action the prompt's last-action section shows (None: none yet this session)."""
+    recent: tuple[Event, ...] = ()
+    """The actions the prompt's history and last-action sections show, oldest first."""
     memory_query: str | None = None
     """The RAG query when memories will be retrieved; None when RAG is off or the store is empty."""
     context: AssembledContext | None = None
@@ -91,10 +91,15 @@ class TurnPlan:
     """The repeated action a forced loop breaker takes out of the reply schema."""
     history: str = ""
     """Recent actions as rendered for the prompt (before any budget cut), for scripted policies."""
-    newest: Event | None = None
-    """The action the prompt's last-action section shows (None: none yet this session)."""
+    recent: tuple[Event, ...] = ()
+    """The actions the prompt's history and last-action sections show, oldest first."""
     answer: AnswerTrace | None = None
     """The answer step's call, when the decision claimed an answer bounty (`answer_step`)."""
+
+    @property
+    def newest(self) -> Event | None:
+        """The action the prompt's last-action section shows (None: none yet this session)."""
+        return self.recent[-1] if self.recent else None
 
     def facts(self) -> TurnFacts:
         return TurnFacts(session=self.session, turn=self.turn, step=self.step,
@@ -121,7 +126,8 @@ class AnswerTrace:
 
     bounty: str
     prompt: str
-    """The reader's user message (its system line is fixed)."""
+    """The reader's user message, after the answers already judged wrong when there are any (the
+    rest of its system message is fixed): `answer_step.logged_prompt`."""
     drafted: str
     """The answer the decision itself carried (replaced)."""
     reply: str

@@ -209,7 +209,8 @@ class TurnBuilder:
         loop_turns = self.trail.loop_turns()
         loop = self.loop_breaker.state(loop_turns if self.config.history == "carry"
                                        else _since_session(loop_turns, session))
-        parts = history_parts(history[-HISTORY_TURNS:])  # rendered once: variables and the two sections
+        recent = tuple(history[-HISTORY_TURNS:])
+        parts = history_parts(list(recent))  # rendered once: variables and the two sections
         # Asked once: the bounties section and the `{open_bounties}` query variable read the same list.
         bounties = self.open_bounties()
         variables = self.variables(history, step, session, turn, parts=parts, bounties=bounties)
@@ -241,7 +242,7 @@ class TurnBuilder:
         ]
         draft = Draft(session=session, turn=turn, step=step, loop=loop, query=query, system=system, user=user,
                       count=_memo(self.count_tokens), history=variables["action_history"],
-                      newest=history[-1] if history else None)
+                      recent=recent)
         if shown != menu:
             draft.narrow = rules_sections(self.config, self.world.invokables.values(), menu)
         if self.config.rag.enabled and len(self.memories.longterm):
@@ -266,7 +267,7 @@ class TurnBuilder:
         return TurnPlan(agent_id=self.id, session=draft.session, turn=draft.turn, step=draft.step, messages=messages,
                         context=context, rag_query=draft.query, rag_hits=hits, loop=loop,
                         baseline_tokens=self.baseline_tokens(context), avoid=_repeated(self.trail.last_turn, loop),
-                        history=draft.history, newest=draft.newest)
+                        history=draft.history, recent=draft.recent)
 
     def count_tokens(self, text: str) -> int:
         """The model's own token count where its provider has a tokenizer (the local model), else an estimate."""
@@ -305,7 +306,8 @@ class TurnBuilder:
     def world_view(self, avoid: tuple[str, str, str] | None = None, step: str | None = None) -> WorldView:
         """The ids this agent can name now and what ``step``'s menu allows (`world_view.world_view`)."""
         menu = self.menu(step) if step is not None else StepMenu()
-        return world_view(self.world, self.genesis, self.id, self.config.store_id, menu, avoid, self._menu_order(step))
+        return world_view(self.world, self.genesis, self.id, self.config.store_id, menu, avoid, self._menu_order(step),
+                          answer_step=self.config.answer_step.enabled)
 
 
 def _since_session(events: list[Event], session: int) -> list[Event]:

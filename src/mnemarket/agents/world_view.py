@@ -6,7 +6,7 @@ from itertools import islice
 
 from mnemarket.agents.decision import WorldView, args_schema
 from mnemarket.agents.menu import StepMenu
-from mnemarket.genesis import STORE_TYPE, Genesis
+from mnemarket.genesis import ANSWER_STEP_FORMS, STORE_TYPE, Genesis
 from mnemarket.kernel import World
 
 MAX_VIEW_IDS = 60
@@ -14,10 +14,12 @@ MAX_VIEW_IDS = 60
 
 
 def world_view(world: World, genesis: Genesis, me: str, store_id: str, menu: StepMenu,
-               avoid: tuple[str, str, str] | None, order: tuple[str, ...]) -> WorldView:
+               avoid: tuple[str, str, str] | None, order: tuple[str, ...], *, answer_step: bool = False) -> WorldView:
     """The ids ``me`` can name now (bounded lists) and what ``menu`` allows; ``avoid`` is an action
-    the loop breaker takes off the menu, ``store_id`` its own long-term store. Read from the
+    the loop breaker takes off the menu, ``store_id`` its own long-term store; with ``answer_step``
+    an answer claim's form names the bounty alone (`genesis.ANSWER_STEP_FORMS`). Read from the
     world's artifact index, so the cost follows the size of the lists, not of the world."""
+    forms = ANSWER_STEP_FORMS if answer_step else {}
     index = world.index
     own = sorted(index.newest_owned(me, MAX_VIEW_IDS))
     public = index.public
@@ -27,7 +29,7 @@ def world_view(world: World, genesis: Genesis, me: str, store_id: str, menu: Ste
         readable = sorted({*own, *world.invokables, *index.of_type(STORE_TYPE)[:MAX_VIEW_IDS]})[:MAX_VIEW_IDS]
     principals = list(islice((p for p in world.principal_ids() if p != me and p not in world.invokables),
                              MAX_VIEW_IDS))
-    services = tuple((inv.artifact_id, name, args_schema(form))
+    services = tuple((inv.artifact_id, name, args_schema(forms.get(form, form)))
                      for inv in world.invokables.values() for name, spec in inv.methods.items()
                      if menu.allows_method(inv.artifact_id, name) for form in spec.forms())
     # Its own long-term store first, then stores it may search, then the rest (to preview or

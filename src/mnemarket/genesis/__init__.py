@@ -2,7 +2,7 @@
 
 from mnemarket.genesis.answers import ANSWER_STEP_CALL, UNKNOWN, answer_tokens, is_answer_step_call
 from mnemarket.genesis.artifact_store import GenesisStore
-from mnemarket.genesis.bounties import BOUNTY_ID, GenesisBounty
+from mnemarket.genesis.bounties import ANSWER_STEP_FORMS, BOUNTY_ID, GenesisBounty, rejected_answer
 from mnemarket.genesis.config import Bounty, BountyCosts, Costs, GenesisConfig, load_genesis_config
 from mnemarket.genesis.context_record import ContextHit, ContextRecord, ContextSection
 from mnemarket.genesis.embedder_service import GenesisEmbedder
@@ -41,5 +41,5 @@ __all__ = [
     "render_genesis_docs", "turn_record", "world_memory", "UNKNOWN", "ANSWER_STEP_CALL", "answer_tokens",
     "is_answer_step_call", "BOUNTY_ID", "BountyCosts",
     "clip", "is_invalid_decision", "migration_record", "succeeded", "ContextHit", "ContextRecord", "ContextSection",
-    "event_session", "names_turn",
+    "event_session", "names_turn", "rejected_answer", "ANSWER_STEP_FORMS",
 ]

@@ -14,6 +14,7 @@ from mnemarket.genesis.config import Bounty, BountyCosts
 from mnemarket.kernel import (
     ActionFailure,
     ErrorCode,
+    Event,
     Invokable,
     InvokeContext,
     MethodOutcome,
@@ -42,6 +43,19 @@ class ClaimWithAnswer(BaseModel):
     model_config = ConfigDict(extra="forbid")
     bounty_id: str = Field(json_schema_extra=names("answer_bounty"))
     answer: str = Field(max_length=500, description="the value alone")
+
+
+class ClaimAnswered(BaseModel):
+    """A claim's reply form for an answer bounty when the claimant's answer step writes the answer
+    (agents/answer_step.py): the bounty alone, so the decision spends no tokens on an answer the
+    step replaces. The claim is executed as a `ClaimArgs` with the step's answer."""
+
+    model_config = ConfigDict(extra="forbid")
+    bounty_id: str = Field(json_schema_extra=names("answer_bounty"))
+
+
+ANSWER_STEP_FORMS: dict[type[BaseModel], type[BaseModel]] = {ClaimWithAnswer: ClaimAnswered}
+"""The reply forms an answer step's decision offers in place of the ones it answers."""
 
 
 class ClaimWithArtifact(BaseModel):
@@ -181,7 +195,7 @@ class GenesisBounty(Invokable):
         if answer_matches(bounty.answer or "", args.answer, question=bounty.description,
                           candidates=bounty.candidates):
             return None
-        return (f"wrong answer for {bounty.id!r}",
+        return (_wrong_answer(bounty.id),
                 "find the fact first (someone's memory may hold it), then claim again with that value alone")
 
     def _wrong_claim(self, ctx: InvokeContext, bounty: Bounty, problem: tuple[str, str]) -> None:
@@ -206,4 +220,21 @@ def _wrong_key(bounty: Bounty, caller: str) -> str:
     return f"wrong:{bounty.id}:{caller}"
 
 
-__all__ = ["GenesisBounty", "answer_matches"]
+def _wrong_answer(bounty_id: str) -> str:
+    return f"wrong answer for {bounty_id!r}"
+
+
+def rejected_answer(event: Event) -> tuple[str, str] | None:
+    """(bounty id, answer) when ``event`` is an answer claim this board judged wrong (a claim refused
+    for another reason, none left or not open, judged nothing), else None."""
+    action, result = event.action, event.result
+    if event.success or action.get("artifact_id") != BOUNTY_ID or action.get("method") != "claim":
+        return None
+    args = action.get("args") or {}
+    bounty_id, answer = str(args.get("bounty_id", "")), args.get("answer")
+    if not (isinstance(answer, str) and answer.strip()) or result.get("error_code") != ErrorCode.METHOD_FAILED:
+        return None
+    return (bounty_id, answer.strip()) if str(result.get("message", "")).startswith(_wrong_answer(bounty_id)) else None
+
+
+__all__ = ["ANSWER_STEP_FORMS", "ClaimAnswered", "GenesisBounty", "answer_matches", "rejected_answer"]

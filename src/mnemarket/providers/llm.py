@@ -37,7 +37,7 @@ Role = Literal["system", "user", "assistant"]
 #: as the provider's outage, the second as the model's (an agent's) mistake.
 FailureKind = Literal["provider", "reply"]
 #: Model calls in a row that got no reply at all (provider down, refusing, timing out) before the caller
-#: gives up: the runner then stops the run (resumable), the answer step fails its turn's claim.
+#: gives up: the runner then stops the run (resumable), also when they are an answer step's reader calls.
 MAX_PROVIDER_FAILURES = 3
 #: How a back end held the reply to the schema: the server's ``json_schema`` or ``json_object``
 #: response format, the schema spelled out in the ``prompt`` only, or a ``grammar`` decoded here

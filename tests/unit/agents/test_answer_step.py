@@ -10,12 +10,21 @@ from pathlib import Path
 import pytest
 import yaml
 
-from mnemarket.agents.answer_step import ANSWER_STEP_SYSTEM, NOTHING_SHOWN
+from mnemarket.agents.answer_step import (
+    ANSWER_STEP_SYSTEM,
+    EARLIER_RESULT,
+    INSTRUCTION,
+    LAST_RESULT,
+    NOTHING_SHOWN,
+    TRIED,
+    reader_messages,
+)
 from mnemarket.agents.config import AgentConfig, AnswerStepConfig, WorkflowConfig, WorkflowStep
 from mnemarket.agents.reader_prompt import ReaderAnswer
+from mnemarket.errors import ProviderUnavailable
 from mnemarket.experiments.pipeline import replay_run
 from mnemarket.genesis import Bounty, turn_record
-from mnemarket.providers import MAX_PROVIDER_FAILURES, ModelCallFailed
+from mnemarket.providers import MAX_PROVIDER_FAILURES, ModelCallFailed, ScriptedLLM
 from mnemarket.providers.record_replay import Recording, RecordingLLM, ReplayLLM
 from mnemarket.reports.trace import turn_view
 from mnemarket.run.context_log import read_contexts
@@ -23,7 +32,7 @@ from mnemarket.run.records import RunOptions
 from mnemarket.run.runner import Runner
 from mnemarket.scenarios.ladder import generate_rung
 
-from .helpers import make_agent, run_turn
+from .helpers import COMPONENTS, make_agent, reply_alternatives, run_turn
 
 ROOT = Path(__file__).resolve().parents[3]
 GATE = Bounty(id="gate", kind="answer", description="What is the gate code of Vardo?", reward=37, answer="3381",
@@ -85,6 +94,24 @@ def test_an_answer_claim_gets_its_answer_from_a_reader_that_sees_the_question_an
     assert plan.answer is not None and plan.answer.drafted == "10 scrip" and plan.answer.answer == "3381"
     logged = plan.log_record(decision.text, decision.error)
     assert logged.answer_prompt == reader and "3381" in logged.answer_reply
+
+
+def test_a_claim_that_names_the_bounty_alone_gets_the_readers_answer():
+    """With the step on, the claim's reply form has no answer (genesis.ANSWER_STEP_FORMS): the
+    decision names the bounty, the reader writes the answer, the kernel judges the whole claim."""
+    decision = {"action_type": "invoke_artifact", "target": "genesis_bounty", "method": "claim",
+                "args": {"bounty_id": "gate"}}
+    script = Script(decision, {"answer": "3381"})
+    agent, world = agent_for(script)
+    forms = [a["properties"]["args"] for a in reply_alternatives(agent, "act")
+             if a["properties"].get("method", {}).get("const") == "claim"]
+    [form] = [f for f in forms if f["properties"]["bounty_id"] == {"enum": ["gate"]}]
+    assert set(form["properties"]) == {"bounty_id"}
+    plan = agent.prepare(1, 1)
+    outcome = agent.apply(plan, asyncio.run(agent.decide(plan)))
+    assert outcome.result.success and world.balances["alpha"] == 100 + 37
+    assert world.events(principal="alpha")[-1].action["args"] == {"bounty_id": "gate", "answer": "3381"}
+    assert plan.answer is not None and plan.answer.drafted == ""
 
 
 def test_no_reader_call_for_other_actions_artifact_claims_or_with_the_step_off():
@@ -151,18 +178,41 @@ def test_a_reader_call_the_provider_failed_is_asked_again_keeping_the_decision()
     assert agent.apply(plan, decision).result.success and world.balances["alpha"] == 100 + 37  # the claim sent
 
 
-def test_a_reader_the_provider_never_answers_fails_the_turn_without_deciding_again():
+def test_a_reader_the_provider_never_answers_stops_the_run_without_deciding_again():
+    """MAX_PROVIDER_FAILURES reader calls in a row got no reply: the runner's bound, so the turn
+    stops the run as so many unanswered decisions would (not a failed action that resets the streak)."""
     script = Script(claim(answer="3381"), FlakyReader(99))
     agent, world = agent_for(script)
     plan = agent.prepare(1, 1)
-    decision = _decide_through_the_runner(agent, plan)
+    events = world.event_count
+    with pytest.raises(ProviderUnavailable, match=f"{MAX_PROVIDER_FAILURES} model calls in a row got no reply.*"
+                                                  "answer step.*503"):
+        _decide_through_the_runner(agent, plan)
     assert len(script.turn_prompts) == 1 and len(script.readers) == MAX_PROVIDER_FAILURES
-    assert not decision.ok and not decision.provider_failed
-    before = dict(world.balances)
-    outcome = agent.apply(plan, decision)
-    event = world.events(principal="alpha")[-1]
-    assert not outcome.result.success and event.action_type == "invalid" and world.balances == before
-    assert "no reply from the provider" in turn_record(event).llm_error
+    assert world.event_count == events and world.balances["alpha"] == 100  # nothing of the turn applied
+
+
+def test_a_run_whose_reader_gets_no_reply_stops_cleanly_and_resumes_to_the_same_end(tmp_path):
+    scenario = _ladder_scenario(tmp_path, "R1")
+    out = tmp_path / "down"
+    runner = Runner.create(scenario, out, RunOptions(model="scripted"))
+    try:
+        runner.setup()
+        [kit] = runner.agents  # the provider answers decisions but no reader call
+        kit.answers.llm = ScriptedLLM(lambda messages, schema: FlakyReader(1)(messages), name="down")
+        status = runner.run()
+    finally:
+        runner.close()
+    assert status.state == "stopped_provider" and "answer step" in status.message and "mnemarket resume" in status.message
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["status"] == "stopped_provider" and summary["turns"] == status.turns_done
+    assert all(figures["invalid_actions"] == 0 for figures in summary["agents"].values())  # no failed claim
+    resumed = Runner.open(out)  # the provider answers again: the claim turn is played from its start
+    try:
+        assert resumed.run().state == "finished"
+    finally:
+        resumed.close()
+    assert json.loads((out / "summary.json").read_text())["balances"]["kit"] == 20 + 30  # as a run never stopped
 
 
 def test_a_reader_retry_replays_in_order(tmp_path):
@@ -228,17 +278,61 @@ def _all_sent(facts: str, plan) -> None:
             assert line.strip() in sent, line
 
 
-def test_the_last_result_is_shown_unless_it_was_a_claim():
-    script = Script({"action_type": "read_artifact", "target": "alpha_note"}, {"answer": "3381"})
+def test_the_last_result_shown_is_the_newest_that_can_hold_a_fact_never_a_claim_or_noop():
+    script = Script({"action_type": "read_artifact", "target": "alpha_note"}, {"answer": "7421"})
     agent, world = agent_for(script, rag=False)
     world.submit("alpha", {"action_type": "write_artifact", "artifact_id": "alpha_note", "content": "gate 3381"})
     run_turn(agent, 1, 1)  # reads its note: the result carries the value
     script.decision = claim()
+    run_turn(agent, 1, 2)  # the newest action is the read: its section as the turn sent it
+    reader = script.readers[-1][-1].content
+    assert f"{LAST_RESULT}\n" in reader and "gate 3381" in reader
+    assert reader.split(f"{LAST_RESULT}\n")[1].split("\n\n")[0] in script.turn_prompts[-1]
+    script.decision = {"action_type": "noop"}
+    run_turn(agent, 1, 3)
+    script.decision = claim()
+    run_turn(agent, 1, 4)  # newest first: the noop ("did nothing") and the claim (a reward or a
+    reader = script.readers[-1][-1].content  # wrong answer) hold no fact; the read before them does
+    assert "did nothing" in script.turn_prompts[-1] and "did nothing" not in reader
+    assert "wrong answer" in script.turn_prompts[-1] and "wrong answer" not in reader
+    assert f"{EARLIER_RESULT}\n" in reader and LAST_RESULT not in reader and "gate 3381" in reader
+    assert reader.count("gate 3381") == 1
+    # With nothing but claims and noops this session, no result is shown.
+    script = Script({"action_type": "noop"}, {"answer": "7421"})
+    agent, world = agent_for(script, rag=False)
+    run_turn(agent, 1, 1)
+    script.decision = claim()
     run_turn(agent, 1, 2)
-    assert "gate 3381" in script.readers[-1][-1].content
-    script.answer = {"answer": "1"}
-    run_turn(agent, 1, 3)  # the last action is the claim (its result holds the reward): not shown
-    assert "LAST ACTION" not in script.readers[-1][-1].content
+    run_turn(agent, 1, 3)
+    assert _reader_facts(script).startswith(NOTHING_SHOWN) and "RESULT" not in script.readers[-1][-1].content
+
+
+def test_the_reader_is_shown_the_answers_already_judged_wrong_this_session_each_once():
+    answers = iter(["7421", "7421", "9135"])
+    script = Script(claim(), lambda messages: {"answer": next(answers)})
+    agent, world = agent_for(script, rag=False)
+    plans = []
+    for turn in (1, 2, 3):
+        plans.append(agent.prepare(1, turn))
+        agent.apply(plans[-1], asyncio.run(agent.decide(plans[-1])))
+    systems = [m[0].content for m in script.readers]
+    assert world.balances["alpha"] == 100 - 3 * 2  # three wrong claims, each charged
+    assert systems[0] == f"{ANSWER_STEP_SYSTEM} {INSTRUCTION}"  # nothing tried yet: the fixed line
+    assert systems[1] == systems[2] == f'{ANSWER_STEP_SYSTEM} {INSTRUCTION} {TRIED} "7421".'  # once, not twice
+    # The user message (facts and question) is the same as without it; the trace shows both.
+    assert all(TRIED not in m[-1].content for m in script.readers)
+    assert plans[1].answer.prompt == f'{TRIED} "7421".\n\n{script.readers[1][-1].content}'
+    assert plans[0].answer.prompt == script.readers[0][-1].content
+    # A fresh process reads the agent's log back: the same answers, so the same bytes (resume and
+    # replay depend on it).
+    plan = agent.prepare(1, 4)
+    reopened = type(agent)(agent.config, COMPONENTS, world, agent.genesis, agent.llm)
+    assert agent.trail.rejected_answers(1, "gate") == reopened.trail.rejected_answers(1, "gate") == ["7421", "9135"]
+    messages = reader_messages(plan, GATE, AnswerStepConfig().shows, agent.trail.rejected_answers(1, "gate"))
+    assert reader_messages(plan, GATE, AnswerStepConfig().shows, reopened.trail.rejected_answers(1, "gate")) == messages
+    assert messages[0].content.endswith(f'{TRIED} "7421", "9135".')
+    assert reopened.trail.rejected_answers(2, "gate") == []  # this session's only
+    assert TRIED not in reader_messages(plan, GATE, ["memories"], ["7421"])[0].content  # unless left out
 
 
 def _ladder_scenario(tmp_path: Path, rung: str) -> Path:

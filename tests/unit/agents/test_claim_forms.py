@@ -4,12 +4,12 @@ bounties a claim could still win are offered (not one already won, nor one witho
 
 from __future__ import annotations
 
-from mnemarket.agents import Agent
+from mnemarket.agents import Agent, AgentConfig
 from mnemarket.agents.config import WorkflowStep
 from mnemarket.genesis.config import Bounty
 from mnemarket.kernel import InvokeArtifact
 
-from .helpers import one_step_agent, reply_alternatives
+from .helpers import COMPONENTS, one_step_agent, reply_alternatives
 
 VAULT = Bounty(id="vault_code", kind="answer", description="the vault code?", reward=40, answer="7421")
 GATE = Bounty(id="gate_code", kind="answer", description="the gate code?", reward=40, answer="3830")
@@ -51,3 +51,16 @@ def test_a_bounty_already_won_or_without_tries_left_is_not_offered():
         assert not claim(agent, bounty_id="gate_code", answer=guess)
     assert claim_args(agent) == []  # nothing a claim could win: the claim is off the reply schema
     assert not claim(agent, bounty_id="gate_code", answer="3830")  # and the service still refuses it
+
+
+def test_with_the_answer_step_an_answer_claim_names_the_bounty_alone():
+    """The step writes the answer (agents/answer_step.py): the decision is not asked for one."""
+    off = claim_args(agent_with([VAULT, POEM]))
+    agent = agent_with([VAULT, POEM])
+    config = AgentConfig.model_validate({**agent.config.model_dump(), "answer_step": {"enabled": True}})
+    agent = Agent(config, COMPONENTS, agent.world, agent.genesis, agent.llm)
+    by_answer, by_artifact = claim_args(agent)
+    assert set(by_answer["properties"]) == set(by_answer["required"]) == {"bounty_id"}
+    assert by_answer["properties"]["bounty_id"] == {"enum": ["vault_code"]}
+    assert by_artifact == off[1]  # an artifact claim is the decision's to write
+    assert set(off[0]["properties"]) == {"bounty_id", "answer"}

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from mnemarket.genesis import Bounty, GenesisConfig
+from mnemarket.genesis import Bounty, GenesisConfig, rejected_answer
 from mnemarket.genesis.answers import UNKNOWN, answer_matches, answer_tokens
 
 from .helpers import call, genesis_world, write
@@ -97,3 +97,19 @@ def test_a_wrong_claim_at_balance_zero_still_uses_a_try(kind):
         assert write(world, "carol", "carol_report", "take the north pass").success
     refused = call(world, "carol", "genesis_bounty", "claim", **right)
     assert not refused.success and "no tries left" in refused.message and world.supply.minted == 0
+
+
+def test_rejected_answer_names_only_answers_the_board_judged_wrong():
+    """What an agent's answer step shows as "already tried and wrong" (agents/answer_step.py)."""
+    vault = Bounty(id="vault", kind="answer", description="the vault code?", reward=10, answer="7421")
+    later = Bounty(id="later", kind="answer", description="the gate code?", reward=10, answer="1", opens_session=2)
+    world, _ = genesis_world(config=GenesisConfig(bounties=[ROAD, vault, later]))
+    assert write(world, "bob", "bob_report", "the roads are fine").success
+    claims = [("vault", {"answer": " 1111 "}), ("later", {"answer": "1111"}), ("vault", {"answer": ""}),
+              ("road", {"artifact_id": "bob_report"}), ("road", {"artifact_id": "bob_report", "answer": "x"}),
+              ("vault", {"answer": "7421"}), ("vault", {"answer": "7421"})]
+    for bounty_id, args in claims:
+        call(world, "bob", "genesis_bounty", "claim", bounty_id=bounty_id, **args)
+    found = [rejected_answer(e) for e in world.events(principal="bob")]
+    # judged wrong / not open yet / no answer / artifact lacks / artifact claim with an answer / won / already won
+    assert found == [None, ("vault", "1111"), None, None, None, None, None, None]
