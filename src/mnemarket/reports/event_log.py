@@ -11,8 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from mnemarket.store import SqlWorldStore
-from mnemarket.store.event_chain import ChainCheck, check_export
+from mnemarket.store import ChainCheck, SqlWorldStore, check_export
 
 State = Literal["checked", "unchecked", "damaged"]
 
