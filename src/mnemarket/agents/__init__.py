@@ -7,6 +7,7 @@ importable from their modules (`agents.context`, `agents.loop_breaker`, ...).
 """
 
 from mnemarket.agents.agent import Agent, SessionReport, TurnFacts, TurnOutcome, TurnPlan
+from mnemarket.agents.applier import LessonStepRefusal, rejected_by_lesson_step
 from mnemarket.agents.config import (
     DEFAULT_PREFIXES,
     AgentConfig,
@@ -35,5 +36,5 @@ __all__ = [
     "numerical_resp", "utterance", "DEFAULT_PREFIXES", "LLMSpec", "RagConfig", "WorkingMemoryConfig",
     "load_component_file", "estimate_tokens", "check_menus", "StepFit", "fit_warnings", "step_fits",
     "prefixed_entries", "rejected_at_session_end", "ReaderAnswer", "clean_answer", "reader_text", "reply_answer",
-    "checked_llm_spec",
+    "checked_llm_spec", "LessonStepRefusal", "rejected_by_lesson_step",
 ]

@@ -4,8 +4,8 @@ touches in the same commit), and the lesson step that writes what the agent lear
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, NamedTuple
 
 from mnemarket.agents.config import AgentConfig
 from mnemarket.agents.decision import to_action_payload
@@ -24,7 +24,18 @@ from mnemarket.memory import ImportanceRaterLike, TableRater
 from mnemarket.providers import LLM, LLMResult, Message, labelled
 
 LESSON_STATE = "lesson_steps"
-"""World-state namespace of the markers that say a lesson step has been written (resume skips it)."""
+"""World-state namespace of the markers that say a lesson step has been written (resume skips it):
+key ``{agent}:{session}:{after_turn}:{trigger}``, value {lessons, error, rejected: lesson -> reason}."""
+
+
+class LessonStepRefusal(NamedTuple):
+    """A line a lesson step kept out of working memory, and why (`LessonRecord.rejected`)."""
+
+    session: int
+    after_turn: int
+    trigger: str
+    lesson: str
+    reason: str
 
 
 class TurnApplier:
@@ -169,3 +180,21 @@ class TurnApplier:
             self.world.set_state(LESSON_STATE, f"{self.id}:{session}:{after_turn}:{trigger}",
                                  {"lessons": len(lessons), "error": error} | ({"rejected": rejected} if rejected else {}))
         return record
+
+
+def rejected_by_lesson_step(state: Mapping[tuple[str, str], Any]) -> dict[str, list[LessonStepRefusal]]:
+    """Per agent, the lines its lesson steps refused, oldest step first, read from the steps'
+    done-markers (`LESSON_STATE`): a step that kept no lesson wrote no event, so the marker is
+    the one record of every refusal."""
+    found: dict[str, list[LessonStepRefusal]] = {}
+    for (namespace, key), marker in state.items():
+        if namespace != LESSON_STATE or not isinstance(marker, dict) or not isinstance(marker.get("rejected"), dict):
+            continue
+        agent, session, after_turn, trigger = (key.rsplit(":", 3) + ["", "", ""])[:4]
+        if agent and session.isdigit() and after_turn.isdigit():
+            found.setdefault(agent, []).extend(
+                LessonStepRefusal(int(session), int(after_turn), trigger, str(line), str(why))
+                for line, why in marker["rejected"].items())
+    # A session's failure steps come before its session-end step (which follows its last turn).
+    return {agent: sorted(rows, key=lambda r: (r.session, r.trigger == "session_end", r.after_turn))
+            for agent, rows in sorted(found.items())}

@@ -575,7 +575,8 @@ def _figures_table(agents: Mapping[str, AgentFigures]) -> Table:
     for figures in agents.values():
         columns += [k for k in figures if k not in columns]
     rows = [[agent] + [_figure(figures.get(c, "")) for c in columns] for agent, figures in agents.items()]
-    numeric = [c.replace("_", " ") for c in columns if all(isinstance(f.get(c), int | float) for f in agents.values())]
+    numeric = [c.replace("_", " ") for c in columns
+               if all(isinstance(f.get(c), int | float | list) for f in agents.values())]  # a list shows its count
     return _table(["agent", *(c.replace("_", " ") for c in columns)], rows, numeric=numeric,
                   empty="no agent took a turn")
 

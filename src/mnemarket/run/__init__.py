@@ -26,7 +26,7 @@ _MODULES = {
                  "writer_active"],
     "runner": ["Progress", "Runner", "build_service"],
     "scenario": ["ResolvedScenario", "ScenarioConfig", "ServiceSpec", "load_scenario"],
-    "summary": ["agent_figures", "agent_totals", "memory_stores", "summarize"],
+    "summary": ["add_rejected_lessons", "agent_figures", "agent_totals", "memory_stores", "summarize"],
     "summary_record": ["AgentFigures", "AgentTotals", "BudgetOverrun", "RunSummary", "StoreRow", "TradeRow"],
 }
 if not TYPE_CHECKING:  # mypy reads the imports below, so a name missing from them is an error
@@ -60,7 +60,7 @@ if TYPE_CHECKING:
     )
     from mnemarket.run.runner import Progress, Runner, build_service
     from mnemarket.run.scenario import ResolvedScenario, ScenarioConfig, ServiceSpec, load_scenario
-    from mnemarket.run.summary import agent_figures, agent_totals, memory_stores, summarize
+    from mnemarket.run.summary import add_rejected_lessons, agent_figures, agent_totals, memory_stores, summarize
     from mnemarket.run.summary_record import AgentFigures, AgentTotals, BudgetOverrun, RunSummary, StoreRow, TradeRow
 
 __all__ = [
@@ -71,5 +71,5 @@ __all__ = [
     "mark_interrupted", "memory_stores",
     "new_run_dir", "newest_contexts", "owner_of", "prepare_output_dir", "prepare_run_dir", "read_contexts",
     "read_run_config", "read_summary", "replay_run", "run_header", "run_status", "saved_summary", "summarize", "write_atomic",
-    "write_run_config", "writer_active",
+    "write_run_config", "writer_active", "add_rejected_lessons",
 ]

@@ -6,10 +6,16 @@ The runner writes it at the end of every run part; `inspect` prints it recompute
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Protocol
 
-from mnemarket.agents import DEFAULT_PREFIXES, prefixed_entries, rejected_at_session_end
+from mnemarket.agents import (
+    DEFAULT_PREFIXES,
+    LessonStepRefusal,
+    prefixed_entries,
+    rejected_at_session_end,
+    rejected_by_lesson_step,
+)
 from mnemarket.genesis import (
     BOUNTY_ID,
     MEMORY_ID,
@@ -85,10 +91,7 @@ def summarize(world: World, genesis: Genesis | None = None, *, open_store: OpenS
     stores: list[StoreRow] = [{"id": a.id, "owner": a.owner, "creator": a.creator, "entries": counts.get(a.id, 0)}
               for a in memory_stores(world)]
     per_agent, migrated = agent_figures(world)
-    rejected = rejected_at_session_end(world.state)
-    for agent, figures in per_agent.items():
-        figures["lessons_rejected_at_session_end"] = [{"session": session, "lesson": lesson, "reason": reason}
-                                                      for session, lesson, reason in rejected.get(agent, [])]
+    add_rejected_lessons(per_agent, rejected_at_session_end(world.state), rejected_by_lesson_step(world.state))
     return {
         "balances": dict(sorted(world.balances.items())),
         "total_scrip": world.total_scrip(),
@@ -106,6 +109,18 @@ def summarize(world: World, genesis: Genesis | None = None, *, open_store: OpenS
         "tick": world.tick,
         "agents": per_agent,
     }
+
+
+def add_rejected_lessons(per_agent: Mapping[str, AgentFigures],
+                         at_session_end: Mapping[str, Sequence[tuple[int, str, str]]],
+                         by_lesson_step: Mapping[str, Sequence[LessonStepRefusal]]) -> None:
+    """Put beside each agent's figures the lessons refused (vacuous or looping): those its session
+    ends refused, each with session and reason (no event records them), and how many lines its
+    lesson steps refused (each with why in the step's marker: `agents.rejected_by_lesson_step`)."""
+    for agent, figures in per_agent.items():
+        figures["lessons_rejected_at_session_end"] = [{"session": session, "lesson": lesson, "reason": reason}
+                                                      for session, lesson, reason in at_session_end.get(agent, [])]
+        figures["lessons_rejected_by_lesson_step"] = len(by_lesson_step.get(agent, []))
 
 
 def agent_figures(world: EventHistory) -> tuple[dict[str, AgentFigures], int]:
@@ -150,4 +165,5 @@ def agent_figures(world: EventHistory) -> tuple[dict[str, AgentFigures], int]:
     return figures, sum(migrated.values())
 
 
-__all__ = ["EventHistory", "OpenStore", "agent_figures", "agent_totals", "memory_entry_counts", "memory_stores", "summarize"]
+__all__ = ["EventHistory", "OpenStore", "add_rejected_lessons", "agent_figures", "agent_totals", "memory_entry_counts",
+           "memory_stores", "summarize"]

@@ -72,6 +72,9 @@ class AgentFigures(AgentTotals):
     lessons_rejected_at_session_end: NotRequired[list[RejectedLesson]]
     """What its session ends refused to migrate (vacuous or repetitive), oldest session first;
     `summarize` writes it, a figure at a past turn (`inspect --at`) has none."""
+    lessons_rejected_by_lesson_step: NotRequired[int]
+    """How many lines its lesson steps refused to write into working memory (`LessonRecord.rejected`),
+    so they never reached a session end; `summarize` writes it, absent in older files."""
 
 
 class RunSummary(TypedDict, total=False):
