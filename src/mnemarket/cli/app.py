@@ -391,7 +391,7 @@ def _print_mapping(data: Mapping[str, Any], indent: str = "") -> None:
                 console.print(f"{indent}  - " + ", ".join(f"{k} {v}" for k, v in item.items()), markup=False,
                               highlight=False)
         else:
-            shown = ", ".join(map(str, value)) if isinstance(value, list) else value
+            shown = (", ".join(map(str, value)) or "none") if isinstance(value, list) else value
             console.print(f"{indent}{key}: {shown}", markup=False, highlight=False)
 
 

@@ -5,7 +5,9 @@ that turn: balances and supply from the ledger entries up to the turn's tick, tr
 from the events up to it, artifacts that existed then, each memory store's entries created by
 then, and each agent's working memory replayed from the writes and edits of its artifact. The
 turn's tick is the one its agents' turn events carry; its lesson steps (same tick) are included,
-the session-end migration after a session's last turn is not (it belongs to the next tick).
+the session-end migration after a session's last turn is not (it belongs to the next tick), nor
+that session's end-of-session lesson step. The lessons refused, which no event records, come from
+the world state rows that say at which step they were refused (`refused_by_turn`).
 Nothing is written, locked or loaded beyond a read-only database and the memory tables.
 """
 
@@ -17,11 +19,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypedDict
 
+from mnemarket.agents import LessonStepRefusal, rejected_at_session_end, rejected_by_lesson_step
 from mnemarket.errors import ConfigError
 from mnemarket.genesis import all_trades, turn_record
 from mnemarket.kernel import SYSTEM_PRINCIPAL, Event, World
 from mnemarket.reports.inspect import RunView
-from mnemarket.run import AgentFigures, RunSummary, StoreRow, TradeRow, agent_figures, agent_totals, memory_stores
+from mnemarket.run import (
+    AgentFigures,
+    RunSummary,
+    StoreRow,
+    TradeRow,
+    add_rejected_lessons,
+    agent_figures,
+    agent_totals,
+    memory_stores,
+)
 
 
 @dataclass(frozen=True, order=True)
@@ -117,6 +129,22 @@ def working_memory_at(world: World, artifact_id: str, tick: int) -> str:
     return content
 
 
+def refused_by_turn(world: World, at: TurnRef) -> tuple[dict[str, list[tuple[int, str, str]]],
+                                                        dict[str, list[LessonStepRefusal]]]:
+    """Per agent, the lessons refused by the end of turn ``at``: at session end, and by lesson steps.
+
+    World state keeps no history, but each row here is written once, by the step its key names (a
+    resumed step writes the same row): session ``s``'s end, and its end-of-session lesson step, run
+    after its last turn and before session ``s + 1``'s first, so they count from that turn on; a
+    failure lesson step runs within the turn it follows."""
+    at_session_end = {agent: [row for row in rows if row[0] < at.session]
+                      for agent, rows in rejected_at_session_end(world.state).items()}
+    by_lesson_step = {agent: [r for r in rows if (r.session < at.session if r.trigger == "session_end"
+                                                   else (r.session, r.after_turn) <= (at.session, at.turn))]
+                      for agent, rows in rejected_by_lesson_step(world.state).items()}
+    return at_session_end, by_lesson_step
+
+
 class EntryAt(TypedDict):
     id: str
     kind: str
@@ -145,6 +173,7 @@ def world_at_turn(run_dir: Path, at: TurnRef) -> WorldAt:
         tick = turn_tick(world, at)
         balances, supply = _ledger_at(world, tick)
         per_agent, migrated = agent_figures(_EventsUpTo(world, tick, balances))
+        add_rejected_lessons(per_agent, *refused_by_turn(world, at))
         stores: list[StoreRow] = []
         entries: dict[str, list[EntryAt]] = {}
         for artifact in memory_stores(world):
@@ -187,4 +216,4 @@ def world_at_turn(run_dir: Path, at: TurnRef) -> WorldAt:
         }
 
 
-__all__ = ["TurnRef", "parse_turn", "turn_tick", "working_memory_at", "world_at_turn"]
+__all__ = ["TurnRef", "parse_turn", "refused_by_turn", "turn_tick", "working_memory_at", "world_at_turn"]

@@ -70,11 +70,11 @@ class AgentFigures(AgentTotals):
     balance: int
     actions: dict[str, int]
     lessons_rejected_at_session_end: NotRequired[list[RejectedLesson]]
-    """What its session ends refused to migrate (vacuous or repetitive), oldest session first;
-    `summarize` writes it, a figure at a past turn (`inspect --at`) has none."""
+    """What its session ends refused to migrate (vacuous or repetitive), oldest session first (at a
+    past turn, `inspect --at`, those of the session ends before it); absent in older files."""
     lessons_rejected_by_lesson_step: NotRequired[int]
     """How many lines its lesson steps refused to write into working memory (`LessonRecord.rejected`),
-    so they never reached a session end; `summarize` writes it, absent in older files."""
+    so they never reached a session end; absent in older files."""
 
 
 class RunSummary(TypedDict, total=False):
