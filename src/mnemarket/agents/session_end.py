@@ -17,7 +17,8 @@ from mnemarket.providers import LLM
 
 REJECTED_STATE = "session_end_rejected"
 """World-state namespace of the lessons a session end refused: key ``{agent}:{session}``, value
-lesson -> reason (`SessionReport.rejected`). Refused lessons make no event, so this is their record."""
+lesson -> reason (`SessionReport.rejected`; under `history: carry` only those no earlier session end
+of the agent refused). Refused lessons make no event, so this is their record."""
 
 
 @dataclass
@@ -30,7 +31,8 @@ class SessionReport:
     reflections: list[str] = field(default_factory=list)
     archived: list[str] = field(default_factory=list)
     rejected: dict[str, str] = field(default_factory=dict)
-    """Entries kept out of long-term memory, each with why (vacuous or repetitive: `lesson_filter.refusal_reason`)."""
+    """Entries kept out of long-term memory, each with why (vacuous or repetitive: `lesson_filter.refusal_reason`);
+    every one this session end refused, also one carried from an earlier session (`REJECTED_STATE` lists it once)."""
 
 
 class SessionCloser:
@@ -73,8 +75,22 @@ class SessionCloser:
         recorded = self.world.state.get((REJECTED_STATE, key))
         if not report.rejected:
             report.rejected = dict(recorded or {})
-        elif recorded != report.rejected:  # a resumed session end with the same refusals writes nothing
-            self.world.set_state(REJECTED_STATE, key, dict(report.rejected))
+            return
+        listed = self._first_refusals(session, report.rejected)
+        if listed and recorded != listed:  # a resumed session end with the same refusals writes nothing
+            self.world.set_state(REJECTED_STATE, key, listed)
+
+    def _first_refusals(self, session: int, rejected: dict[str, str]) -> dict[str, str]:
+        """The refusals to list under this session end. With `history: carry` a refused entry stays
+        in working memory and every later session end refuses it again: it is listed once, under
+        the first (the count is of lines the agent wrote, not of sessions they outlived). With
+        `history: session` the working memory is cleared, so a line refused again was written again."""
+        if self.config.history != "carry":
+            return dict(rejected)
+        earlier: set[str] = set()
+        for before in range(1, session):
+            earlier.update(self.world.state.get((REJECTED_STATE, f"{self.id}:{before}")) or {})
+        return {line: why for line, why in rejected.items() if line not in earlier}
 
     def _clear_working_memory(self, session: int) -> None:
         """Empty the working memory after migration (history: session); a resumed session end

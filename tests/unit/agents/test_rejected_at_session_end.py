@@ -15,7 +15,7 @@ from mnemarket.cli.app import app
 from mnemarket.run import RunOptions, read_summary
 from mnemarket.run.runner import Runner
 
-from .helpers import make_agent, run_turn
+from .helpers import make_agent, run_turn, turn_of
 from .test_lesson_filter import KEPT, LOOPING
 from .test_lesson_step import VACUOUS
 
@@ -80,3 +80,34 @@ def test_a_run_writes_each_refused_lesson_and_why_to_summary_json_and_inspect(tm
     assert f"- session 2, lesson {VACUOUS[0]}, reason {rows[-1]['reason']}" in text
     as_json = CliRunner().invoke(app, ["inspect", str(run_dir), "--agent", "ada", "--json"])
     assert json.loads(as_json.output)["lessons_rejected_at_session_end"] == rows
+
+
+def test_with_history_carry_a_refused_entry_is_listed_once_under_the_session_end_that_first_refused_it():
+    written = [[LOOPING, KEPT[1]], [LOOPING, KEPT[1], VACUOUS[1]]]  # session 2 adds a new vacuous line
+
+    def writer(messages, schema):
+        return {"action_type": "write_artifact", "target": "alpha_working_memory",
+                "text": yaml.safe_dump({"lessons": written[turn_of(messages)[1] - 1]}, width=1000)}
+    agent, world = make_agent(writer, history="carry", working_memory=WorkingMemoryConfig(enabled=True, max_chars=1500))
+    run_turn(agent, 1, 1)
+    first = agent.end_session(1)
+    run_turn(agent, 2, 1)
+    second = agent.end_session(2)
+    assert list(first.rejected) == [LOOPING] and list(second.rejected) == [LOOPING, VACUOUS[1]]  # refused each time
+    assert world.state[(REJECTED_STATE, "alpha:2")] == {VACUOUS[1]: second.rejected[VACUOUS[1]]}  # listed once
+    assert [(s, line) for s, line, _ in rejected_at_session_end(world.state)["alpha"]] == [(1, LOOPING), (2, VACUOUS[1])]
+    state, events = dict(world.state), world.event_count
+    assert agent.end_session(2).rejected == second.rejected  # resumed: refuses the same, writes nothing
+    assert dict(world.state) == state and world.event_count == events
+
+
+def test_with_history_carry_an_entry_refused_only_before_stays_unlisted_after():
+    def writer(messages, schema):
+        return {"action_type": "write_artifact", "target": "alpha_working_memory",
+                "text": yaml.safe_dump({"lessons": [LOOPING]}, width=1000)}
+    agent, world = make_agent(writer, history="carry", working_memory=WorkingMemoryConfig(enabled=True, max_chars=1500))
+    run_turn(agent, 1, 1)
+    for session in (1, 2, 3):
+        assert list(agent.end_session(session).rejected) == [LOOPING]
+    assert (REJECTED_STATE, "alpha:2") not in world.state and (REJECTED_STATE, "alpha:3") not in world.state
+    assert [row[:2] for row in rejected_at_session_end(world.state)["alpha"]] == [(1, LOOPING)]
