@@ -100,6 +100,22 @@ def _set(profile: ModelProfile, fields: tuple[str, ...]) -> list[str]:
             if getattr(profile, name) != ModelProfile.model_fields[name].get_default(call_default_factory=True)]
 
 
+def _gemini_connection(profile: ModelProfile, key: str | None) -> tuple[dict[str, Any], list[str]]:
+    """Where a Gemini client sends its calls and how often (endpoint, rate, key or Vertex AI project
+    and location), and what of it cannot go together: the options a Gemini LLM and a Gemini embedder
+    share, read from one place."""
+    wrong = []
+    if profile.vertex is not None and profile.api_key_env is not None:
+        wrong.append("api_key_env beside vertex (Vertex AI signs in with Google Cloud credentials: "
+                     "GOOGLE_APPLICATION_CREDENTIALS or gcloud's)")
+    options: dict[str, Any] = {k: v for k, v in (("base_url", profile.base_url),
+                                                 ("requests_per_minute", profile.requests_per_minute),
+                                                 ("api_key", key)) if v is not None}
+    if profile.vertex is not None:  # project and location resolved, or refused, when the client starts
+        options |= {"vertexai": True, "project": profile.vertex.project, "location": profile.vertex.location}
+    return options, wrong
+
+
 def profile_options(spec: str, profile: ModelProfile, *, check_env: bool = True) -> dict[str, Any]:
     """Constructor options for the model ``spec`` under ``profile``.
 
@@ -116,14 +132,9 @@ def profile_options(spec: str, profile: ModelProfile, *, check_env: bool = True)
         wrong = _set(profile, ("extra_body", "token_field", "max_concurrency"))
         if profile.structured_mode not in ("auto", "json_schema"):
             wrong.append("structured_mode (Gemini holds replies to responseJsonSchema)")
-        if profile.vertex is not None and profile.api_key_env is not None:
-            wrong.append("api_key_env beside vertex (Vertex AI signs in with Google Cloud credentials: "
-                         "GOOGLE_APPLICATION_CREDENTIALS or gcloud's)")
-        options = common | {k: v for k, v in (("sampling", profile.sampling), ("base_url", profile.base_url),
-                                              ("requests_per_minute", profile.requests_per_minute),
-                                              ("api_key", key)) if v is not None}
-        if profile.vertex is not None:  # project and location resolved, or refused, when the client starts
-            options |= {"vertexai": True, "project": profile.vertex.project, "location": profile.vertex.location}
+        connection, clashes = _gemini_connection(profile, key)
+        wrong += clashes
+        options = common | connection | ({"sampling": profile.sampling} if profile.sampling is not None else {})
         if isinstance(profile.thinking, int):
             options["thinking_budget"] = profile.thinking
         elif profile.thinking is not None:
