@@ -5,7 +5,6 @@ transport's total deadline, and the calls are billed and capped."""
 
 from __future__ import annotations
 
-import json
 import re
 
 import pytest
@@ -18,29 +17,9 @@ from mnemarket.providers.gemini_llm import GeminiLLM
 from mnemarket.providers.pricing import DEFAULT_PRICE_TABLE
 from mnemarket.providers.profiles import ModelProfile, VertexProfile, parse_profiles, profile_options
 
-from .fake_servers import FakeResponse, FakeServer, gemini_error_body, gemini_generate_body
+from .fake_servers import TOKEN, FakeResponse, FakeServer, gemini_generate_body, service_account_file, vertex_api
 
 HI = [{"role": "user", "content": "hi"}]
-TOKEN = "vertex-token-not-real"
-_PATH = re.compile(r"^/v1/projects/p1/locations/us-central1/publishers/google/models/([^/:]+):generateContent$")
-
-
-def vertex_api(token_reply=None, model_reply=None):
-    """Vertex AI as far as these calls go: ``/token`` (OAuth refresh) and generateContent under the
-    project and location, answered only with the bearer token the endpoint issued."""
-
-    def handler(request):
-        if request.path == "/token":
-            if token_reply is not None:
-                return token_reply
-            return FakeResponse(body={"access_token": TOKEN, "expires_in": 3600, "token_type": "Bearer"})
-        if not _PATH.match(request.path):
-            return FakeResponse(404, gemini_error_body(404, "NOT_FOUND", f"no route {request.path}"))
-        if request.headers.get("authorization") != f"Bearer {TOKEN}":
-            return FakeResponse(401, gemini_error_body(401, "UNAUTHENTICATED", "no valid token"))
-        return model_reply or FakeResponse(body=gemini_generate_body("hello", 1000, 100))
-
-    return handler
 
 
 def vertex_llm(server, **options):
@@ -96,21 +75,6 @@ def test_refused_credentials_stop_with_an_error_naming_them(no_api_keys):
 # -- choosing Vertex AI from a model profile -------------------------------------------------------
 
 VERTEX = {"project": "p1", "location": "us-central1"}
-
-
-def service_account_file(path, token_uri, project_id="p1"):
-    """A service-account key file (a fresh RSA key) whose token endpoint is the fake's: what
-    GOOGLE_APPLICATION_CREDENTIALS names on a machine set up for Vertex AI."""
-    serialization = pytest.importorskip("cryptography.hazmat.primitives.serialization")
-    from cryptography.hazmat.primitives.asymmetric import rsa
-
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                            serialization.NoEncryption()).decode()
-    info = {"type": "service_account", "client_email": "sim@p1.iam.gserviceaccount.test", "client_id": "1",
-            "private_key_id": "k1", "private_key": pem, "token_uri": token_uri}
-    path.write_text(json.dumps(info | ({"project_id": project_id} if project_id else {})))
-    return path
 
 
 def test_a_profile_sends_a_gemini_model_to_vertex_with_application_default_credentials(no_api_keys, monkeypatch,
