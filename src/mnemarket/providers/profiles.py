@@ -3,7 +3,8 @@
 A profile belongs to one model string (its key in an experiment's or scenario's ``models:`` mapping,
 or in a models.yaml named by ``--models-file``, read by ``run.models_file``). Everything is optional; an empty profile is today's
 defaults. An option the model's provider does not take is a :class:`ConfigError` naming it, raised
-by :func:`profile_options` before anything is built (``validate`` calls it).
+by :func:`profile_options` before anything is built (``validate`` calls it). A scenario's embedder
+string may have a profile too (:func:`embedder_profile_options`: a Gemini embedder on Vertex AI).
 """
 
 from __future__ import annotations
@@ -37,9 +38,9 @@ class ProfilePrice(BaseModel):
 
 
 class VertexProfile(BaseModel):
-    """Send a Gemini model's calls to Vertex AI (google-genai's ``Client(vertexai=True, project=...,
-    location=...)``) with Google Cloud credentials instead of an API key. An empty mapping takes
-    both from the environment."""
+    """Send a Gemini model's (an LLM's or an embedder's) calls to Vertex AI (google-genai's
+    ``Client(vertexai=True, project=..., location=...)``) with Google Cloud credentials instead of an
+    API key. An empty mapping takes both from the environment."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -156,10 +157,51 @@ def profile_options(spec: str, profile: ModelProfile, *, check_env: bool = True)
     else:
         wrong = _set(profile, tuple(name for name in ModelProfile.model_fields if name != "name"))
         options = {}
-    if wrong:
-        raise ConfigError(f"model {spec!r}: its profile sets {', '.join(wrong)}, which a {prefix!r} model does not "
-                          "take; remove it (see README 'Remote models')")
+    _refuse(wrong, "model", spec)
     return options
+
+
+#: What an embedder's profile may set, per provider (the rest is an LLM's).
+_EMBEDDER_FIELDS = {"gemini": ("name", "price", "timeout_s", "attempts", "requests_per_minute", "api_key_env", "base_url",
+                               "vertex"),
+                    "openai": ("name", "timeout_s", "attempts", "api_key_env")}
+
+
+def embedder_profile_options(spec: str, profile: ModelProfile, *, check_env: bool = True) -> dict[str, Any]:
+    """Constructor options for the embedder ``spec`` (``gemini[:MODEL[:DIM]]``, ``openai:URL:MODEL``)
+    under ``profile``: the profile keyed by the embedder's string in the same ``models:`` mappings.
+    A Gemini embedder takes the connection a Gemini LLM takes (``vertex``, ``base_url``,
+    ``api_key_env``, ``requests_per_minute``), ``timeout_s``, ``attempts`` and a ``price`` per million
+    input tokens; an OpenAI-compatible one ``timeout_s``, ``attempts`` and ``api_key_env``.
+
+    Raises:
+        ConfigError: the profile sets an option the embedder does not take (an LLM's, such as
+            ``thinking``), or names an API-key variable that is not set (skipped with ``check_env=False``).
+    """
+    prefix, _, rest = spec.partition(":")
+    allowed = _EMBEDDER_FIELDS.get(prefix, ("name",))
+    wrong = _set(profile, tuple(name for name in ModelProfile.model_fields if name not in allowed))
+    key = _api_key(profile) if check_env and "api_key_env" in allowed else None
+    options: dict[str, Any] = {"attempts": profile.attempts} if profile.attempts is not None else {}
+    options |= _timeouts(profile)  # deadline_s is refused above: timeout_s alone
+    if prefix == "gemini":
+        connection, clashes = _gemini_connection(profile, key)
+        wrong += clashes
+        options |= connection
+        if profile.price is not None:  # priced by model id, as GeminiEmbedder bills it
+            options["prices"] = PriceTable(prices={rest.partition(":")[0] or _default_gemini_embedder():
+                                                   profile.price.as_price()})
+    elif key is not None:
+        options["api_key"] = key
+    _refuse(wrong, "embedder", spec)
+    return options
+
+
+def _refuse(wrong: list[str], what: str, spec: str) -> None:
+    if wrong:
+        prefix = spec.partition(":")[0]
+        raise ConfigError(f"{what} {spec!r}: its profile sets {', '.join(wrong)}, which a {prefix!r} {what} does not "
+                          "take; remove it (see README 'Remote models')")
 
 
 def billed_price(spec: str, profile: ModelProfile | None = None) -> tuple[ModelPrice, str] | None:
@@ -209,6 +251,12 @@ def _default_gemini() -> str:
     return DEFAULT_GEMINI_MODEL
 
 
+def _default_gemini_embedder() -> str:
+    from mnemarket.providers.gemini_embedder import DEFAULT_GEMINI_EMBEDDING_MODEL
+
+    return DEFAULT_GEMINI_EMBEDDING_MODEL
+
+
 def parse_profiles(data: Any, where: str) -> dict[str, ModelProfile]:
     """A ``models:`` mapping (model string -> profile or null) as profiles.
 
@@ -226,4 +274,5 @@ def parse_profiles(data: Any, where: str) -> dict[str, ModelProfile]:
     return profiles
 
 
-__all__ = ["ModelProfile", "ProfilePrice", "VertexProfile", "billed_price", "parse_profiles", "profile_options"]
+__all__ = ["ModelProfile", "ProfilePrice", "VertexProfile", "billed_price", "embedder_profile_options", "parse_profiles",
+           "profile_options"]

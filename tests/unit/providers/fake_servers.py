@@ -268,25 +268,43 @@ def camel_keys(mapping: dict) -> dict:
 # -- Vertex AI ----------------------------------------------------------------------------------
 
 TOKEN = "vertex-token-not-real"
-_VERTEX_PATH = re.compile(r"^/v1/projects/p1/locations/us-central1/publishers/google/models/([^/:]+):generateContent$")
+_VERTEX_PATH = re.compile(r"^/v1/projects/p1/locations/us-central1/publishers/google/models/([^/:]+)"
+                          r":(generateContent|embedContent|batchEmbedContents)$")
 
 
 def vertex_api(token_reply: FakeResponse | None = None, model_reply: FakeResponse | None = None) -> Handler:
-    """Vertex AI as far as these calls go: ``/token`` (OAuth refresh) and generateContent under the
-    project and location, answered only with the bearer token the endpoint issued."""
+    """Vertex AI as far as these calls go: ``/token`` (OAuth refresh), and generateContent and the
+    Gemini embedding methods under the project and location, answered only with the bearer token
+    the endpoint issued. Embeddings are shaped as google-genai 3.6.1 reads Vertex AI's (one
+    ``embedding`` from ``:embedContent``, ``embeddings`` from ``:batchEmbedContents``): a text's
+    vector is ``[its length, 1, 0, ...]`` at the requested ``outputDimensionality``."""
 
     def handler(request: FakeRequest) -> FakeResponse:
         if request.path == "/token":
             if token_reply is not None:
                 return token_reply
             return FakeResponse(body={"access_token": TOKEN, "expires_in": 3600, "token_type": "Bearer"})
-        if not _VERTEX_PATH.match(request.path):
+        match = _VERTEX_PATH.match(request.path)
+        if not match:
             return FakeResponse(404, gemini_error_body(404, "NOT_FOUND", f"no route {request.path}"))
         if request.headers.get("authorization") != f"Bearer {TOKEN}":
             return FakeResponse(401, gemini_error_body(401, "UNAUTHENTICATED", "no valid token"))
+        if match.group(2) == "embedContent":
+            return FakeResponse(body={"embedding": _vertex_vector(request.body),
+                                      "usageMetadata": {"promptTokenCount": 3}})
+        if match.group(2) == "batchEmbedContents":
+            requests = request.body.get("requests", [])
+            return FakeResponse(body={"embeddings": [_vertex_vector(item) for item in requests],
+                                      "usageMetadata": {"promptTokenCount": 3 * len(requests)}})
         return model_reply or FakeResponse(body=gemini_generate_body("hello", 1000, 100))
 
     return handler
+
+
+def _vertex_vector(item: dict) -> dict:
+    text = "".join(part.get("text", "") for part in item["content"]["parts"])
+    dim = item.get("embedContentConfig", {}).get("outputDimensionality", 8)
+    return {"values": [float(len(text)), 1.0] + [0.0] * (dim - 2)}
 
 
 def service_account_file(path: Path, token_uri: str, project_id: str | None = "p1") -> Path:
