@@ -310,8 +310,12 @@ def _vertex_vector(item: dict) -> dict:
 def service_account_file(path: Path, token_uri: str, project_id: str | None = "p1") -> Path:
     """A service-account key file (a fresh RSA key) whose token endpoint is the fake's: what
     GOOGLE_APPLICATION_CREDENTIALS names on a machine set up for Vertex AI."""
-    serialization = pytest.importorskip("cryptography.hazmat.primitives.serialization")
-    from cryptography.hazmat.primitives.asymmetric import rsa
+    try:
+        from cryptography.hazmat.primitives import serialization
+        from cryptography.hazmat.primitives.asymmetric import rsa
+    except ImportError as exc:  # declared in the [test] extra: missing, it is a broken install, never a skip
+        pytest.fail(f"cryptography cannot be imported ({exc}); it is in mnemarket's [test] extra (pyproject.toml): "
+                    "pip install -e '.[test]'")
 
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
