@@ -579,6 +579,7 @@ def compare(experiment: Path = typer.Argument(..., help="experiment YAML, e.g. c
         plan_warnings,
         results_table,
         run_loaded,
+        scenario_embedders,
     )
     from mnemarket.reports import CellOutcome
 
@@ -590,7 +591,7 @@ def compare(experiment: Path = typer.Argument(..., help="experiment YAML, e.g. c
     for warning in warnings:
         console.print(f"warning: {warning}", style="yellow", markup=False, highlight=False)
     if not report_only:  # keys first (no call, one error naming every model), then one call per remote model
-        check_credentials(list(loaded.config.models), loaded.config.profiles)
+        check_credentials(list(loaded.config.models), loaded.config.profiles, scenario_embedders(loaded))
         matrix = loaded.config
         for model in (m for m in matrix.models if needs_check(m)):
             checked = check_model(model, matrix.profiles.get(model))

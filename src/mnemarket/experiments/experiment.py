@@ -398,9 +398,9 @@ def run_loaded(experiment: Experiment, *, max_workers: int | None = None, only_r
     check_experiment(experiment)  # a configuration error is reported before any cell starts
     baseline_group(experiment.config)
     if not only_report:  # one error for a missing key, not one per cell (sim/experiment_checks.py)
-        from mnemarket.experiments.experiment_checks import check_credentials
+        from mnemarket.experiments.experiment_checks import check_credentials, scenario_embedders
 
-        check_credentials(list(experiment.config.models), experiment.config.profiles)
+        check_credentials(list(experiment.config.models), experiment.config.profiles, scenario_embedders(experiment))
     if max_workers is not None:
         experiment.config = experiment.config.model_copy(update={"max_workers": max_workers})
     _claim_out_dir(experiment.out_dir)

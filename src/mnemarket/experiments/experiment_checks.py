@@ -1,10 +1,10 @@
 """What `compare` checks before any cell starts, without calling a model.
 
-Credentials: each distinct model of the matrix is checked once (a Gemini model needs a key in the
-environment, or Google Cloud credentials when its profile sends it to Vertex AI), so a missing key
-is one error, not one per cell. Feasibility: a scripted plan that acts in a turn or session the
-experiment never plays (its claim would never happen, so the baseline silently wins nothing) is a
-warning naming the agent, session and turn.
+Credentials: each distinct model of the matrix, and each scenario's embedder, is checked once (a
+Gemini model or embedder needs a key in the environment, or Google Cloud credentials when its
+profile sends it to Vertex AI), so a missing key is one error, not one per cell. Feasibility: a
+scripted plan that acts in a turn or session the experiment never plays (its claim would never
+happen, so the baseline silently wins nothing) is a warning naming the agent, session and turn.
 """
 
 from __future__ import annotations
@@ -17,9 +17,11 @@ from mnemarket.evals import EXTRACTIVE
 from mnemarket.providers import ModelProfile, check_llm_spec, credentials_problem
 
 
-def check_credentials(models: list[str], profiles: Mapping[str, ModelProfile] | None = None) -> None:
-    """Raise one ProviderError naming every model whose credentials are missing (no model call): a
-    Gemini model's key, or the Vertex AI project, location and credentials its profile asks for."""
+def check_credentials(models: list[str], profiles: Mapping[str, ModelProfile] | None = None,
+                      embedders: Mapping[str, ModelProfile | None] | None = None) -> None:
+    """Raise one ProviderError naming every model and embedder whose credentials are missing (no
+    model call): a Gemini model's key, or the Vertex AI project, location and credentials its profile
+    asks for. ``embedders``: each scenario embedder string with its profile (:func:`scenario_embedders`)."""
     missing = []
     for model in dict.fromkeys(models):
         if model == EXTRACTIVE:  # the dataset eval's reference reader: no provider, no key
@@ -28,9 +30,29 @@ def check_credentials(models: list[str], profiles: Mapping[str, ModelProfile] | 
         problem = credentials_problem(model, (profiles or {}).get(model))
         if problem:
             missing.append(f"{model}: {problem}")
+    for spec, profile in (embedders or {}).items():
+        problem = credentials_problem(spec, profile, embedder=True)
+        if problem:
+            missing.append(f"embedder {spec}: {problem}")
     if missing:
         raise ProviderError(f"{len(missing)} model(s) of the experiment cannot start, so no cell was started: "
                             + "; ".join(missing))
+
+
+def scenario_embedders(experiment: Any) -> dict[str, ModelProfile | None]:
+    """The embedder string of each scenario the experiment's cells play, with the profile its
+    scenario's ``models:`` gives it (as a cell's run builds it); none for a dataset experiment, whose
+    cells embed with `eval locomo`'s own embedder (``experiment``: an
+    `experiments.experiment.Experiment`, not imported here, as in :func:`plan_warnings`)."""
+    from mnemarket.experiments.budget import cell_scenarios
+
+    if experiment.config.dataset is not None:
+        return {}
+    found: dict[str, ModelProfile | None] = {}
+    for _, cell in cell_scenarios(experiment):
+        scenario = cell.resolved.scenario
+        found.setdefault(scenario.embedder, scenario.models.get(scenario.embedder))
+    return found
 
 
 def plan_warnings(experiment: Any) -> list[str]:
@@ -66,4 +88,4 @@ def _plan_warnings(experiment: Any, scenario: Any) -> list[str]:
     return warnings
 
 
-__all__ = ["check_credentials", "plan_warnings"]
+__all__ = ["check_credentials", "plan_warnings", "scenario_embedders"]

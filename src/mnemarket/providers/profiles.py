@@ -3,7 +3,8 @@
 A profile belongs to one model string (its key in an experiment's or scenario's ``models:`` mapping,
 or in a models.yaml named by ``--models-file``, read by ``run.models_file``). Everything is optional; an empty profile is today's
 defaults. An option the model's provider does not take is a :class:`ConfigError` naming it, raised
-by :func:`profile_options` before anything is built (``validate`` calls it).
+by :func:`profile_options` before anything is built (``validate`` calls it). A scenario's embedder
+string may have a profile too (:func:`embedder_profile_options`: a Gemini embedder on Vertex AI).
 """
 
 from __future__ import annotations
@@ -37,9 +38,9 @@ class ProfilePrice(BaseModel):
 
 
 class VertexProfile(BaseModel):
-    """Send a Gemini model's calls to Vertex AI (google-genai's ``Client(vertexai=True, project=...,
-    location=...)``) with Google Cloud credentials instead of an API key. An empty mapping takes
-    both from the environment."""
+    """Send a Gemini model's (an LLM's or an embedder's) calls to Vertex AI (google-genai's
+    ``Client(vertexai=True, project=..., location=...)``) with Google Cloud credentials instead of an
+    API key. An empty mapping takes both from the environment."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -100,6 +101,22 @@ def _set(profile: ModelProfile, fields: tuple[str, ...]) -> list[str]:
             if getattr(profile, name) != ModelProfile.model_fields[name].get_default(call_default_factory=True)]
 
 
+def _gemini_connection(profile: ModelProfile, key: str | None) -> tuple[dict[str, Any], list[str]]:
+    """Where a Gemini client sends its calls and how often (endpoint, rate, key or Vertex AI project
+    and location), and what of it cannot go together: the options a Gemini LLM and a Gemini embedder
+    share, read from one place."""
+    wrong = []
+    if profile.vertex is not None and profile.api_key_env is not None:
+        wrong.append("api_key_env beside vertex (Vertex AI signs in with Google Cloud credentials: "
+                     "GOOGLE_APPLICATION_CREDENTIALS or gcloud's)")
+    options: dict[str, Any] = {k: v for k, v in (("base_url", profile.base_url),
+                                                 ("requests_per_minute", profile.requests_per_minute),
+                                                 ("api_key", key)) if v is not None}
+    if profile.vertex is not None:  # project and location resolved, or refused, when the client starts
+        options |= {"vertexai": True, "project": profile.vertex.project, "location": profile.vertex.location}
+    return options, wrong
+
+
 def profile_options(spec: str, profile: ModelProfile, *, check_env: bool = True) -> dict[str, Any]:
     """Constructor options for the model ``spec`` under ``profile``.
 
@@ -116,14 +133,9 @@ def profile_options(spec: str, profile: ModelProfile, *, check_env: bool = True)
         wrong = _set(profile, ("extra_body", "token_field", "max_concurrency"))
         if profile.structured_mode not in ("auto", "json_schema"):
             wrong.append("structured_mode (Gemini holds replies to responseJsonSchema)")
-        if profile.vertex is not None and profile.api_key_env is not None:
-            wrong.append("api_key_env beside vertex (Vertex AI signs in with Google Cloud credentials: "
-                         "GOOGLE_APPLICATION_CREDENTIALS or gcloud's)")
-        options = common | {k: v for k, v in (("sampling", profile.sampling), ("base_url", profile.base_url),
-                                              ("requests_per_minute", profile.requests_per_minute),
-                                              ("api_key", key)) if v is not None}
-        if profile.vertex is not None:  # project and location resolved, or refused, when the client starts
-            options |= {"vertexai": True, "project": profile.vertex.project, "location": profile.vertex.location}
+        connection, clashes = _gemini_connection(profile, key)
+        wrong += clashes
+        options = common | connection | ({"sampling": profile.sampling} if profile.sampling is not None else {})
         if isinstance(profile.thinking, int):
             options["thinking_budget"] = profile.thinking
         elif profile.thinking is not None:
@@ -145,10 +157,51 @@ def profile_options(spec: str, profile: ModelProfile, *, check_env: bool = True)
     else:
         wrong = _set(profile, tuple(name for name in ModelProfile.model_fields if name != "name"))
         options = {}
-    if wrong:
-        raise ConfigError(f"model {spec!r}: its profile sets {', '.join(wrong)}, which a {prefix!r} model does not "
-                          "take; remove it (see README 'Remote models')")
+    _refuse(wrong, "model", spec)
     return options
+
+
+#: What an embedder's profile may set, per provider (the rest is an LLM's).
+_EMBEDDER_FIELDS = {"gemini": ("name", "price", "timeout_s", "attempts", "requests_per_minute", "api_key_env", "base_url",
+                               "vertex"),
+                    "openai": ("name", "timeout_s", "attempts", "api_key_env")}
+
+
+def embedder_profile_options(spec: str, profile: ModelProfile, *, check_env: bool = True) -> dict[str, Any]:
+    """Constructor options for the embedder ``spec`` (``gemini[:MODEL[:DIM]]``, ``openai:URL:MODEL``)
+    under ``profile``: the profile keyed by the embedder's string in the same ``models:`` mappings.
+    A Gemini embedder takes the connection a Gemini LLM takes (``vertex``, ``base_url``,
+    ``api_key_env``, ``requests_per_minute``), ``timeout_s``, ``attempts`` and a ``price`` per million
+    input tokens; an OpenAI-compatible one ``timeout_s``, ``attempts`` and ``api_key_env``.
+
+    Raises:
+        ConfigError: the profile sets an option the embedder does not take (an LLM's, such as
+            ``thinking``), or names an API-key variable that is not set (skipped with ``check_env=False``).
+    """
+    prefix, _, rest = spec.partition(":")
+    allowed = _EMBEDDER_FIELDS.get(prefix, ("name",))
+    wrong = _set(profile, tuple(name for name in ModelProfile.model_fields if name not in allowed))
+    key = _api_key(profile) if check_env and "api_key_env" in allowed else None
+    options: dict[str, Any] = {"attempts": profile.attempts} if profile.attempts is not None else {}
+    options |= _timeouts(profile)  # deadline_s is refused above: timeout_s alone
+    if prefix == "gemini":
+        connection, clashes = _gemini_connection(profile, key)
+        wrong += clashes
+        options |= connection
+        if profile.price is not None:  # priced by model id, as GeminiEmbedder bills it
+            options["prices"] = PriceTable(prices={rest.partition(":")[0] or _default_gemini_embedder():
+                                                   profile.price.as_price()})
+    elif key is not None:
+        options["api_key"] = key
+    _refuse(wrong, "embedder", spec)
+    return options
+
+
+def _refuse(wrong: list[str], what: str, spec: str) -> None:
+    if wrong:
+        prefix = spec.partition(":")[0]
+        raise ConfigError(f"{what} {spec!r}: its profile sets {', '.join(wrong)}, which a {prefix!r} {what} does not "
+                          "take; remove it (see README 'Remote models')")
 
 
 def billed_price(spec: str, profile: ModelProfile | None = None) -> tuple[ModelPrice, str] | None:
@@ -198,6 +251,12 @@ def _default_gemini() -> str:
     return DEFAULT_GEMINI_MODEL
 
 
+def _default_gemini_embedder() -> str:
+    from mnemarket.providers.gemini_embedder import DEFAULT_GEMINI_EMBEDDING_MODEL
+
+    return DEFAULT_GEMINI_EMBEDDING_MODEL
+
+
 def parse_profiles(data: Any, where: str) -> dict[str, ModelProfile]:
     """A ``models:`` mapping (model string -> profile or null) as profiles.
 
@@ -215,4 +274,5 @@ def parse_profiles(data: Any, where: str) -> dict[str, ModelProfile]:
     return profiles
 
 
-__all__ = ["ModelProfile", "ProfilePrice", "VertexProfile", "billed_price", "parse_profiles", "profile_options"]
+__all__ = ["ModelProfile", "ProfilePrice", "VertexProfile", "billed_price", "embedder_profile_options", "parse_profiles",
+           "profile_options"]

@@ -16,7 +16,7 @@ from typing import Any
 from mnemarket.errors import ConfigError, ProviderError, did_you_mean
 from mnemarket.providers.embedding import Embedder
 from mnemarket.providers.llm import LLM, CompletionLLM
-from mnemarket.providers.profiles import ModelProfile, profile_options
+from mnemarket.providers.profiles import ModelProfile, embedder_profile_options, profile_options
 
 # The URL needs a path (``/v1``) so that model names containing ':' (``llama3.1:8b``) stay whole.
 _OPENAI_SPEC = re.compile(r"^(https?://[^/\s]+/[^:\s]*):(.+)$")
@@ -141,7 +141,8 @@ LLM_FORMS: tuple[ProviderForm, ...] = (
 EMBEDDER_FORMS: tuple[ProviderForm, ...] = (
     ProviderForm("minilm", "minilm", "all-MiniLM-L6-v2 int8 ONNX, offline, 384 dims (the default)", _minilm),
     ProviderForm("hashing", "hashing[:DIM]", "feature-hashing test double (no semantics)", _hashing),
-    ProviderForm("gemini", "gemini[:MODEL[:DIM]]", "Gemini embeddings (needs GEMINI_API_KEY)", _gemini_embedder),
+    ProviderForm("gemini", "gemini[:MODEL[:DIM]]", "Gemini embeddings (needs GEMINI_API_KEY; Vertex AI with a "
+                 "profile's vertex: {project, location})", _gemini_embedder),
     ProviderForm("openai", "openai:http://HOST:PORT/v1:MODEL", "an OpenAI-compatible /embeddings endpoint", _openai_embedder),
     ProviderForm("replay", "replay:PATH", "re-serve a recorded run's embedding calls", _replay_embedder),
 )
@@ -175,19 +176,19 @@ def check_llm_spec(spec: str) -> None:
         raise ConfigError("provider 'replay' needs a path: replay:PATH.jsonl")
 
 
-def credentials_problem(spec: str, profile: ModelProfile | None = None) -> str | None:
-    """Why the model ``spec`` could not start for want of credentials, or ``None``; builds nothing,
-    calls no model.
+def credentials_problem(spec: str, profile: ModelProfile | None = None, *, embedder: bool = False) -> str | None:
+    """Why the model ``spec`` (an embedder's string with ``embedder=True``) could not start for want
+    of credentials, or ``None``; builds nothing, calls no model.
 
-    A Gemini model needs an API key (its profile's ``api_key_env``, else GEMINI_API_KEY or
-    GOOGLE_API_KEY); one its profile sends to Vertex AI needs a location, Google Cloud credentials
+    A Gemini model or embedder needs an API key (its profile's ``api_key_env``, else GEMINI_API_KEY
+    or GOOGLE_API_KEY); one its profile sends to Vertex AI needs a location, Google Cloud credentials
     and a project (:func:`~mnemarket.providers.vertex_auth.vertex_target`, which asks google-auth:
     without a credentials file it may ask the metadata server). Other providers need none here.
     """
     if spec.strip().partition(":")[0] != "gemini":
         return None
     try:
-        options = profile_options(spec, profile or ModelProfile())
+        options = (embedder_profile_options if embedder else profile_options)(spec, profile or ModelProfile())
         if options.get("vertexai"):
             from mnemarket.providers.vertex_auth import vertex_target
 
@@ -225,15 +226,25 @@ def make_llm(spec: str, profile: ModelProfile | None = None, **options: Any) -> 
     return llm
 
 
-def make_embedder(spec: str, **options: Any) -> Embedder:
+def make_embedder(spec: str, profile: ModelProfile | None = None, **options: Any) -> Embedder:
     """Build the embedder named by ``spec`` (``minilm`` with no options is the shared default).
 
+    Args:
+        spec: an embedder string (see the module docstring).
+        profile: the profile keyed by ``spec`` (``providers.profiles.embedder_profile_options``: a
+            Gemini embedder's ``vertex``, rate, price...); explicit ``options`` win over it.
+        **options: passed to the provider's constructor.
+
     Raises:
-        ConfigError: ``spec`` is not a valid form; the message lists the valid ones.
-        ProviderError: the provider cannot start (missing package or key).
+        ConfigError: ``spec`` is not a valid form (the message lists the valid ones), or the profile
+            sets an option the embedder does not take.
+        ProviderError: the provider cannot start (missing package or key; on Vertex AI, no location,
+            credentials or project).
     """
     form, rest = _resolve(spec, EMBEDDER_FORMS, "embedder")
-    return form.build(rest, dict(options))
+    if profile is None:
+        return form.build(rest, dict(options))
+    return form.build(rest, embedder_profile_options(spec, profile) | options)
 
 
 def check_profiles(profiles: dict[str, ModelProfile]) -> dict[str, ModelProfile]:

@@ -42,7 +42,8 @@ class RunView:
         """One memory store; `for_search` gives it the run's embedder (listing needs none)."""
         key = (store_id, for_search)
         if key not in self._stores:
-            embedder = make_embedder(self.config.resolved.scenario.embedder) if for_search else None
+            spec = self.config.resolved.scenario.embedder  # with the run's profile: Vertex AI stays Vertex AI
+            embedder = make_embedder(spec, self.config.profile_for(spec)) if for_search else None
             self._stores[key] = MemoryStore(embedder, persistence=self._memory(), store_id=store_id, index="exact")
         return self._stores[key]
 

@@ -11,7 +11,7 @@ from mnemarket.agents import AgentConfig, LLMSpec
 from mnemarket.errors import ConfigError, did_you_mean
 from mnemarket.genesis import Bounty, GenesisConfig
 from mnemarket.kernel import AccessPolicy
-from mnemarket.providers import ModelProfile, check_profiles
+from mnemarket.providers import ModelProfile, check_profiles, embedder_profile_options
 from mnemarket.yaml_config import format_validation_error, resolve_yaml
 
 
@@ -96,7 +96,9 @@ class ScenarioConfig(_Strict):
     @classmethod
     def _profiles_fit(cls, value: dict[str, ModelProfile]) -> dict[str, ModelProfile]:
         return check_profiles(value)
-    embedder: str = "minilm"
+    embedder: str = Field("minilm", description="the memory stores' embedder (providers/registry.py); a profile "
+                                                "under the same string in models: configures it (a Gemini "
+                                                "embedder's vertex: {project, location})")
     agents: list[str | dict[str, Any]] = Field(min_length=1)
     components_dir: str = "components"
     genesis: str | None = Field(None, description="genesis YAML (costs); bounties below are added")
@@ -119,6 +121,17 @@ class ScenarioConfig(_Strict):
         ids = [b.id for b in self.bounties]
         if len(ids) != len(set(ids)):
             raise ValueError(f"bounty ids must be unique, got {ids}")
+        return self
+
+    @model_validator(mode="after")
+    def _embedder_profile_fits(self) -> ScenarioConfig:
+        """A profile keyed by the embedder's string configures the embedder (a Gemini one's `vertex:`)."""
+        profile = self.models.get(self.embedder)
+        if profile is not None:
+            try:
+                embedder_profile_options(self.embedder, profile, check_env=False)
+            except ConfigError as exc:
+                raise ValueError(str(exc)) from None
         return self
 
 

@@ -4,6 +4,8 @@ A :class:`FakeServer` binds 127.0.0.1 on an ephemeral port, records every reques
 through a handler: ``handler(request) -> FakeResponse``. Tests script the handler (including
 429/5xx sequences, slow answers) and assert on what the client actually sent.
 
+:func:`vertex_api` answers as Vertex AI (an OAuth token endpoint and the model under a project and
+location) and :func:`service_account_file` writes a key file whose token endpoint is the fake's.
 :func:`gemini_api` wraps a handler with the checks the real Gemini API makes before answering:
 the full URL path with the API version, the key header, a known (not retired) model, the schema
 keywords ``responseJsonSchema`` accepts, one thinking option per model family, and no MINIMAL
@@ -20,8 +22,11 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
+
+import pytest
 
 
 @dataclass
@@ -258,3 +263,64 @@ def gemini_blocked_body(reason: str = "SAFETY") -> dict:
 def camel_keys(mapping: dict) -> dict:
     """``mapping`` with snake_case keys spelt lowerCamel, as the API reads them."""
     return {re.sub(r"_([a-z])", lambda m: m.group(1).upper(), k): v for k, v in mapping.items()}
+
+
+# -- Vertex AI ----------------------------------------------------------------------------------
+
+TOKEN = "vertex-token-not-real"
+_VERTEX_PATH = re.compile(r"^/v1/projects/p1/locations/us-central1/publishers/google/models/([^/:]+)"
+                          r":(generateContent|embedContent|batchEmbedContents)$")
+
+
+def vertex_api(token_reply: FakeResponse | None = None, model_reply: FakeResponse | None = None) -> Handler:
+    """Vertex AI as far as these calls go: ``/token`` (OAuth refresh), and generateContent and the
+    Gemini embedding methods under the project and location, answered only with the bearer token
+    the endpoint issued. Embeddings are shaped as google-genai 3.6.1 reads Vertex AI's (one
+    ``embedding`` from ``:embedContent``, ``embeddings`` from ``:batchEmbedContents``): a text's
+    vector is ``[its length, 1, 0, ...]`` at the requested ``outputDimensionality``."""
+
+    def handler(request: FakeRequest) -> FakeResponse:
+        if request.path == "/token":
+            if token_reply is not None:
+                return token_reply
+            return FakeResponse(body={"access_token": TOKEN, "expires_in": 3600, "token_type": "Bearer"})
+        match = _VERTEX_PATH.match(request.path)
+        if not match:
+            return FakeResponse(404, gemini_error_body(404, "NOT_FOUND", f"no route {request.path}"))
+        if request.headers.get("authorization") != f"Bearer {TOKEN}":
+            return FakeResponse(401, gemini_error_body(401, "UNAUTHENTICATED", "no valid token"))
+        if match.group(2) == "embedContent":
+            return FakeResponse(body={"embedding": _vertex_vector(request.body),
+                                      "usageMetadata": {"promptTokenCount": 3}})
+        if match.group(2) == "batchEmbedContents":
+            requests = request.body.get("requests", [])
+            return FakeResponse(body={"embeddings": [_vertex_vector(item) for item in requests],
+                                      "usageMetadata": {"promptTokenCount": 3 * len(requests)}})
+        return model_reply or FakeResponse(body=gemini_generate_body("hello", 1000, 100))
+
+    return handler
+
+
+def _vertex_vector(item: dict) -> dict:
+    text = "".join(part.get("text", "") for part in item["content"]["parts"])
+    dim = item.get("embedContentConfig", {}).get("outputDimensionality", 8)
+    return {"values": [float(len(text)), 1.0] + [0.0] * (dim - 2)}
+
+
+def service_account_file(path: Path, token_uri: str, project_id: str | None = "p1") -> Path:
+    """A service-account key file (a fresh RSA key) whose token endpoint is the fake's: what
+    GOOGLE_APPLICATION_CREDENTIALS names on a machine set up for Vertex AI."""
+    try:
+        from cryptography.hazmat.primitives import serialization
+        from cryptography.hazmat.primitives.asymmetric import rsa
+    except ImportError as exc:  # declared in the [test] extra: missing, it is a broken install, never a skip
+        pytest.fail(f"cryptography cannot be imported ({exc}); it is in mnemarket's [test] extra (pyproject.toml): "
+                    "pip install -e '.[test]'")
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                            serialization.NoEncryption()).decode()
+    info = {"type": "service_account", "client_email": "sim@p1.iam.gserviceaccount.test", "client_id": "1",
+            "private_key_id": "k1", "private_key": pem, "token_uri": token_uri}
+    path.write_text(json.dumps(info | ({"project_id": project_id} if project_id else {})))
+    return path

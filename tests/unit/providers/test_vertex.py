@@ -5,42 +5,29 @@ transport's total deadline, and the calls are billed and capped."""
 
 from __future__ import annotations
 
-import json
 import re
 
 import pytest
 from google.oauth2.credentials import Credentials
+from pydantic import ValidationError
 
 from mnemarket.errors import BudgetExceeded, ConfigError, ProviderError
 from mnemarket.experiments.experiment_checks import check_credentials
-from mnemarket.providers import AccountedLLM, Budget, CallLog, credentials_problem, make_llm
+from mnemarket.providers import AccountedLLM, Budget, CallLog, Usage, credentials_problem, make_embedder, make_llm
 from mnemarket.providers.gemini_llm import GeminiLLM
 from mnemarket.providers.pricing import DEFAULT_PRICE_TABLE
-from mnemarket.providers.profiles import ModelProfile, VertexProfile, parse_profiles, profile_options
+from mnemarket.providers.profiles import (
+    ModelProfile,
+    VertexProfile,
+    embedder_profile_options,
+    parse_profiles,
+    profile_options,
+)
+from mnemarket.run.scenario import ScenarioConfig
 
-from .fake_servers import FakeResponse, FakeServer, gemini_error_body, gemini_generate_body
+from .fake_servers import TOKEN, FakeResponse, FakeServer, gemini_generate_body, service_account_file, vertex_api
 
 HI = [{"role": "user", "content": "hi"}]
-TOKEN = "vertex-token-not-real"
-_PATH = re.compile(r"^/v1/projects/p1/locations/us-central1/publishers/google/models/([^/:]+):generateContent$")
-
-
-def vertex_api(token_reply=None, model_reply=None):
-    """Vertex AI as far as these calls go: ``/token`` (OAuth refresh) and generateContent under the
-    project and location, answered only with the bearer token the endpoint issued."""
-
-    def handler(request):
-        if request.path == "/token":
-            if token_reply is not None:
-                return token_reply
-            return FakeResponse(body={"access_token": TOKEN, "expires_in": 3600, "token_type": "Bearer"})
-        if not _PATH.match(request.path):
-            return FakeResponse(404, gemini_error_body(404, "NOT_FOUND", f"no route {request.path}"))
-        if request.headers.get("authorization") != f"Bearer {TOKEN}":
-            return FakeResponse(401, gemini_error_body(401, "UNAUTHENTICATED", "no valid token"))
-        return model_reply or FakeResponse(body=gemini_generate_body("hello", 1000, 100))
-
-    return handler
 
 
 def vertex_llm(server, **options):
@@ -98,21 +85,6 @@ def test_refused_credentials_stop_with_an_error_naming_them(no_api_keys):
 VERTEX = {"project": "p1", "location": "us-central1"}
 
 
-def service_account_file(path, token_uri, project_id="p1"):
-    """A service-account key file (a fresh RSA key) whose token endpoint is the fake's: what
-    GOOGLE_APPLICATION_CREDENTIALS names on a machine set up for Vertex AI."""
-    serialization = pytest.importorskip("cryptography.hazmat.primitives.serialization")
-    from cryptography.hazmat.primitives.asymmetric import rsa
-
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                            serialization.NoEncryption()).decode()
-    info = {"type": "service_account", "client_email": "sim@p1.iam.gserviceaccount.test", "client_id": "1",
-            "private_key_id": "k1", "private_key": pem, "token_uri": token_uri}
-    path.write_text(json.dumps(info | ({"project_id": project_id} if project_id else {})))
-    return path
-
-
 def test_a_profile_sends_a_gemini_model_to_vertex_with_application_default_credentials(no_api_keys, monkeypatch,
                                                                                         tmp_path):
     with FakeServer(vertex_api()) as server:
@@ -134,6 +106,41 @@ def test_a_profile_sends_a_gemini_model_to_vertex_with_application_default_crede
     assert "grant_type=urn" in server.requests[0].body and "assertion=" in server.requests[0].body
 
 
+LLM, EMBEDDER = "gemini:gemini-3.5-flash-lite", "gemini:gemini-embedding-001:8"
+
+
+def _tasks(server):
+    """The task type of each embedding request (one per text of a batch)."""
+    return [[item["embedContentConfig"]["taskType"] for item in request.body.get("requests", [request.body])]
+            for request in server.requests if request.path.endswith(("embedContent", "batchEmbedContents"))]
+
+
+def test_a_profile_sends_a_gemini_embedder_to_vertex_with_application_default_credentials(no_api_keys, monkeypatch,
+                                                                                           tmp_path):
+    with FakeServer(vertex_api()) as server:
+        monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS",
+                           str(service_account_file(tmp_path / "sa.json", f"{server.url}/token")))
+        profiles = parse_profiles({EMBEDDER: {"vertex": VERTEX, "base_url": server.url, "attempts": 2,
+                                              "timeout_s": 10, "requests_per_minute": 600}}, "models.yaml")
+        assert credentials_problem(EMBEDDER, profiles[EMBEDDER], embedder=True) is None
+        embedder = make_embedder(EMBEDDER, profile=profiles[EMBEDDER])  # its start-up probe: one text
+        stored = embedder.embed(["a stored text", "another"])
+        asked = embedder.for_queries().vectors(["what?"])
+    assert stored.ok and stored.vectors.shape == (2, 8) and asked.shape == (1, 8), stored.error
+    # the fake's vectors are [length, 1, 0...]: each text came back as its own row, normalised
+    assert stored.vectors[:, 0] / stored.vectors[:, 1] == pytest.approx([13.0, 7.0])
+    assert embedder.model_id == EMBEDDER and embedder.billing == "priced"
+    assert stored.tokens == 6 and stored.cost == pytest.approx(DEFAULT_PRICE_TABLE.cost(
+        "gemini-embedding-001", Usage(prompt_tokens=6))) and stored.cost > 0
+    # the service account's grant once, then the model under /projects/p1/locations/us-central1 with
+    # the bearer token (the fake answers nothing else): one text by embedContent, two by batchEmbedContents
+    assert _paths(server) == ["token", "gemini-embedding-001:embedContent", "gemini-embedding-001:batchEmbedContents",
+                              "gemini-embedding-001:embedContent"]
+    assert _tasks(server) == [["RETRIEVAL_DOCUMENT"], ["RETRIEVAL_DOCUMENT"] * 2, ["RETRIEVAL_QUERY"]]
+    assert embedder._rate.interval == pytest.approx(0.1)  # requests_per_minute: 600 reached the embedder
+
+
+@pytest.mark.parametrize("spec", [LLM, EMBEDDER])
 @pytest.mark.parametrize(("vertex", "environment", "credentials", "says"), [
     ({"project": "p1"}, {}, "file", r"no Vertex AI location: set `vertex: \{location: \.\.\.\}`.*GOOGLE_CLOUD_LOCATION"),
     (VERTEX, {}, "missing", r"no Google Cloud credentials for Vertex AI \(.*missing\.json.*gcloud auth "
@@ -143,7 +150,7 @@ def test_a_profile_sends_a_gemini_model_to_vertex_with_application_default_crede
     ({}, {"GOOGLE_CLOUD_PROJECT": "p1"}, "file", "no Vertex AI location"),
 ])
 def test_what_vertex_lacks_is_named_before_any_request(no_api_keys, monkeypatch, tmp_path, vertex, environment,
-                                                       credentials, says):
+                                                       credentials, says, spec):
     for name, value in environment.items():
         monkeypatch.setenv(name, value)
     with FakeServer(vertex_api()) as server:
@@ -151,12 +158,17 @@ def test_what_vertex_lacks_is_named_before_any_request(no_api_keys, monkeypatch,
         if credentials != "missing":  # a missing file: google-auth stops there, asking nothing of the network
             service_account_file(key_file, f"{server.url}/token", project_id=None if "without" in credentials else "p1")
         monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(key_file))
-        spec, profile = "gemini:gemini-3.5-flash-lite", ModelProfile(vertex=VertexProfile(**vertex), base_url=server.url)
+        profile = ModelProfile(vertex=VertexProfile(**vertex), base_url=server.url)
+        embedder = spec == EMBEDDER  # the same start-up checks and messages for a Gemini embedder
         with pytest.raises(ProviderError, match=says):
-            make_llm(spec, profile=profile)
-        problem = credentials_problem(spec, profile)  # what `compare` checks first, without a model call
-        with pytest.raises(ProviderError, match=f"1 model\\(s\\).*{spec}: {says}"):
-            check_credentials([spec, "scripted"], {spec: profile})
+            (make_embedder if embedder else make_llm)(spec, profile=profile)
+        problem = credentials_problem(spec, profile, embedder=embedder)  # what `compare` checks first, no call
+        named = f"embedder {spec}" if embedder else spec
+        with pytest.raises(ProviderError, match=f"1 model\\(s\\).*{named}: {says}"):
+            if embedder:  # a scenario's embedder, with the profile its scenario gives it
+                check_credentials(["scripted"], {}, {spec: profile})
+            else:
+                check_credentials([spec, "scripted"], {spec: profile})
     assert problem is not None and re.search(says, problem) and server.requests == []
 
 
@@ -175,3 +187,31 @@ def test_a_vertex_profile_is_read_and_refused_where_it_cannot_apply(no_api_keys,
     # without a profile's vertex, a Gemini model still needs its key, and says so
     assert "GEMINI_API_KEY" in (credentials_problem("gemini:gemini-3.6-flash") or "")
     assert credentials_problem("scripted") is None
+
+
+def test_an_embedders_profile_takes_what_the_embedder_takes(no_api_keys, monkeypatch):
+    price = {"input_per_million": 0.2, "checked": "2026-11-26", "source": "https://example.test/prices"}
+    options = embedder_profile_options(EMBEDDER, ModelProfile.model_validate(
+        {"vertex": VERTEX, "requests_per_minute": 60, "timeout_s": 5, "attempts": 2, "price": price}))
+    assert {k: options[k] for k in ("vertexai", "project", "location", "requests_per_minute", "timeout_s", "attempts")} \
+        == {"vertexai": True, "project": "p1", "location": "us-central1", "requests_per_minute": 60, "timeout_s": 5,
+            "attempts": 2}
+    assert options["prices"].price("gemini-embedding-001").input_per_million == 0.2  # billed by model id, not ":8"
+    for spec, profile, says in [
+        (EMBEDDER, {"thinking": "low", "deadline_s": 9}, "thinking, deadline_s, which a 'gemini' embedder"),
+        (EMBEDDER, {"vertex": {}, "api_key_env": "MY_KEY"}, "api_key_env beside vertex"),
+        ("openai:http://127.0.0.1:1/v1:e", {"vertex": VERTEX}, "vertex, which a 'openai' embedder"),
+        ("minilm", {"timeout_s": 5}, "timeout_s, which a 'minilm' embedder"),
+    ]:
+        monkeypatch.setenv("MY_KEY", "k")
+        with pytest.raises(ConfigError, match=f"embedder {re.escape(repr(spec))}: its profile sets {says}"):
+            embedder_profile_options(spec, ModelProfile.model_validate(profile))
+    assert embedder_profile_options("openai:http://127.0.0.1:1/v1:e", ModelProfile(api_key_env="MY_KEY", attempts=3)) \
+        == {"attempts": 3, "api_key": "k"}
+    # a scenario whose embedder string has an LLM's profile is refused when it is read, naming both
+    with pytest.raises(ValidationError, match=f"embedder '{EMBEDDER}': its profile sets thinking"):
+        ScenarioConfig.model_validate({"name": "s", "agents": ["a.yaml"], "embedder": EMBEDDER,
+                                       "models": {EMBEDDER: {"thinking": "low"}}})
+    scenario = ScenarioConfig.model_validate({"name": "s", "agents": ["a.yaml"], "embedder": EMBEDDER,
+                                              "models": {EMBEDDER: {"vertex": VERTEX}}})
+    assert scenario.models[EMBEDDER].vertex == VertexProfile(**VERTEX)

@@ -12,8 +12,8 @@ from mnemarket.cli.app import app
 from tests.unit.sim.fast_demo import fast_demo
 
 
-def _experiment(tmp_path, **fields):
-    scenario = fast_demo(tmp_path)
+def _experiment(tmp_path, scenario_fields=None, **fields):
+    scenario = fast_demo(tmp_path, **(scenario_fields or {}))
     path = tmp_path / "exp.yaml"
     path.write_text(yaml.safe_dump({"name": "tiny", "scenario": scenario.name, "models": ["scripted"], "seeds": [1, 2],
                                     "sessions": 1, "metrics_embedder": None, **fields}))
@@ -41,6 +41,19 @@ def test_a_missing_key_is_one_error_and_no_cell_starts(tmp_path, monkeypatch):
     result = CliRunner().invoke(app, ["compare", str(path), "--out", str(tmp_path / "out")])
     assert result.exit_code == 3
     assert result.output.count("error:") == 1 and "2 model(s) of the experiment cannot start" in result.output
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_scenarios_vertex_embedder_without_a_location_is_named_before_any_cell(tmp_path, monkeypatch):
+    for name in ("GOOGLE_CLOUD_LOCATION", "GOOGLE_CLOUD_PROJECT", "GOOGLE_APPLICATION_CREDENTIALS"):
+        monkeypatch.delenv(name, raising=False)
+    spec = "gemini:gemini-embedding-001:8"
+    path = _experiment(tmp_path, {"embedder": spec, "models": {spec: {"vertex": {"project": "p1"}}}})
+    result = CliRunner().invoke(app, ["compare", str(path), "--out", str(tmp_path / "out")])
+    said = " ".join(result.output.split())
+    assert result.exit_code == 3 and result.output.count("error:") == 1, result.output
+    assert f"1 model(s) of the experiment cannot start, so no cell was started: embedder {spec}: no Vertex AI " \
+           "location: set `vertex: {location: ...}` in the model's profile" in said
     assert not (tmp_path / "out").exists()
 
 

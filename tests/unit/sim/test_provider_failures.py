@@ -15,6 +15,7 @@ from mnemarket.cli.app import app
 from mnemarket.errors import ProviderUnavailable
 from mnemarket.providers import LLMResult
 from mnemarket.run.runner import MAX_PROVIDER_FAILURES, Runner, RunOptions
+from tests.unit.sim.fast_demo import fast_demo
 
 ROOT = Path(__file__).resolve().parents[3]
 DEMO = ROOT / "config" / "demo.yaml"
@@ -149,7 +150,7 @@ def test_a_paid_embedders_spend_is_logged_and_capped_in_a_run(tmp_path, monkeypa
         return FakeResponse(body={"embeddings": rows, "usageMetadata": {"promptTokenCount": tokens[0]}})
 
     with FakeServer(gemini_api(embeddings)) as server:
-        monkeypatch.setattr(runner_module, "make_embedder", lambda spec: GeminiEmbedder(
+        monkeypatch.setattr(runner_module, "make_embedder", lambda spec, profile=None: GeminiEmbedder(
             dim=4, base_url=server.url, check=False, attempts=1, timeout_s=10))
         path = _demo_with_embedder(tmp_path, "gemini:gemini-embedding-001:4")
         runner = Runner.create(path, tmp_path / "run", RunOptions(model="scripted", sessions=1, turns=3,
@@ -162,3 +163,41 @@ def test_a_paid_embedders_spend_is_logged_and_capped_in_a_run(tmp_path, monkeypa
     assert records and all(r.principal == "embedder" and r.model_id == "gemini:gemini-embedding-001:4" for r in records)
     assert records[0].cost == pytest.approx(10 * 0.15 / 1e6) and records[-1].cost == pytest.approx(0.15)
     assert status.state == "stopped_budget" and status.turns_done == 1
+
+
+def test_a_scenarios_gemini_embedder_goes_to_vertex_through_its_profile(tmp_path, monkeypatch):
+    """The embedder string's profile in the scenario's `models:` sends the run's embedding calls to
+    Vertex AI (project/location path, the key file's bearer token), logged and billed (principal
+    embedder); `inspect` searches through the same profile."""
+    from mnemarket.providers import CallLog
+    from tests.unit.providers.fake_servers import FakeServer, service_account_file, vertex_api
+
+    for name in ("GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_CLOUD_PROJECT",
+                 "GOOGLE_CLOUD_LOCATION"):
+        monkeypatch.delenv(name, raising=False)
+    spec = "gemini:gemini-embedding-001:8"
+    with FakeServer(vertex_api()) as server:
+        monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS",
+                           str(service_account_file(tmp_path / "sa.json", f"{server.url}/token")))
+        profile = {"vertex": {"project": "p1", "location": "us-central1"}, "base_url": server.url, "attempts": 1}
+        path = fast_demo(tmp_path, embedder=spec, models={spec: profile}, turns=2)
+        runner = Runner.create(path, tmp_path / "run", RunOptions(model="scripted", sessions=1))
+        try:
+            status = runner.run()
+        finally:
+            runner.close()
+        run_requests = len(server.requests)  # then `memory search` embeds its query there too
+        searched = CliRunner().invoke(app, ["memory", "search", str(tmp_path / "run"), "--store", "alpha_longterm",
+                                            "vault code", "-k", "1"])
+    assert status.state == "finished", status.message
+    assert searched.exit_code == 0, searched.output
+    run, search = server.requests[:run_requests], server.requests[run_requests:]
+    methods = [request.path.rsplit(":", 1)[-1] for request in run]
+    assert methods[0] == "/token" and set(methods[1:]) == {"embedContent", "batchEmbedContents"}, methods
+    assert all("/projects/p1/locations/us-central1/publishers/google/models/gemini-embedding-001:" in request.path
+               for request in run[1:])
+    records = [r for r in CallLog.read(tmp_path / "run" / "llm_calls.jsonl") if r.kind == "embed"]
+    assert records and all(r.principal == "embedder" and r.model_id == spec and r.cost > 0 for r in records)
+    # the search's own client: a token, its start-up probe, then the query as a query
+    assert [request.path.rsplit(":", 1)[-1] for request in search] == ["/token", "embedContent", "embedContent"]
+    assert search[-1].body["embedContentConfig"]["taskType"] == "RETRIEVAL_QUERY"
