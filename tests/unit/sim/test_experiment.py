@@ -395,15 +395,16 @@ def test_ctrl_c_during_compare_on_ray_cancels_its_cells_and_leaves_no_ray_proces
 
 
 def test_a_deferred_interrupt_takes_the_first_ctrl_c_and_passes_on_the_second():
-    import os
     import signal
 
     from mnemarket.experiments.interrupt import deferred_interrupt
 
     before = signal.getsignal(signal.SIGINT)
     with deferred_interrupt() as stop:
-        os.kill(os.getpid(), signal.SIGINT)  # os.kill runs the handler of a signal to its own process before returning
+        # raise_signal delivers to this thread and runs the handler before returning; os.kill to
+        # the process may land on another thread (earlier tests leave some), so it raced
+        signal.raise_signal(signal.SIGINT)
         assert stop.is_set()  # the first only asks the caller to stop
         with pytest.raises(KeyboardInterrupt):  # the second reaches the handler before it (pytest's: raise)
-            os.kill(os.getpid(), signal.SIGINT)
+            signal.raise_signal(signal.SIGINT)
     assert signal.getsignal(signal.SIGINT) is before
