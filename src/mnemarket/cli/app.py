@@ -174,8 +174,14 @@ def _run_with_progress(runner, title: str):
 
 SUMMARY_COLUMNS = {"balance": "balance", "turns": "turns", "invalid": "invalid_actions", "failed": "failed_actions",
                    "lessons": "lessons_written", "migrated": "lessons_migrated", "memory calls": "memory_invokes",
-                   "bounties": "bounties_paid", "loops": "loop_breaker_triggers", "tokens/turn": "mean_context_tokens"}
-"""Each agent's figures a run's summary shows: column title -> summary.json key."""
+                   "bounties": "bounties_paid", "loops": "loop_breaker_triggers", "tokens/turn": "mean_context_tokens",
+                   "refused at end": "lessons_rejected_at_session_end", "refused by step": "lessons_rejected_by_lesson_step"}
+"""Each agent's figures a run's summary shows: column title -> summary.json key (a list shows its count;
+a key an older summary.json lacks shows blank)."""
+
+
+def _summary_cell(value: Any) -> str:
+    return str(len(value)) if isinstance(value, list) else str(value)
 
 
 def _print_summary(run_dir: Path, summary: dict | None = None) -> None:
@@ -188,7 +194,7 @@ def _print_summary(run_dir: Path, summary: dict | None = None) -> None:
     table.add_column("agent")
     for column in SUMMARY_COLUMNS:
         table.add_column(column, justify="right")
-    rows = [(agent, [str(figures.get(key, "")) for key in SUMMARY_COLUMNS.values()])
+    rows = [(agent, [_summary_cell(figures.get(key, "")) for key in SUMMARY_COLUMNS.values()])
             for agent, figures in summary["agents"].items()]
     for agent, values in rows:
         table.add_row(agent, *values)
@@ -199,6 +205,10 @@ def _print_summary(run_dir: Path, summary: dict | None = None) -> None:
         for agent, values in rows:
             console.print(f"{agent}: " + ", ".join(f"{column} {value}" for column, value in zip(SUMMARY_COLUMNS, values)),
                           markup=False, highlight=False)
+    if any(figures.get("lessons_rejected_at_session_end") or figures.get("lessons_rejected_by_lesson_step")
+           for figures in summary["agents"].values()):
+        console.print(f"refused lessons, each with its reason: mnemarket inspect {run_dir} --agent ID",
+                      markup=False, highlight=False)
     trades = ", ".join(f"{t['kind']} {t['artifact_id']} {t['seller']}->{t['buyer']} @{t['price']}"
                        for t in summary["trades"]) or "none"
     console.print(f"trades: {trades}", markup=False, highlight=False)

@@ -570,10 +570,14 @@ def _figure(value: Any) -> str:
     return str(value)
 
 
+_SHOWN_AS_COUNT = frozenset({"lessons_rejected_by_lesson_step_lines"})
+"""Lists whose count the table already has a column for (`lessons_rejected_by_lesson_step`)."""
+
+
 def _figures_table(agents: Mapping[str, AgentFigures]) -> Table:
     columns: list[str] = []
     for figures in agents.values():
-        columns += [k for k in figures if k not in columns]
+        columns += [k for k in figures if k not in columns and k not in _SHOWN_AS_COUNT]
     rows = [[agent] + [_figure(figures.get(c, "")) for c in columns] for agent, figures in agents.items()]
     numeric = [c.replace("_", " ") for c in columns
                if all(isinstance(f.get(c), int | float | list) for f in agents.values())]  # a list shows its count

@@ -22,6 +22,7 @@ from mnemarket.genesis import (
     STORE_TYPE,
     Genesis,
     all_trades,
+    clip,
     is_invalid_decision,
     is_lesson,
     is_migration,
@@ -32,6 +33,11 @@ from mnemarket.memory import MemoryStore
 from mnemarket.run.summary_record import AgentFigures, AgentTotals, RunSummary, StoreRow
 
 OpenStore = Callable[[str], MemoryStore]
+
+REFUSED_TEXT_CHARS = 240
+"""Longest refused lesson-step line or reason summary.json quotes: a lesson-step line is bounded
+by `lesson_step.lesson_chars` (at most 400, 140 by default) and the action it names, so the
+default's lines and reasons fit whole; the step's marker in world state keeps every line whole."""
 
 
 class EventHistory(Protocol):
@@ -115,12 +121,17 @@ def add_rejected_lessons(per_agent: Mapping[str, AgentFigures],
                          at_session_end: Mapping[str, Sequence[tuple[int, str, str]]],
                          by_lesson_step: Mapping[str, Sequence[LessonStepRefusal]]) -> None:
     """Put beside each agent's figures the lessons refused (vacuous or looping): those its session
-    ends refused, each with session and reason (no event records them), and how many lines its
-    lesson steps refused (each with why in the step's marker: `agents.rejected_by_lesson_step`)."""
+    ends refused, each with session and reason (no event records them), and those its lesson steps
+    refused, counted and each with session, turn, trigger and reason (read from the steps' markers:
+    `agents.rejected_by_lesson_step`), text cut to `REFUSED_TEXT_CHARS`."""
     for agent, figures in per_agent.items():
         figures["lessons_rejected_at_session_end"] = [{"session": session, "lesson": lesson, "reason": reason}
                                                       for session, lesson, reason in at_session_end.get(agent, [])]
-        figures["lessons_rejected_by_lesson_step"] = len(by_lesson_step.get(agent, []))
+        refused = by_lesson_step.get(agent, [])
+        figures["lessons_rejected_by_lesson_step"] = len(refused)
+        figures["lessons_rejected_by_lesson_step_lines"] = [
+            {"session": r.session, "after_turn": r.after_turn, "trigger": r.trigger,
+             "lesson": clip(r.lesson, REFUSED_TEXT_CHARS), "reason": clip(r.reason, REFUSED_TEXT_CHARS)} for r in refused]
 
 
 def agent_figures(world: EventHistory) -> tuple[dict[str, AgentFigures], int]:
@@ -165,5 +176,5 @@ def agent_figures(world: EventHistory) -> tuple[dict[str, AgentFigures], int]:
     return figures, sum(migrated.values())
 
 
-__all__ = ["EventHistory", "OpenStore", "add_rejected_lessons", "agent_figures", "agent_totals", "memory_entry_counts",
-           "memory_stores", "summarize"]
+__all__ = ["REFUSED_TEXT_CHARS", "EventHistory", "OpenStore", "add_rejected_lessons", "agent_figures", "agent_totals",
+           "memory_entry_counts", "memory_stores", "summarize"]

@@ -59,6 +59,19 @@ class RejectedLesson(TypedDict):
     reason: str
 
 
+class RejectedLessonStepLine(TypedDict):
+    """A line a lesson step refused to write into working memory, and why (`LessonRecord.rejected`);
+    ``lesson`` and ``reason`` are cut to `run.summary.REFUSED_TEXT_CHARS` (the step's marker in
+    world state keeps them whole)."""
+
+    session: int
+    after_turn: int
+    trigger: str
+    """``failure`` (the step after a failed turn) or ``session_end``."""
+    lesson: str
+    reason: str
+
+
 class AgentFigures(AgentTotals):
     """One agent's figures in summary.json (an agent that took a turn)."""
 
@@ -75,6 +88,8 @@ class AgentFigures(AgentTotals):
     lessons_rejected_by_lesson_step: NotRequired[int]
     """How many lines its lesson steps refused to write into working memory (`LessonRecord.rejected`),
     so they never reached a session end; absent in older files."""
+    lessons_rejected_by_lesson_step_lines: NotRequired[list[RejectedLessonStepLine]]
+    """Those lines themselves, oldest step first (the count above is their number); absent in older files."""
 
 
 class RunSummary(TypedDict, total=False):
@@ -112,4 +127,5 @@ class RunSummary(TypedDict, total=False):
     budget_overruns: list[BudgetOverrun]
 
 
-__all__ = ["AgentFigures", "AgentTotals", "BudgetOverrun", "RejectedLesson", "RunSummary", "StoreRow", "TradeRow"]
+__all__ = ["AgentFigures", "AgentTotals", "BudgetOverrun", "RejectedLesson", "RejectedLessonStepLine", "RunSummary", "StoreRow",
+           "TradeRow"]
