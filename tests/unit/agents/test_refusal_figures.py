@@ -13,6 +13,7 @@ import yaml
 from typer.testing import CliRunner
 
 from mnemarket.agents import rejected_by_lesson_step
+from mnemarket.cli import app as cli
 from mnemarket.cli.app import app
 from mnemarket.reports.report import render_report
 from mnemarket.reports.world_at import TurnRef, refused_by_turn
@@ -120,7 +121,7 @@ def test_inspect_at_a_turn_shows_the_session_end_refusals_made_by_then_with_thei
     assert shown["lessons rejected at session end"] == "3" and shown["lessons rejected by lesson step"] == "0"
 
 
-def test_a_run_without_refusals_shows_none_at_any_turn_nor_at_its_end(tmp_path):
+def test_a_run_without_refusals_shows_none_at_any_turn_nor_at_its_end(tmp_path, monkeypatch):
     run_dir = _run(tmp_path, [[KEPT[0]], [KEPT[1]]])
     figures = read_summary(run_dir)["agents"]["ada"]
     assert figures["lessons_rejected_at_session_end"] == [] and figures["lessons_rejected_by_lesson_step"] == 0
@@ -129,6 +130,9 @@ def test_a_run_without_refusals_shows_none_at_any_turn_nor_at_its_end(tmp_path):
         then = json.loads(_inspect(str(run_dir), "--at", at, "--agent", "ada", "--json"))
         assert then["lessons_rejected_at_session_end"] == [] and then["lessons_rejected_by_lesson_step"] == 0
     assert "lessons_rejected_at_session_end: none" in _inspect(str(run_dir), "--agent", "ada")
+    monkeypatch.setattr(cli.console, "width", 60)  # a line per agent, not the table
+    plain = " ".join(_inspect(str(run_dir)).split())
+    assert "refused at end 0, refused by step 0" in plain and "refused lessons" not in plain
     built = CliRunner().invoke(app, ["report", str(run_dir)])  # `mnemarket report`: the run's report.html
     assert built.exit_code == 0, built.output
     shown = _Figures.of((run_dir / "report.html").read_text())["ada"]
