@@ -247,24 +247,26 @@ def run(scenario: Path = typer.Argument(..., help="scenario YAML, e.g. config/de
         spend_cap: float = typer.Option(None, help="stop cleanly when model spend reaches this many USD"),
         token_cap: int = typer.Option(None, help="stop cleanly after this many model tokens"),
         models_file: Path = typer.Option(None, help="models.yaml: model strings -> profiles (price, concurrency, "
-                                                    "structured mode, ...)"),
+                                                    "structured mode, ...); embedders: for the embedder's"),
         allow_dir: list[Path] = _allow_dir_option()) -> None:
     """Run a scenario."""
     from mnemarket.experiments import create_runner
     from mnemarket.providers import check_llm_spec
-    from mnemarket.run import RunOptions, load_models_file, new_run_dir, prepare_run_dir
+    from mnemarket.run import RunOptions, load_embedders_file, load_models_file, new_run_dir, prepare_run_dir
 
     if not scenario.exists():
         _fail(f"scenario {str(scenario)!r} not found; try config/demo.yaml")
     if model is not None:
         check_llm_spec(model)
     profiles = load_models_file(models_file) if models_file is not None else {}
+    embedders = load_embedders_file(models_file) if models_file is not None else {}
     out = prepare_run_dir(out, force=force) if out is not None else new_run_dir(Path("runs"), scenario.stem, model)
     try:
         with allow_dirs(allow_dir or ()):
             runner = create_runner(scenario, out, RunOptions(model=model, sessions=sessions, turns=turns, db=db,
                                                              seed=seed, record=record, spend_cap_usd=spend_cap,
-                                                             token_cap=token_cap, profiles=profiles))
+                                                             token_cap=token_cap, profiles=profiles,
+                                                             embedder_profiles=embedders))
         try:
             status = _run_with_progress(runner, f"{scenario.stem} -> {out}")
         finally:
@@ -584,12 +586,12 @@ def compare(experiment: Path = typer.Argument(..., help="experiment YAML, e.g. c
         CellWatcher,
         check_credentials,
         check_model,
+        experiment_embedders,
         load_experiment,
         needs_check,
         plan_warnings,
         results_table,
         run_loaded,
-        scenario_embedders,
     )
     from mnemarket.reports import CellOutcome
 
@@ -601,7 +603,7 @@ def compare(experiment: Path = typer.Argument(..., help="experiment YAML, e.g. c
     for warning in warnings:
         console.print(f"warning: {warning}", style="yellow", markup=False, highlight=False)
     if not report_only:  # keys first (no call, one error naming every model), then one call per remote model
-        check_credentials(list(loaded.config.models), loaded.config.profiles, scenario_embedders(loaded))
+        check_credentials(list(loaded.config.models), loaded.config.profiles, experiment_embedders(loaded))
         matrix = loaded.config
         for model in (m for m in matrix.models if needs_check(m)):
             checked = check_model(model, matrix.profiles.get(model))

@@ -31,22 +31,26 @@ def locomo(data: Path = typer.Option(..., help="folder of LoCoMo conversation fi
            judge: str = typer.Option(None, help="an LLM judge of the answers, recorded in OUT/judge.jsonl "
                                                 "(replay:PATH replays a recorded judge.jsonl)"),
            models_file: Path = typer.Option(None, help="models.yaml: model strings -> profiles (price, structured "
-                                                       "mode, ...); --model runs with its profile there"),
+                                                       "mode, ...); --model runs with its profile there, --embedder "
+                                                       "with its profile under embedders:"),
            seed: int = typer.Option(0)) -> None:
     """Ask LoCoMo's questions through an agent's memory; writes results.json, questions.csv, report.html."""
     from pydantic import ValidationError
 
     from mnemarket.errors import ConfigError, validation_problems
     from mnemarket.evals import LocomoOptions, category_table, run_locomo, write_outputs
-    from mnemarket.run import load_models_file
+    from mnemarket.providers import embedder_profile
+    from mnemarket.run import load_embedders_file, load_models_file
 
-    profile = load_models_file(models_file).get(model) if models_file is not None else None
+    profiles = load_models_file(models_file) if models_file is not None else {}
+    embedders = load_embedders_file(models_file) if models_file is not None else {}
     try:
         options = LocomoOptions(data=str(data), conversations=[c.strip() for c in conversations.split(",") if c.strip()],
                                 model=model, mode=mode, condition=condition, embedder=embedder,
                                 rag_limit=rag_limit, window=window, limit=limit, sessions=sessions,
                                 observe_turns=observe_turns, budget=budget, judge=judge, seed=seed,
-                                profile=profile)
+                                profile=profiles.get(model),
+                                embedder_profile=embedder_profile(embedder, embedders, profiles))
     except ValidationError as exc:
         raise ConfigError(validation_problems(exc, label=lambda loc: "--" + "-".join(map(str, loc)).replace("_", "-"))
                           ) from None

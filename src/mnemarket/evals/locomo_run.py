@@ -43,7 +43,7 @@ from mnemarket.evals.reader import (
     reply_answer,
 )
 from mnemarket.evals.scoring import abstained, exact_match, locomo_f1
-from mnemarket.providers import LLM, MemoEmbedder, ModelProfile, make_embedder, make_llm
+from mnemarket.providers import LLM, MemoEmbedder, ModelProfile, embedder_profile_options, make_embedder, make_llm
 
 OPTIONS_FILE = "eval.json"
 ROWS_FILE = "rows.jsonl"
@@ -67,6 +67,8 @@ class LocomoOptions(BaseModel):
     mode: Literal["preloaded", "observe"] = "preloaded"
     condition: Condition = "rag"
     embedder: str = "minilm"
+    embedder_profile: ModelProfile | None = Field(None, description="the embedder's profile (providers/profiles.py): "
+                                                                   "an experiment's or --models-file's embedders:")
     rag_limit: int = Field(10, ge=10, le=20, description="records the agent's RAG retrieves per question")
     window: int = Field(32768, ge=512, description="the model's context window in tokens (full-context)")
     limit: int | None = Field(None, ge=1, description="ask at most this many questions per conversation")
@@ -95,6 +97,8 @@ def check_options(options: LocomoOptions, conversations: list[Conversation]) -> 
     """Refuse what cannot run, before anything is written."""
     if options.profile is not None and options.model == EXTRACTIVE:
         raise ConfigError("the extractive reference reader takes no model profile (it calls no model)")
+    if options.embedder_profile is not None:
+        embedder_profile_options(options.embedder, options.embedder_profile, check_env=False)
     if options.judge and options.judge.startswith("replay:") and not Path(options.judge[len("replay:"):]).is_file():
         raise ConfigError(f"--judge {options.judge}: no such file; name a judge.jsonl an earlier eval wrote")
     if options.condition == "full-context":
@@ -203,7 +207,7 @@ def run_locomo(options: LocomoOptions, out: str | Path, progress: Progress | Non
     append_log.repair_tail(out / ROWS_FILE)
     append_log.repair_tail(out / NOTES_FILE)
     answers = {row["question_id"]: row["answer"] for row in read_rows(out)}
-    embedder = MemoEmbedder(make_embedder(options.embedder), capacity=64)
+    embedder = MemoEmbedder(make_embedder(options.embedder, options.embedder_profile), capacity=64)
     (out / "worlds").mkdir(exist_ok=True)
     for conv in conversations:
         questions = question_order(conv, options.limit)

@@ -15,7 +15,7 @@ from mnemarket.lazy_front import lazy_exports
 _MODULES = {
     "compare_progress": ["CellWatcher", "results_table"],
     "experiment": ["ExperimentConfig", "check_experiment", "load_experiment", "run_experiment", "run_loaded"],
-    "experiment_checks": ["check_credentials", "plan_warnings", "scenario_embedders"],
+    "experiment_checks": ["EmbedderUse", "check_credentials", "experiment_embedders", "plan_warnings"],
     "interrupt": ["CellsCancelled", "interrupt_cells", "resume_line"],
     "model_check": ["check_model", "needs_check"],
     "pipeline": ["create_runner", "open_runner", "replay_run", "resume_run", "run_scenario"],
@@ -33,14 +33,20 @@ if TYPE_CHECKING:
         run_experiment,
         run_loaded,
     )
-    from mnemarket.experiments.experiment_checks import check_credentials, plan_warnings, scenario_embedders
+    from mnemarket.experiments.experiment_checks import (
+        EmbedderUse,
+        check_credentials,
+        experiment_embedders,
+        plan_warnings,
+    )
     from mnemarket.experiments.interrupt import CellsCancelled, interrupt_cells, resume_line
     from mnemarket.experiments.model_check import check_model, needs_check
     from mnemarket.experiments.pipeline import create_runner, open_runner, replay_run, resume_run, run_scenario
     from mnemarket.experiments.validate import validate_path
 
 __all__ = [
-    "CellWatcher", "CellsCancelled", "ExperimentConfig", "check_credentials", "check_experiment", "check_model", "create_runner",
+    "CellWatcher", "CellsCancelled", "EmbedderUse", "ExperimentConfig", "check_credentials", "check_experiment",
+    "check_model", "create_runner", "experiment_embedders",
     "interrupt_cells", "load_experiment", "needs_check", "open_runner", "plan_warnings", "replay_run", "results_table",
-    "resume_line", "resume_run", "run_experiment", "run_loaded", "run_scenario", "scenario_embedders", "validate_path",
+    "resume_line", "resume_run", "run_experiment", "run_loaded", "run_scenario", "validate_path",
 ]

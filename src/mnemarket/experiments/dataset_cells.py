@@ -56,9 +56,9 @@ NOT_A_READER = ("scripted",)
 """Model forms that cannot answer a question (a scripted policy plays a scenario's plan)."""
 
 
-CELL_FIELDS = ("data", "conversations", "model", "profile", "seed")
+CELL_FIELDS = ("data", "conversations", "model", "profile", "embedder_profile", "seed")
 """`eval locomo` options each cell takes from the matrix (`profile`: its model's, from a `models:` mapping, as a
-scenario cell's run takes it); every other option of `LocomoOptions` is an
+scenario cell's run takes it; `embedder_profile`: its embedder's, from `embedders:`); every other option of `LocomoOptions` is an
 eval option that `dataset:` and a config's `dataset:` may set (one source of truth: the command's)."""
 
 
@@ -70,8 +70,8 @@ def eval_options(options: dict[str, Any], where: str, **cell: Any) -> LocomoOpti
     """``options`` (eval options) with a cell's fields, validated as the command's; a ValueError names ``where``."""
     fixed = [key for key in options if key in CELL_FIELDS]
     if fixed:
-        raise ValueError(f"{where} sets {fixed}, which each cell takes from `dataset:` data/conversations, `models:` "
-                         f"and `seeds:`; eval options are {', '.join(eval_fields())}")
+        raise ValueError(f"{where} sets {fixed}, which each cell takes from `dataset:` data/conversations, `models:`, "
+                         f"`embedders:` and `seeds:`; eval options are {', '.join(eval_fields())}")
     try:
         return LocomoOptions.model_validate({**options, "data": "", "model": EXTRACTIVE, **cell})
     except ValidationError as exc:
@@ -154,12 +154,18 @@ def check_dataset_fields(config: Any) -> None:
 
 def options_for(config: Any, name: str, **cell: Any) -> LocomoOptions:
     """The eval options of config ``name`` (its `dataset:` merged over the experiment's) with a cell's fields;
-    a cell's model brings its profile (`ExperimentConfig.profile_of`, as a scenario cell's run options)."""
+    a cell's model brings its profile (`ExperimentConfig.profile_of`, as a scenario cell's run options), the
+    embedder its own (`ExperimentConfig.embedder_profile_of`)."""
     assert config.dataset is not None
     if "model" in cell:
         cell["profile"] = config.profile_of(cell["model"])
-    return eval_options(deep_merge(config.dataset.options, config.configs[name].dataset), f"configs.{name}.dataset",
-                        **cell)
+    options = eval_options(deep_merge(config.dataset.options, config.configs[name].dataset), f"configs.{name}.dataset",
+                           **cell)
+    try:  # raised as ValueError inside ExperimentConfig's validator, as eval_options' are
+        options.embedder_profile = config.embedder_profile_of(options.embedder)
+    except ConfigError as exc:
+        raise ValueError(f"configs.{name}.dataset: {exc}") from None
+    return options
 
 
 def data_dir(experiment: Any) -> Path:

@@ -43,7 +43,7 @@ from mnemarket.experiments.dataset_cells import (
 from mnemarket.experiments.interrupt import ignore_interrupts
 from mnemarket.experiments.ladder import LadderSpec, write_rung_scenario
 from mnemarket.jsonl import read_json_object
-from mnemarket.providers import ModelProfile, check_profiles
+from mnemarket.providers import ModelProfile, check_embedder_profiles, check_profiles, embedder_profile
 from mnemarket.reports import (
     EXPERIMENT_CELLS,
     MIN_SEEDS,
@@ -112,6 +112,9 @@ class ExperimentConfig(BaseModel):
     out: str | None = Field(None, description="output directory (default runs/experiments/<name>)")
     metrics_embedder: str | None = Field("minilm", description="embedder for near-duplicates and relevance; "
                                                                "null: exact duplicates and lexical relevance only")
+    embedders: dict[str, ModelProfile] = Field(default_factory=dict, description="embedder string -> its profile "
+                                               "(providers/profiles.py): the metrics embedder's, a dataset's, and "
+                                               "the scenario's (over the scenario's own embedders:)")
     baseline: str | None = Field(None, description="the group others are compared with: MODEL or MODEL/CONFIG "
                                                    "(default: the first model with the first config)")
     judge: LLMSpec | None = Field(None, description="an LLM that rates every lesson on a fixed rubric (experiments/judge.py), "
@@ -137,6 +140,29 @@ class ExperimentConfig(BaseModel):
     def profile_of(self, model: str) -> ModelProfile | None:
         """The profile ``model`` runs with in every cell, scenario or dataset (from a `models:` mapping)."""
         return self.profiles.get(model)
+
+    @field_validator("embedders")
+    @classmethod
+    def _embedder_profiles_fit(cls, value: dict[str, ModelProfile]) -> dict[str, ModelProfile]:
+        return check_embedder_profiles(value)
+
+    def embedder_profile_of(self, spec: str) -> ModelProfile | None:
+        """The profile the experiment builds the embedder ``spec`` with (the metrics embedder, a
+        dataset's): its `embedders:` entry, else the `models:` entry of its string (`providers.embedder_profile`).
+
+        Raises:
+            ConfigError: that `models:` entry is an LLM's, which the embedder cannot take.
+        """
+        return embedder_profile(spec, self.embedders, self.profiles)
+
+    @model_validator(mode="after")
+    def _metrics_embedder_profile(self) -> ExperimentConfig:
+        if self.metrics_embedder:
+            try:
+                self.embedder_profile_of(self.metrics_embedder)
+            except ConfigError as exc:
+                raise ValueError(f"metrics_embedder: {exc}") from None
+        return self
 
     @model_validator(mode="after")
     def _one_scenario(self) -> ExperimentConfig:
@@ -330,15 +356,20 @@ def check_experiment(experiment: Experiment) -> None:
             check_optimum(experiment.configured(file, name), f"{experiment.path}: configs.{name}")
 
 
+def cell_profiles(config: ExperimentConfig, model: str) -> dict[str, dict[str, ModelProfile]]:
+    """The profiles (`RunOptions` fields) a cell on ``model`` runs with, over its scenario's: its
+    model's, and the experiment's `embedders:`."""
+    profile = config.profile_of(model)
+    return {"profiles": {model: profile} if profile is not None else {}, "embedder_profiles": dict(config.embedders)}
+
+
 def cell_run_config(experiment: Experiment, cell: Cell, run_dir: Path) -> RunConfig:
     """What ``cell`` runs: its scenario under its configuration, with the matrix's options."""
     from mnemarket.run import RunConfig, RunOptions
 
     c = experiment.config
-    profile = c.profile_of(cell.model)
-    profiles = {cell.model: profile} if profile is not None else {}
     options = RunOptions(model=cell.model, sessions=c.sessions, turns=c.turns, seed=cell.seed, record=c.record,
-                         spend_cap_usd=c.spend_cap_usd, profiles=profiles)
+                         spend_cap_usd=c.spend_cap_usd, **cell_profiles(c, cell.model))
     return RunConfig(resolved=experiment.configured(experiment.cell_scenario(cell, run_dir), cell.config),
                      options=options)
 
@@ -398,9 +429,9 @@ def run_loaded(experiment: Experiment, *, max_workers: int | None = None, only_r
     check_experiment(experiment)  # a configuration error is reported before any cell starts
     baseline_group(experiment.config)
     if not only_report:  # one error for a missing key, not one per cell (sim/experiment_checks.py)
-        from mnemarket.experiments.experiment_checks import check_credentials, scenario_embedders
+        from mnemarket.experiments.experiment_checks import check_credentials, experiment_embedders
 
-        check_credentials(list(experiment.config.models), experiment.config.profiles, scenario_embedders(experiment))
+        check_credentials(list(experiment.config.models), experiment.config.profiles, experiment_embedders(experiment))
     if max_workers is not None:
         experiment.config = experiment.config.model_copy(update={"max_workers": max_workers})
     _claim_out_dir(experiment.out_dir)
@@ -534,7 +565,8 @@ def write_comparison(experiment: Experiment, dirs: dict[Cell, Path], outcomes: d
         from mnemarket.providers import MemoEmbedder, make_embedder
 
         # The duplicate rate and the per-lesson evidence embed the same lessons, and seeds repeat them.
-        embedder = MemoEmbedder(make_embedder(experiment.config.metrics_embedder), capacity=8192)
+        spec = experiment.config.metrics_embedder
+        embedder = MemoEmbedder(make_embedder(spec, experiment.config.embedder_profile_of(spec)), capacity=8192)
     rows: list[CellResult] = []
     items: list[LadderItem] = []  # the memory ladder's per-item outcomes (reports/ladder_results.py)
     for cell, run_dir in dirs.items():
@@ -595,6 +627,6 @@ def _first_rung(baseline: tuple[str, str], rows: list[CellResult]) -> tuple[str,
                        config)
 
 
-__all__ = ["CELL_FILE", "Cell", "ConfigOverride", "Experiment", "ExperimentConfig", "cell_run_config",
+__all__ = ["CELL_FILE", "Cell", "ConfigOverride", "Experiment", "ExperimentConfig", "cell_profiles", "cell_run_config",
     "check_experiment", "is_local_model", "load_experiment", "prepare_cell", "run_cell", "run_experiment",
     "run_loaded", "slug"]

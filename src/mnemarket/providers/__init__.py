@@ -31,7 +31,13 @@ from mnemarket.providers.llm import (
 )
 from mnemarket.providers.minilm_embedder import MINILM_DIM, MINILM_MODEL_ID, MiniLMEmbedder, default_embedder
 from mnemarket.providers.pricing import DEFAULT_PRICE_TABLE, ModelPrice, PriceTable
-from mnemarket.providers.profiles import ModelProfile, billed_price, embedder_profile_options, parse_profiles
+from mnemarket.providers.profiles import (
+    ModelProfile,
+    billed_price,
+    embedder_profile,
+    embedder_profile_options,
+    parse_profiles,
+)
 from mnemarket.providers.record_replay import (
     Recording,
     RecordingEmbedder,
@@ -44,6 +50,7 @@ from mnemarket.providers.record_replay import (
 from mnemarket.providers.registry import (
     EMBEDDER_FORMS,
     LLM_FORMS,
+    check_embedder_profiles,
     check_llm_spec,
     check_profiles,
     credentials_problem,
@@ -73,6 +80,7 @@ __all__ = [
     "Totals", "Usage", "default_embedder", "l2_normalise", "labelled", "make_embedder", "check_llm_spec",
     "make_llm", "models_record", "CompletionRequest", "DEFAULT_MAX_TOKENS", "MessagesLike", "as_messages",
     "ModelProfile", "billed_price", "parse_profiles", "check_profiles", "credentials_problem", "embedder_profile_options",
+    "embedder_profile", "check_embedder_profiles",
     "flat_json_schema", "map_schema", "RETIRED_MODELS",
     "gemini_api_key", "GemmaLocalLLM", "load_count", "Spent", "read_spent",
 ]

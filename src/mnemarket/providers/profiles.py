@@ -3,14 +3,19 @@
 A profile belongs to one model string (its key in an experiment's or scenario's ``models:`` mapping,
 or in a models.yaml named by ``--models-file``, read by ``run.models_file``). Everything is optional; an empty profile is today's
 defaults. An option the model's provider does not take is a :class:`ConfigError` naming it, raised
-by :func:`profile_options` before anything is built (``validate`` calls it). A scenario's embedder
-string may have a profile too (:func:`embedder_profile_options`: a Gemini embedder on Vertex AI).
+by :func:`profile_options` before anything is built (``validate`` calls it).
+
+An embedder's profile (:func:`embedder_profile_options`: a Gemini embedder on Vertex AI) is keyed by
+its string under ``embedders:``, beside ``models:`` (a scenario, an experiment, a models.yaml), so
+``embedder: gemini`` and ``model: gemini`` each have their own. :func:`embedder_profile` reads it,
+falling back to the ``models:`` entry of the same string (where files put it before ``embedders:``).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import os
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -197,6 +202,29 @@ def embedder_profile_options(spec: str, profile: ModelProfile, *, check_env: boo
     return options
 
 
+def embedder_profile(spec: str, embedders: Mapping[str, ModelProfile],
+                     models: Mapping[str, ModelProfile]) -> ModelProfile | None:
+    """The profile the embedder ``spec`` is built with: its ``embedders:`` entry, else the ``models:``
+    entry of the same string (a file written before ``embedders:``), else ``None``.
+
+    Raises:
+        ConfigError: the ``models:`` entry it falls back to sets what the embedder does not take (an
+            LLM's option: the string names an LLM too), saying to give the embedder its own under
+            ``embedders:``.
+    """
+    if spec in embedders:
+        return embedders[spec]
+    profile = models.get(spec)
+    if profile is not None:
+        try:
+            embedder_profile_options(spec, profile, check_env=False)
+        except ConfigError as exc:
+            raise ConfigError(f"{exc}. That profile is the one under models: (an LLM's, for the model string {spec!r}), "
+                              f"read for the embedder because embedders: has no {spec!r}: give the embedder its own "
+                              f"under embedders: ({{{spec}: {{}}}} for the defaults)") from None
+    return profile
+
+
 def _refuse(wrong: list[str], what: str, spec: str) -> None:
     if wrong:
         prefix = spec.partition(":")[0]
@@ -274,5 +302,5 @@ def parse_profiles(data: Any, where: str) -> dict[str, ModelProfile]:
     return profiles
 
 
-__all__ = ["ModelProfile", "ProfilePrice", "VertexProfile", "billed_price", "embedder_profile_options", "parse_profiles",
-           "profile_options"]
+__all__ = ["ModelProfile", "ProfilePrice", "VertexProfile", "billed_price", "embedder_profile", "embedder_profile_options",
+           "parse_profiles", "profile_options"]

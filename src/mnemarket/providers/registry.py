@@ -253,7 +253,10 @@ def check_profiles(profiles: dict[str, ModelProfile]) -> dict[str, ModelProfile]
     Raises:
         ValueError: the first profile that does not fit, naming the model and the option.
     """
+    embedders_only = {f.prefix for f in EMBEDDER_FORMS} - {f.prefix for f in LLM_FORMS}
     for spec, profile in profiles.items():
+        if spec.partition(":")[0] in embedders_only:
+            raise ValueError(f"models: {spec!r} is an embedder string: its profile goes under embedders:")
         try:
             check_llm_spec(spec)
             profile_options(spec, profile, check_env=False)
@@ -262,5 +265,25 @@ def check_profiles(profiles: dict[str, ModelProfile]) -> dict[str, ModelProfile]
     return profiles
 
 
-__all__ = ["EMBEDDER_FORMS", "LLM_FORMS", "ProviderForm", "check_llm_spec", "check_profiles", "credentials_problem",
+def check_embedder_profiles(profiles: dict[str, ModelProfile]) -> dict[str, ModelProfile]:
+    """``profiles`` (an ``embedders:`` mapping) unchanged if each key is an embedder string and each
+    profile fits it (a pydantic validator).
+
+    Raises:
+        ValueError: the first that does not, naming the embedder and the option.
+    """
+    llms_only = {f.prefix for f in LLM_FORMS} - {f.prefix for f in EMBEDDER_FORMS}
+    for spec, profile in profiles.items():
+        if spec.partition(":")[0] in llms_only:
+            raise ValueError(f"embedders: {spec!r} is a model string: its profile goes under models:")
+        try:
+            _resolve(spec, EMBEDDER_FORMS, "embedder")
+            embedder_profile_options(spec, profile, check_env=False)
+        except ConfigError as exc:
+            raise ValueError(f"embedders: {exc}") from None
+    return profiles
+
+
+__all__ = ["EMBEDDER_FORMS", "LLM_FORMS", "ProviderForm", "check_embedder_profiles", "check_llm_spec", "check_profiles",
+    "credentials_problem",
     "make_embedder", "make_llm"]

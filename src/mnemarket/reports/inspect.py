@@ -43,7 +43,7 @@ class RunView:
         key = (store_id, for_search)
         if key not in self._stores:
             spec = self.config.resolved.scenario.embedder  # with the run's profile: Vertex AI stays Vertex AI
-            embedder = make_embedder(spec, self.config.profile_for(spec)) if for_search else None
+            embedder = make_embedder(spec, self.config.embedder_profile_for(spec)) if for_search else None
             self._stores[key] = MemoryStore(embedder, persistence=self._memory(), store_id=store_id, index="exact")
         return self._stores[key]
 

@@ -17,7 +17,7 @@ _MODULES = {
     "context_log": ["CONTEXTS", "iter_contexts", "newest_contexts", "read_contexts"],
     "feasibility": ["check_optimum"],
     "json_records": ["SharedDecoder"],
-    "models_file": ["load_models_file"],
+    "models_file": ["load_embedders_file", "load_models_file"],
     "output_dirs": ["MARKER", "adopt_output_dir", "atomic_writer", "new_run_dir", "owner_of", "prepare_output_dir",
                     "prepare_run_dir", "write_atomic"],
     "records": ["CONFIG_FILE", "RunConfig", "RunOptions", "RunStatus", "read_run_config", "write_run_config"],
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from mnemarket.run.context_log import CONTEXTS, iter_contexts, newest_contexts, read_contexts
     from mnemarket.run.feasibility import check_optimum
     from mnemarket.run.json_records import SharedDecoder
-    from mnemarket.run.models_file import load_models_file
+    from mnemarket.run.models_file import load_embedders_file, load_models_file
     from mnemarket.run.output_dirs import (
         MARKER,
         adopt_output_dir,
@@ -67,7 +67,7 @@ __all__ = [
     "AgentFigures", "AgentTotals", "BudgetOverrun", "RunSummary", "StoreRow", "TradeRow", "agent_figures", "agent_totals",
     "CONFIG_FILE", "CONTEXTS", "MARKER", "Progress", "ReplayResult", "ResolvedScenario", "RunConfig", "RunOptions",
     "RunStatus", "Runner", "ScenarioConfig", "ServiceSpec", "SharedDecoder", "adopt_output_dir", "atomic_writer",
-    "build_service", "check_optimum", "header_line", "iter_contexts", "load_models_file", "load_scenario",
+    "build_service", "check_optimum", "header_line", "iter_contexts", "load_embedders_file", "load_models_file", "load_scenario",
     "mark_interrupted", "memory_stores",
     "new_run_dir", "newest_contexts", "owner_of", "prepare_output_dir", "prepare_run_dir", "read_contexts",
     "read_run_config", "read_summary", "replay_run", "run_header", "run_status", "saved_summary", "summarize", "write_atomic",

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from mnemarket.agents import Decision, LLMSpec, SessionReport, TurnFacts
 from mnemarket.errors import ConfigError, validation_problems
 from mnemarket.genesis import ContextRecord, LessonRecord, MigrationRecord, TurnRecord
-from mnemarket.providers import LLMResult, ModelProfile, Usage
+from mnemarket.providers import LLMResult, ModelProfile, Usage, embedder_profile
 from mnemarket.run.output_dirs import write_atomic
 from mnemarket.run.scenario import ResolvedScenario
 from mnemarket.run.summary_record import RunSummary
@@ -45,6 +45,9 @@ class RunOptions(BaseModel):
     replay_from: str | None = Field(None, description="run directory whose recordings serve the model calls")
     profiles: dict[str, ModelProfile] = Field(default_factory=dict, description="model string -> profile, from "
                                               "--models-file or an experiment; over the scenario's models:")
+    embedder_profiles: dict[str, ModelProfile] = Field(default_factory=dict, description="embedder string -> profile, "
+                                                       "from --models-file or an experiment; over the scenario's "
+                                                       "embedders:")
 
 
 class RunConfig(BaseModel):
@@ -76,6 +79,13 @@ class RunConfig(BaseModel):
     def profile_for(self, model: str) -> ModelProfile | None:
         """The profile ``model`` runs with: the options' (CLI, experiment) over the scenario's."""
         return self.options.profiles.get(model) or self.resolved.scenario.models.get(model)
+
+    def embedder_profile_for(self, spec: str) -> ModelProfile | None:
+        """The profile the embedder ``spec`` runs with (`providers.embedder_profile`): an `embedders:`
+        entry (the options' over the scenario's), else the `models:` entry of its string."""
+        scenario = self.resolved.scenario
+        return embedder_profile(spec, {**scenario.embedders, **self.options.embedder_profiles},
+                                {**scenario.models, **self.options.profiles})
 
 
 @dataclass

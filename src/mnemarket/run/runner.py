@@ -221,7 +221,8 @@ class Runner:
         spent = read_spent(self.run_dir / "llm_calls.jsonl")
         self.budget = self._budget(spent)
         self.call_log = CallLog(self.run_dir / "llm_calls.jsonl")
-        base_embedder = make_embedder(resolved.scenario.embedder, self.config.profile_for(resolved.scenario.embedder))
+        base_embedder = make_embedder(resolved.scenario.embedder,
+                                      self.config.embedder_profile_for(resolved.scenario.embedder))
         if base_embedder.billing != "free":  # a paid embedder is logged and capped like the agents' models
             base_embedder = AccountedEmbedder(base_embedder, self.call_log, principal=EMBEDDER_PRINCIPAL,
                                               budget=self.budget)

@@ -11,7 +11,7 @@ from mnemarket.agents import AgentConfig, LLMSpec
 from mnemarket.errors import ConfigError, did_you_mean
 from mnemarket.genesis import Bounty, GenesisConfig
 from mnemarket.kernel import AccessPolicy
-from mnemarket.providers import ModelProfile, check_profiles, embedder_profile_options
+from mnemarket.providers import ModelProfile, check_embedder_profiles, check_profiles, embedder_profile
 from mnemarket.yaml_config import format_validation_error, resolve_yaml
 
 
@@ -96,9 +96,18 @@ class ScenarioConfig(_Strict):
     @classmethod
     def _profiles_fit(cls, value: dict[str, ModelProfile]) -> dict[str, ModelProfile]:
         return check_profiles(value)
-    embedder: str = Field("minilm", description="the memory stores' embedder (providers/registry.py); a profile "
-                                                "under the same string in models: configures it (a Gemini "
-                                                "embedder's vertex: {project, location})")
+    embedder: str = Field("minilm", description="the memory stores' embedder (providers/registry.py); its profile "
+                                                "under embedders: configures it (a Gemini embedder's vertex: "
+                                                "{project, location})")
+    embedders: dict[str, ModelProfile] = Field(default_factory=dict, description="embedder string -> its profile "
+                                               "(providers/profiles.py); without an entry, the embedder takes the "
+                                               "models: entry of its string")
+
+    @field_validator("embedders")
+    @classmethod
+    def _embedder_profiles_fit(cls, value: dict[str, ModelProfile]) -> dict[str, ModelProfile]:
+        return check_embedder_profiles(value)
+
     agents: list[str | dict[str, Any]] = Field(min_length=1)
     components_dir: str = "components"
     genesis: str | None = Field(None, description="genesis YAML (costs); bounties below are added")
@@ -125,13 +134,12 @@ class ScenarioConfig(_Strict):
 
     @model_validator(mode="after")
     def _embedder_profile_fits(self) -> ScenarioConfig:
-        """A profile keyed by the embedder's string configures the embedder (a Gemini one's `vertex:`)."""
-        profile = self.models.get(self.embedder)
-        if profile is not None:
-            try:
-                embedder_profile_options(self.embedder, profile, check_env=False)
-            except ConfigError as exc:
-                raise ValueError(str(exc)) from None
+        """The embedder's profile (a Gemini one's `vertex:`) fits it: its `embedders:` entry, or the
+        `models:` entry of its string that it falls back to."""
+        try:
+            embedder_profile(self.embedder, self.embedders, self.models)
+        except ConfigError as exc:
+            raise ValueError(str(exc)) from None
         return self
 
 

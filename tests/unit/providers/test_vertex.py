@@ -12,7 +12,7 @@ from google.oauth2.credentials import Credentials
 from pydantic import ValidationError
 
 from mnemarket.errors import BudgetExceeded, ConfigError, ProviderError
-from mnemarket.experiments.experiment_checks import check_credentials
+from mnemarket.experiments.experiment_checks import EmbedderUse, check_credentials
 from mnemarket.providers import AccountedLLM, Budget, CallLog, Usage, credentials_problem, make_embedder, make_llm
 from mnemarket.providers.gemini_llm import GeminiLLM
 from mnemarket.providers.pricing import DEFAULT_PRICE_TABLE
@@ -166,7 +166,7 @@ def test_what_vertex_lacks_is_named_before_any_request(no_api_keys, monkeypatch,
         named = f"embedder {spec}" if embedder else spec
         with pytest.raises(ProviderError, match=f"1 model\\(s\\).*{named}: {says}"):
             if embedder:  # a scenario's embedder, with the profile its scenario gives it
-                check_credentials(["scripted"], {}, {spec: profile})
+                check_credentials(["scripted"], {}, [EmbedderUse("embedder", spec, profile)])
             else:
                 check_credentials([spec, "scripted"], {spec: profile})
     assert problem is not None and re.search(says, problem) and server.requests == []
