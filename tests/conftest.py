@@ -52,3 +52,12 @@ def engine_factory(request, tmp_path) -> Iterator[Callable[[], Engine]]:
         with cleanup.begin() as conn:
             conn.exec_driver_sql(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
         cleanup.dispose()
+
+
+@pytest.fixture(autouse=True)
+def _probe_gemini_embedders_afresh() -> None:
+    """A Gemini embedder's start-up probe is remembered per process (providers/gemini_embedder.py):
+    each test probes its own fake server, even one on a port an earlier test's server had."""
+    from mnemarket.providers.gemini_embedder import forget_probes
+
+    forget_probes()

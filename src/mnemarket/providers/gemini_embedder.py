@@ -12,6 +12,7 @@ gives for retrieval; unset, the model embeds a text one way whatever its use.
 from __future__ import annotations
 
 import copy
+import hashlib
 from collections.abc import Sequence
 from typing import Any
 
@@ -37,6 +38,9 @@ MAX_BATCH = 100  # the API's limit of texts per batchEmbedContents request
 #: Task types of texts kept for retrieval and of the queries searched against them.
 DOCUMENT_TASK = "RETRIEVAL_DOCUMENT"
 QUERY_TASK = "RETRIEVAL_QUERY"
+#: Connections whose start-up probe answered in this process (:func:`_connection`): an experiment's
+#: cells in one worker, and its metrics, build an embedder each and probe once.
+_PROBED: set[tuple[Any, ...]] = set()
 
 
 class GeminiEmbedder(Embedder):
@@ -48,7 +52,9 @@ class GeminiEmbedder(Embedder):
         prices: price table; the model must be in it, so embedding spend is billed and capped.
         api_key, base_url, timeout_s, attempts, api_version, vertexai, project, location, credentials: as for
             :class:`~mnemarket.providers.gemini_llm.GeminiLLM`.
-        check: embed a probe text at construction to verify the key, model and dimension.
+        check: embed a probe text at construction to verify the key, model and dimension, once per
+            process for a connection (the same model, dimension, endpoint and key, or Vertex AI
+            project, location and principal) whose probe answered.
         task_type: the task type sent with every text (default :data:`DOCUMENT_TASK`; the
             :meth:`for_queries` twin sends :data:`QUERY_TASK`); ``None`` sends none.
         requests_per_minute: space requests (each batch of up to :data:`MAX_BATCH` texts) to stay
@@ -94,10 +100,12 @@ class GeminiEmbedder(Embedder):
         self._client = gemini_client(api_key=api_key, base_url=base_url, timeout_s=timeout_s,
                                      api_version=api_version, vertexai=vertexai, project=project, location=location,
                                      credentials=credentials)
-        if check:
+        connection = _connection(self._client, model, dim, base_url)
+        if check and connection not in _PROBED:
             probe = self.encode(["start-up check"])
             if probe.shape != (1, dim):
                 raise ProviderError(f"Gemini model {model!r} returned shape {probe.shape}, expected (1, {dim})")
+            _PROBED.add(connection)
 
     def for_queries(self) -> GeminiEmbedder:
         """This model sending :data:`QUERY_TASK` (same client, model id and price), made once;
@@ -163,4 +171,22 @@ class GeminiEmbedder(Embedder):
         return l2_normalise(out), tokens, cost
 
 
-__all__ = ["DEFAULT_GEMINI_EMBEDDING_MODEL", "DOCUMENT_TASK", "QUERY_TASK", "GeminiEmbedder"]
+def _connection(client: Any, model: str, dim: int, base_url: str | None) -> tuple[Any, ...]:
+    """What a probe's answer holds for: the model and size, the endpoint, and who calls (a digest of
+    the key, or Vertex AI's project, location and principal), read from the started client
+    (google-genai 3.6.1's ``_api_client``; :func:`~.gemini_client._bounded_vertex` wraps its credentials)."""
+    api = client._api_client
+    key = hashlib.sha256(api.api_key.encode()).hexdigest() if api.api_key else None
+    credentials = getattr(getattr(api, "_credentials", None), "inner", None)
+    principal = None if credentials is None else (type(credentials).__name__,
+                                                  getattr(credentials, "service_account_email", None),
+                                                  getattr(credentials, "client_id", None))
+    return model, dim, base_url, api.vertexai, api.project, api.location, key, principal
+
+
+def forget_probes() -> None:
+    """Probe every connection again (tests: a fake server's port may come back)."""
+    _PROBED.clear()
+
+
+__all__ = ["DEFAULT_GEMINI_EMBEDDING_MODEL", "DOCUMENT_TASK", "QUERY_TASK", "GeminiEmbedder", "forget_probes"]
