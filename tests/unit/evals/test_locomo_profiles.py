@@ -93,3 +93,74 @@ def test_the_extractive_reference_takes_no_profile(tmp_path):
     with pytest.raises(ConfigError, match="takes no model profile"):
         run_locomo(LocomoOptions(data=str(data), profile=ModelProfile(attempts=2)), tmp_path / "out")
     assert not (tmp_path / "out").exists()
+
+
+# -- the embedder's profile: an experiment's or a models file's `embedders:` (Vertex AI's fake) --------
+
+EMBEDDER = "gemini:gemini-embedding-001:8"
+VERTEX = {"project": "p1", "location": "us-central1"}
+
+
+@pytest.fixture
+def vertex(monkeypatch, tmp_path):
+    """The fake Vertex AI (127.0.0.1) and a service-account file whose token endpoint is its own."""
+    from tests.unit.providers.fake_servers import service_account_file, vertex_api
+
+    for name in ("GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_CLOUD_PROJECT",
+                 "GOOGLE_CLOUD_LOCATION"):
+        monkeypatch.delenv(name, raising=False)
+    with FakeServer(vertex_api()) as server:
+        monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS",
+                           str(service_account_file(tmp_path / "sa.json", f"{server.url}/token")))
+        yield server
+
+
+def embedded(server: FakeServer) -> list[FakeRequest]:
+    return [r for r in server.requests if r.path.startswith("/v1/projects/p1/locations/us-central1/publishers/google/"
+                                                             "models/gemini-embedding-001:")]
+
+
+def _dataset_experiment(tmp_path: Path, profile: dict) -> Path:
+    write_conversation(tmp_path / "data", "7")
+    path = tmp_path / "exp.yaml"
+    path.write_text(yaml.safe_dump({
+        "name": "embedded", "dataset": {"name": "locomo", "data": "data", "conversations": [7], "limit": 2,
+                                        "embedder": EMBEDDER},
+        "models": ["extractive"], "embedders": {EMBEDDER: profile}, "seeds": [0], "max_workers": 1}))
+    return path
+
+
+def test_a_dataset_experiments_embedder_reaches_vertex_through_its_embedders_profile(vertex, tmp_path):
+    path = _dataset_experiment(tmp_path, {"vertex": VERTEX, "base_url": vertex.url, "attempts": 1})
+    document = json.loads(run_experiment(path, tmp_path / "out").read_text())
+    [cell] = document["cells"]
+    assert cell["status"] == "finished", cell
+    assert len(embedded(vertex)) >= 2  # the probe, then the conversation's turns and the questions
+    eval_json = json.loads((Path(cell["run_dir"]) / "eval.json").read_text())
+    assert eval_json["embedder"] == EMBEDDER and eval_json["embedder_profile"]["vertex"] == VERTEX
+
+
+def test_a_dataset_embedder_without_a_location_is_named_before_any_cell(vertex, tmp_path):
+    from mnemarket.errors import ProviderError
+
+    path = _dataset_experiment(tmp_path, {"vertex": {"project": "p1"}, "base_url": vertex.url})
+    with pytest.raises(ProviderError, match=f"no cell was started: dataset embedder {EMBEDDER}: no Vertex AI location"):
+        run_experiment(path, tmp_path / "out")
+    assert vertex.requests == [] and not (tmp_path / "out").exists()
+
+
+def test_eval_locomo_builds_its_embedder_with_the_models_files_embedders_profile(vertex, tmp_path):
+    data = write_conversation(tmp_path / "data", "7")
+    models_file = tmp_path / "models.yaml"
+    models_file.write_text(yaml.safe_dump({"embedders": {EMBEDDER: {"vertex": VERTEX, "base_url": vertex.url,
+                                                                    "attempts": 1}}}))
+    command = ["eval", "locomo", "--data", str(data), "--limit", "2", "--embedder", EMBEDDER,
+               "--models-file", str(models_file), "--out", str(tmp_path / "out")]
+    result = CliRunner().invoke(app, command)
+    assert result.exit_code == 0, result.output
+    assert embedded(vertex), [r.path for r in vertex.requests]
+    results = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert results["options"]["embedder_profile"]["vertex"] == VERTEX
+    # without the profile the same command needs the Developer API's key, and says so
+    again = CliRunner().invoke(app, command[:-4] + ["--out", str(tmp_path / "out2")])
+    assert again.exit_code != 0 and "no Gemini API key" in " ".join(again.output.split())
