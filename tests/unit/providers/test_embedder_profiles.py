@@ -150,3 +150,15 @@ def test_a_vertex_embedder_built_again_on_the_same_connection_makes_no_probe(no_
     assert probed == ["token", "gemini-embedding-001:embedContent"] and vectors.shape == (1, 8)
     assert [r.path.rsplit("/", 1)[-1] for r in server.requests[len(probed):]] == [
         "token", "gemini-embedding-001:embedContent"]
+
+
+def test_the_readmes_profiles_example_loads_as_a_models_file(tmp_path):
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[3] / "README.md").read_text()
+    block = readme.split("**Model profiles.**", 1)[1].split("```yaml\n", 1)[1].split("```", 1)[0]
+    path = tmp_path / "models.yaml"
+    path.write_text(block)
+    assert "gemini:gemini-3.6-flash" in load_models_file(path)
+    [(spec, profile)] = load_embedders_file(path).items()
+    assert spec == "gemini:gemini-embedding-001:768" and profile.vertex is not None
