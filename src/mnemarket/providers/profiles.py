@@ -216,12 +216,12 @@ def embedder_profile(spec: str, embedders: Mapping[str, ModelProfile],
         return embedders[spec]
     profile = models.get(spec)
     if profile is not None:
-        try:
-            embedder_profile_options(spec, profile, check_env=False)
-        except ConfigError as exc:
-            raise ConfigError(f"{exc}. That profile is the one under models: (an LLM's, for the model string {spec!r}), "
-                              f"read for the embedder because embedders: has no {spec!r}: give the embedder its own "
-                              f"under embedders: ({{{spec}: {{}}}} for the defaults)") from None
+        llm_only = _set(profile, tuple(name for name in ModelProfile.model_fields
+                                       if name not in _EMBEDDER_FIELDS.get(spec.partition(":")[0], ("name",))))
+        if llm_only:
+            raise ConfigError(f"embedder {spec!r} has no profile under embedders:, so it reads the one under models: "
+                              f"{spec!r}, which sets {', '.join(llm_only)}: an LLM's, not an embedder's; give the "
+                              f"embedder its own under embedders: ({{{spec}: {{}}}} for the defaults)")
     return profile
 
 

@@ -36,8 +36,9 @@ def test_an_embedders_entry_comes_first_and_a_models_entry_of_its_string_is_the_
     assert embedder_profile("gemini", {}, {"gemini": VERTEX_PROFILE}) == VERTEX_PROFILE  # a file from before
     assert embedder_profile("gemini", {"minilm": ModelProfile()}, {"gemini:gemini-3.6-flash": LLM_PROFILE}) is None
     # the LLM's profile read for the embedder under one string: refused, saying where the embedder's goes
-    with pytest.raises(ConfigError, match=r"embedder 'gemini': its profile sets thinking.*the one under models: "
-                                          r"\(an LLM's.*give the embedder its own under embedders: "
+    with pytest.raises(ConfigError, match=r"embedder 'gemini' has no profile under embedders:, so it reads the one "
+                                          r"under models: 'gemini', which sets thinking: an LLM's, not an embedder's; "
+                                          r"give the embedder its own under embedders: "
                                           r"\(\{gemini: \{\}\} for the defaults\)"):
         embedder_profile("gemini", {}, {"gemini": LLM_PROFILE})
 

@@ -209,7 +209,8 @@ def test_an_embedders_profile_takes_what_the_embedder_takes(no_api_keys, monkeyp
     assert embedder_profile_options("openai:http://127.0.0.1:1/v1:e", ModelProfile(api_key_env="MY_KEY", attempts=3)) \
         == {"attempts": 3, "api_key": "k"}
     # a scenario whose embedder string has an LLM's profile is refused when it is read, naming both
-    with pytest.raises(ValidationError, match=f"embedder '{EMBEDDER}': its profile sets thinking"):
+    with pytest.raises(ValidationError, match=f"embedder '{EMBEDDER}' has no profile under embedders:, so it reads "
+                                              f"the one under models: '{EMBEDDER}', which sets thinking"):
         ScenarioConfig.model_validate({"name": "s", "agents": ["a.yaml"], "embedder": EMBEDDER,
                                        "models": {EMBEDDER: {"thinking": "low"}}})
     scenario = ScenarioConfig.model_validate({"name": "s", "agents": ["a.yaml"], "embedder": EMBEDDER,

@@ -82,7 +82,7 @@ def test_a_model_and_an_embedder_under_one_string_need_the_embedders_own_profile
     collide = _experiment(tmp_path, {"embedder": "gemini"}, models={"gemini": {"thinking": "low"}},
                           metrics_embedder=None)
     result, said = _compare(collide, tmp_path / "out")
-    assert result.exit_code != 0 and "embedder 'gemini': its profile sets thinking" in said, said
+    assert result.exit_code == 2 and "the one under models: 'gemini', which sets thinking: an LLM's" in said, said
     assert "give the embedder its own under embedders: ({gemini: {}} for the defaults)" in said
     assert not (tmp_path / "out").exists()
     apart = _experiment(tmp_path, {"embedder": "gemini"}, models={"gemini": {"thinking": "low"}},
