@@ -141,6 +141,12 @@ class ExperimentConfig(BaseModel):
         """The profile ``model`` runs with in every cell, scenario or dataset (from a `models:` mapping)."""
         return self.profiles.get(model)
 
+    def cell_profiles(self, model: str) -> dict[str, dict[str, ModelProfile]]:
+        """The profiles (`RunOptions` fields) a cell on ``model`` runs with, over its scenario's: its
+        model's, and the experiment's `embedders:`."""
+        profile = self.profile_of(model)
+        return {"profiles": {model: profile} if profile is not None else {}, "embedder_profiles": dict(self.embedders)}
+
     @field_validator("embedders")
     @classmethod
     def _embedder_profiles_fit(cls, value: dict[str, ModelProfile]) -> dict[str, ModelProfile]:
@@ -356,20 +362,13 @@ def check_experiment(experiment: Experiment) -> None:
             check_optimum(experiment.configured(file, name), f"{experiment.path}: configs.{name}")
 
 
-def cell_profiles(config: ExperimentConfig, model: str) -> dict[str, dict[str, ModelProfile]]:
-    """The profiles (`RunOptions` fields) a cell on ``model`` runs with, over its scenario's: its
-    model's, and the experiment's `embedders:`."""
-    profile = config.profile_of(model)
-    return {"profiles": {model: profile} if profile is not None else {}, "embedder_profiles": dict(config.embedders)}
-
-
 def cell_run_config(experiment: Experiment, cell: Cell, run_dir: Path) -> RunConfig:
     """What ``cell`` runs: its scenario under its configuration, with the matrix's options."""
     from mnemarket.run import RunConfig, RunOptions
 
     c = experiment.config
     options = RunOptions(model=cell.model, sessions=c.sessions, turns=c.turns, seed=cell.seed, record=c.record,
-                         spend_cap_usd=c.spend_cap_usd, **cell_profiles(c, cell.model))
+                         spend_cap_usd=c.spend_cap_usd, **c.cell_profiles(cell.model))
     return RunConfig(resolved=experiment.configured(experiment.cell_scenario(cell, run_dir), cell.config),
                      options=options)
 
@@ -627,6 +626,6 @@ def _first_rung(baseline: tuple[str, str], rows: list[CellResult]) -> tuple[str,
                        config)
 
 
-__all__ = ["CELL_FILE", "Cell", "ConfigOverride", "Experiment", "ExperimentConfig", "cell_profiles", "cell_run_config",
+__all__ = ["CELL_FILE", "Cell", "ConfigOverride", "Experiment", "ExperimentConfig", "cell_run_config",
     "check_experiment", "is_local_model", "load_experiment", "prepare_cell", "run_cell", "run_experiment",
     "run_loaded", "slug"]

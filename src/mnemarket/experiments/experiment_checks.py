@@ -69,7 +69,6 @@ def experiment_embedders(experiment: Any) -> list[EmbedderUse]:
     """
     from mnemarket.experiments.budget import cell_scenarios
     from mnemarket.experiments.dataset_cells import options_for
-    from mnemarket.experiments.experiment import cell_profiles
     from mnemarket.run import RunConfig, RunOptions
 
     c = experiment.config
@@ -80,7 +79,7 @@ def experiment_embedders(experiment: Any) -> list[EmbedderUse]:
     for _, cell in cell_scenarios(experiment):
         spec = cell.resolved.scenario.embedder
         for model in c.models:
-            run = RunConfig(resolved=cell.resolved, options=RunOptions(model=model, **cell_profiles(c, model)))
+            run = RunConfig(resolved=cell.resolved, options=RunOptions(model=model, **c.cell_profiles(model)))
             uses.append(EmbedderUse("embedder", spec, run.embedder_profile_for(spec)))
     if c.metrics_embedder:
         uses.append(EmbedderUse("metrics_embedder", c.metrics_embedder, c.embedder_profile_of(c.metrics_embedder)))

@@ -11,7 +11,13 @@ from mnemarket.agents import AgentConfig, LLMSpec
 from mnemarket.errors import ConfigError, did_you_mean
 from mnemarket.genesis import Bounty, GenesisConfig
 from mnemarket.kernel import AccessPolicy
-from mnemarket.providers import ModelProfile, check_embedder_profiles, check_profiles, embedder_profile
+from mnemarket.providers import (
+    ModelProfile,
+    check_embedder_profiles,
+    check_profiles,
+    embedder_profile,
+    embedder_profile_options,
+)
 from mnemarket.yaml_config import format_validation_error, resolve_yaml
 
 
@@ -137,7 +143,9 @@ class ScenarioConfig(_Strict):
         """The embedder's profile (a Gemini one's `vertex:`) fits it: its `embedders:` entry, or the
         `models:` entry of its string that it falls back to."""
         try:
-            embedder_profile(self.embedder, self.embedders, self.models)
+            profile = embedder_profile(self.embedder, self.embedders, self.models)
+            if profile is not None:
+                embedder_profile_options(self.embedder, profile, check_env=False)
         except ConfigError as exc:
             raise ValueError(str(exc)) from None
         return self
