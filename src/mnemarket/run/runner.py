@@ -146,9 +146,7 @@ class Runner:
 
             inner: LLM = ReplayLLM(Path(options.replay_from) / "recordings" / f"{agent_id}.jsonl")
         elif model == "scripted":
-            plan = ScriptedPlanPolicy(self.config.resolved.scenario.scripted_plan, reasoning_chars=REASONING_CHARS)
-            self._scripted[agent_id] = plan
-            inner = ScriptedLLM(plan, name="plan")
+            inner = self._plan_llm(agent_id)
         else:
             if model not in cache:
                 cache[model] = make_llm(model, profile=self.config.profile_for(model))
@@ -161,6 +159,12 @@ class Runner:
             inner = RecordingLLM(inner, recording)
         assert self.call_log is not None, "setup() opens the call log before the models"
         return AccountedLLM(inner, self.call_log, budget=budget, principal=agent_id)
+
+    def _plan_llm(self, agent_id: str) -> LLM:
+        """The scenario's scripted plan as the agent's model (told each turn as data, `_play_turn`)."""
+        plan = ScriptedPlanPolicy(self.config.resolved.scenario.scripted_plan, reasoning_chars=REASONING_CHARS)
+        self._scripted[agent_id] = plan
+        return ScriptedLLM(plan, name="plan")
 
     def _budget(self, spent: Spent) -> Budget | None:
         """One budget for the whole run (the lower of `--spend-cap` and the scenario's
