@@ -31,6 +31,7 @@ from mnemarket.providers import (
     MemoEmbedder,
     ScriptedLLM,
     Spent,
+    TeacherForcedLLM,
     make_embedder,
     make_llm,
     models_record,
@@ -151,6 +152,8 @@ class Runner:
             if model not in cache:
                 cache[model] = make_llm(model, profile=self.config.profile_for(model))
             inner = cache[model]
+            if options.trajectory == "plan":  # the model asked every call, the plan's reply applied
+                inner = TeacherForcedLLM(inner, self._plan_llm(agent_id))
         self._models.setdefault(model, inner)
         if options.record and not options.replay_from:
             from mnemarket.providers import Recording, RecordingLLM
@@ -247,7 +250,8 @@ class Runner:
         for agent_config in resolved.agents:
             check_components(agent_config, components, f"scenario {resolved.scenario.name!r}, agent {agent_config.id!r}")
             model = self.config.model_for(agent_config.model, agent_config.id)
-            if model == "scripted" and not self.config.options.replay_from and agent_config.id not in plan:
+            by_plan = model == "scripted" or self.config.options.trajectory == "plan"
+            if by_plan and not self.config.options.replay_from and agent_config.id not in plan:
                 self.warnings.append(f"agent {agent_config.id!r} has no scripted_plan in scenario "
                                      f"{resolved.scenario.name!r}: under the scripted model it does nothing "
                                      "(noop) every turn")
