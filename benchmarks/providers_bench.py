@@ -9,16 +9,25 @@ Measures:
   shared model is reported beside it), prompt evaluation tokens/second and the share of prompt
   tokens served from the KV prefix cache.
 
+Workloads (--workload): `fixed` (the default) asks the model every call exactly as a run would
+(same prompt assembly with its token counts, same constrained decoding, same prefix cache) but
+applies the scenario's scripted plan's reply (`RunOptions(trajectory="plan")`), so the calls and
+their prompts are a function of the code only and two commits are measured on the same work when
+their `workload_digest` agrees. `demo` applies the model's own replies: the workload follows
+whatever the model does (the figures of benchmarks/README.md before 2026-11-27).
+
 Tokens/s count generated tokens over decoding time (prompt evaluation excluded); tokens the
 grammar forces and fast-forwards count as generated.
 
 Usage: python benchmarks/providers_bench.py [--threads N] [--json] [--skip-embeddings] [--repack]
+                                            [--workload fixed|demo]
 With --json the last line of stdout is one JSON object with the figures.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import platform
@@ -67,8 +76,24 @@ def bench_free(threads: int | None) -> dict[str, float]:
     return {"free_tokens_per_s": (stats.generated_tokens - tokens) / (stats.decode_seconds - seconds)}
 
 
-def bench_demo(threads: int | None) -> dict[str, float]:
-    """The demo scenario through the runner and agents, every decision on the local model."""
+def workload_calls(run_dir: Path) -> dict[str, list[str]]:
+    """Each agent's model calls in its order, as the recording's hash of each call's messages, schema
+    and sampling (a run made with `RunOptions(record=True)`)."""
+    calls = {}
+    for path in sorted((run_dir / "recordings").glob("*.jsonl")):
+        entries = [json.loads(line) for line in path.read_text().splitlines()]
+        calls[path.stem] = [entry["prompt_hash"] for entry in entries if entry.get("kind") == "llm"]
+    return calls
+
+
+def workload_digest(run_dir: Path) -> str:
+    """What was asked, as one hash of `workload_calls`: equal digests, the same prompts were measured."""
+    return hashlib.sha256(json.dumps(workload_calls(run_dir), sort_keys=True).encode()).hexdigest()[:16]
+
+
+def bench_demo(threads: int | None, workload: str = "fixed") -> dict[str, float | str]:
+    """The demo scenario through the runner and agents, every call on the local model; under the
+    `fixed` workload the scripted plan's replies are applied, under `demo` the model's."""
     from mnemarket.experiments.pipeline import create_runner
     from mnemarket.providers.local_llm import GemmaLocalLLM
     from mnemarket.run.runner import RunOptions
@@ -82,16 +107,21 @@ def bench_demo(threads: int | None) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as tmp:
         run_dir = Path(tmp) / "demo"
         started = time.perf_counter()
-        runner = create_runner(ROOT / "config" / "demo.yaml", run_dir, RunOptions(model="local"))
+        trajectory = "plan" if workload == "fixed" else "model"
+        runner = create_runner(ROOT / "config" / "demo.yaml", run_dir,
+                               RunOptions(model="local", trajectory=trajectory, record=True))
         try:
             status = runner.run()
         finally:
             runner.close()
         elapsed = time.perf_counter() - started
         walls = [json.loads(line)["latency"] for line in (run_dir / "llm_calls.jsonl").read_text().splitlines()]
+        digest = workload_digest(run_dir)
     delta = {name: getattr(stats, name) - value for name, value in before.items()}
     decisions = list(stats.call_seconds)[calls_before:]
     return {
+        "workload": workload,
+        "workload_digest": digest,
         "demo_state": status.state,
         "demo_seconds": elapsed,
         "demo_calls": len(decisions),
@@ -137,6 +167,9 @@ def main() -> None:
                         help="threads for onnxruntime and llama.cpp (default: library choice)")
     parser.add_argument("--json", action="store_true", help="end with one line of JSON")
     parser.add_argument("--skip-embeddings", action="store_true")
+    parser.add_argument("--workload", choices=("fixed", "demo"), default="fixed",
+                        help="fixed: the scripted plan's replies applied, the same calls on every commit "
+                             "(default); demo: the model's own replies applied")
     parser.add_argument("--repack", action="store_true",
                         help="only compare llama.cpp's repacked weight buffers on and off (MNEMARKET_LLAMA_EXTRA_BUFTS)")
     args = parser.parse_args()
@@ -151,7 +184,7 @@ def main() -> None:
         figures |= bench_embeddings(args.threads)
     if not args.repack:
         figures |= bench_free(args.threads)
-        figures |= bench_demo(args.threads)
+        figures |= bench_demo(args.threads, args.workload)
     print("\n| measure | value |\n|---|---|")
     for name, value in figures.items():
         if name in machine:

@@ -60,6 +60,7 @@ from mnemarket.providers.registry import (
 from mnemarket.providers.scripted import ScriptedLLM
 from mnemarket.providers.spent import Spent, read_spent
 from mnemarket.providers.structured import flat_json_schema, map_schema
+from mnemarket.providers.teacher_forced import TeacherForcedLLM
 
 # The Gemini client (google-genai) and the local model loader load when one of their names is first used.
 _LAZY = {"gemini_client": ["RETIRED_MODELS", "gemini_api_key"], "local_llm": ["GemmaLocalLLM", "load_count"]}
@@ -77,6 +78,7 @@ __all__ = [
     "CompletionLLM", "Embedder", "EmbeddingFailed", "EmbedResult", "HashingEmbedder", "LLMResult", "Message",
     "MiniLMEmbedder", "ModelCallFailed", "ReplyFailed", "ModelPrice", "PriceTable", "Recording",
     "RecordingEmbedder", "RecordingLLM", "ReplayDivergence", "ReplayEmbedder", "ReplayLLM", "ScriptedLLM", "llm_prompt_hash",
+    "TeacherForcedLLM",
     "Totals", "Usage", "default_embedder", "l2_normalise", "labelled", "make_embedder", "check_llm_spec",
     "make_llm", "models_record", "CompletionRequest", "DEFAULT_MAX_TOKENS", "MessagesLike", "as_messages",
     "ModelProfile", "billed_price", "parse_profiles", "check_profiles", "credentials_problem", "embedder_profile_options",

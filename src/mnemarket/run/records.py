@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -43,6 +44,9 @@ class RunOptions(BaseModel):
     spend_cap_usd: float | None = Field(None, ge=0)
     token_cap: int | None = Field(None, ge=0, description="stop cleanly after this many model tokens")
     replay_from: str | None = Field(None, description="run directory whose recordings serve the model calls")
+    trajectory: Literal["model", "plan"] = Field(
+        "model", description="whose replies the world applies: the model's, or the scenario's scripted plan's with "
+        "the model still asked every call as in a run (a benchmark's workload that does not follow the model)")
     profiles: dict[str, ModelProfile] = Field(default_factory=dict, description="model string -> profile, from "
                                               "--models-file or an experiment; over the scenario's models:")
     embedder_profiles: dict[str, ModelProfile] = Field(default_factory=dict, description="embedder string -> profile, "

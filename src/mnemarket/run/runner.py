@@ -31,6 +31,7 @@ from mnemarket.providers import (
     MemoEmbedder,
     ScriptedLLM,
     Spent,
+    TeacherForcedLLM,
     make_embedder,
     make_llm,
     models_record,
@@ -146,13 +147,13 @@ class Runner:
 
             inner: LLM = ReplayLLM(Path(options.replay_from) / "recordings" / f"{agent_id}.jsonl")
         elif model == "scripted":
-            plan = ScriptedPlanPolicy(self.config.resolved.scenario.scripted_plan, reasoning_chars=REASONING_CHARS)
-            self._scripted[agent_id] = plan
-            inner = ScriptedLLM(plan, name="plan")
+            inner = self._plan_llm(agent_id)
         else:
             if model not in cache:
                 cache[model] = make_llm(model, profile=self.config.profile_for(model))
             inner = cache[model]
+            if options.trajectory == "plan":  # the model asked every call, the plan's reply applied
+                inner = TeacherForcedLLM(inner, self._plan_llm(agent_id))
         self._models.setdefault(model, inner)
         if options.record and not options.replay_from:
             from mnemarket.providers import Recording, RecordingLLM
@@ -161,6 +162,12 @@ class Runner:
             inner = RecordingLLM(inner, recording)
         assert self.call_log is not None, "setup() opens the call log before the models"
         return AccountedLLM(inner, self.call_log, budget=budget, principal=agent_id)
+
+    def _plan_llm(self, agent_id: str) -> LLM:
+        """The scenario's scripted plan as the agent's model (told each turn as data, `_play_turn`)."""
+        plan = ScriptedPlanPolicy(self.config.resolved.scenario.scripted_plan, reasoning_chars=REASONING_CHARS)
+        self._scripted[agent_id] = plan
+        return ScriptedLLM(plan, name="plan")
 
     def _budget(self, spent: Spent) -> Budget | None:
         """One budget for the whole run (the lower of `--spend-cap` and the scenario's
@@ -244,7 +251,8 @@ class Runner:
         for agent_config in resolved.agents:
             check_components(agent_config, components, f"scenario {resolved.scenario.name!r}, agent {agent_config.id!r}")
             model = self.config.model_for(agent_config.model, agent_config.id)
-            if model == "scripted" and not self.config.options.replay_from and agent_config.id not in plan:
+            by_plan = model == "scripted" or self.config.options.trajectory == "plan"
+            if by_plan and not self.config.options.replay_from and agent_config.id not in plan:
                 self.warnings.append(f"agent {agent_config.id!r} has no scripted_plan in scenario "
                                      f"{resolved.scenario.name!r}: under the scripted model it does nothing "
                                      "(noop) every turn")
