@@ -394,17 +394,41 @@ def test_ctrl_c_during_compare_on_ray_cancels_its_cells_and_leaves_no_ray_proces
     assert not list(out.glob("cells/*/cell.json")) and not list(out.glob("cells/.*"))
 
 
-def test_a_deferred_interrupt_takes_the_first_ctrl_c_and_passes_on_the_second():
+@pytest.fixture
+def sigint_handler():
+    """Sets SIGINT's handler for a test and puts the inherited one back: a process started in the
+    background by a shell without job control inherits SIGINT ignored (so does pytest under it)."""
+    import signal
+
+    inherited = signal.getsignal(signal.SIGINT)
+    yield lambda handler: signal.signal(signal.SIGINT, handler)
+    signal.signal(signal.SIGINT, inherited)
+
+
+def test_a_deferred_interrupt_takes_the_first_ctrl_c_and_passes_on_the_second(sigint_handler):
     import signal
 
     from mnemarket.experiments.interrupt import deferred_interrupt
 
-    before = signal.getsignal(signal.SIGINT)
+    sigint_handler(signal.default_int_handler)  # the command line's: raise KeyboardInterrupt
     with deferred_interrupt() as stop:
-        # raise_signal delivers to this thread and runs the handler before returning; os.kill to
-        # the process may land on another thread (earlier tests leave some), so it raced
+        # raise_signal runs the handler in this thread before it returns
         signal.raise_signal(signal.SIGINT)
         assert stop.is_set()  # the first only asks the caller to stop
-        with pytest.raises(KeyboardInterrupt):  # the second reaches the handler before it (pytest's: raise)
+        with pytest.raises(KeyboardInterrupt):  # the second reaches the handler before it
             signal.raise_signal(signal.SIGINT)
-    assert signal.getsignal(signal.SIGINT) is before
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_a_deferred_interrupt_under_an_ignored_sigint_ignores_the_second_too(sigint_handler):
+    import signal
+
+    from mnemarket.experiments.interrupt import deferred_interrupt
+
+    sigint_handler(signal.SIG_IGN)  # e.g. `compare ... &` from a script: Ctrl-C was never its to take
+    with deferred_interrupt() as stop:
+        signal.raise_signal(signal.SIGINT)
+        assert stop.is_set()
+        signal.raise_signal(signal.SIGINT)  # passed on to "ignore": nothing is raised
+        assert stop.is_set()
+    assert signal.getsignal(signal.SIGINT) == signal.SIG_IGN
