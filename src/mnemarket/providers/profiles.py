@@ -172,9 +172,15 @@ _EMBEDDER_FIELDS = {"gemini": ("name", "price", "timeout_s", "attempts", "reques
                     "openai": ("name", "timeout_s", "attempts", "api_key_env")}
 
 
+def _unfit_for_embedder(spec: str, profile: ModelProfile) -> list[str]:
+    """The options ``profile`` sets that the embedder ``spec``'s provider does not take."""
+    allowed = _EMBEDDER_FIELDS.get(spec.partition(":")[0], ("name",))
+    return _set(profile, tuple(name for name in ModelProfile.model_fields if name not in allowed))
+
+
 def embedder_profile_options(spec: str, profile: ModelProfile, *, check_env: bool = True) -> dict[str, Any]:
     """Constructor options for the embedder ``spec`` (``gemini[:MODEL[:DIM]]``, ``openai:URL:MODEL``)
-    under ``profile``: the profile keyed by the embedder's string in the same ``models:`` mappings.
+    under ``profile``: its entry under ``embedders:`` (:func:`embedder_profile`).
     A Gemini embedder takes the connection a Gemini LLM takes (``vertex``, ``base_url``,
     ``api_key_env``, ``requests_per_minute``), ``timeout_s``, ``attempts`` and a ``price`` per million
     input tokens; an OpenAI-compatible one ``timeout_s``, ``attempts`` and ``api_key_env``.
@@ -184,9 +190,8 @@ def embedder_profile_options(spec: str, profile: ModelProfile, *, check_env: boo
             ``thinking``), or names an API-key variable that is not set (skipped with ``check_env=False``).
     """
     prefix, _, rest = spec.partition(":")
-    allowed = _EMBEDDER_FIELDS.get(prefix, ("name",))
-    wrong = _set(profile, tuple(name for name in ModelProfile.model_fields if name not in allowed))
-    key = _api_key(profile) if check_env and "api_key_env" in allowed else None
+    wrong = _unfit_for_embedder(spec, profile)
+    key = _api_key(profile) if check_env and "api_key_env" in _EMBEDDER_FIELDS.get(prefix, ()) else None
     options: dict[str, Any] = {"attempts": profile.attempts} if profile.attempts is not None else {}
     options |= _timeouts(profile)  # deadline_s is refused above: timeout_s alone
     if prefix == "gemini":
@@ -216,8 +221,7 @@ def embedder_profile(spec: str, embedders: Mapping[str, ModelProfile],
         return embedders[spec]
     profile = models.get(spec)
     if profile is not None:
-        llm_only = _set(profile, tuple(name for name in ModelProfile.model_fields
-                                       if name not in _EMBEDDER_FIELDS.get(spec.partition(":")[0], ("name",))))
+        llm_only = _unfit_for_embedder(spec, profile)
         if llm_only:
             raise ConfigError(f"embedder {spec!r} has no profile under embedders:, so it reads the one under models: "
                               f"{spec!r}, which sets {', '.join(llm_only)}: an LLM's, not an embedder's; give the "
